@@ -1,0 +1,129 @@
+"""Turn an accepted SchedulingPolicy into the functions one decision runs.
+
+The policy model (``policy.py``) has already checked shapes and names against the
+catalogue (``names.py``); here each name is bound to its function through the registry
+that the predicate and priority families fill. A name the catalogue knows but no family
+implements is refused with :class:`NotImplementedPolicyError`, never skipped: a policy
+that says "check volumes" must not silently schedule without checking them.
+
+An absent predicate (priority) list means the legacy DefaultProvider set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import names
+from ..objects import is_extended_resource
+from ..policy import PolicyError, SchedulingPolicy
+from . import catalogue  # noqa: F401  (fills the registry)
+from .framework import REGISTRY, PolicySettings, Predicate, Priority
+
+
+class NotImplementedPolicyError(PolicyError):
+    """The policy names a predicate or priority this version does not implement."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPolicy:
+    name: str
+    scheduler_name: str
+    predicates: tuple[tuple[str, Predicate], ...]
+    priorities: tuple[tuple[str, int, Priority], ...]
+    always_check_all_predicates: bool
+    percentage_of_nodes_to_score: int
+    settings: PolicySettings
+
+
+def _argument_kind(argument: Any, kinds: Any) -> tuple[str, Any] | None:
+    if argument is None:
+        return None
+    for kind in kinds:
+        value = getattr(argument, kind, None)
+        if value is not None:
+            return kind, value
+    return None
+
+
+def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
+    spec = policy.spec
+    errors: list[str] = []
+    prefix = f'SchedulingPolicy "{policy.name}": '
+
+    predicates: list[tuple[str, Predicate]] = []
+    ordered = policy.ordered_predicates()
+    if ordered is None:
+        for name in names.DEFAULT_PREDICATE_ORDER:
+            fn = REGISTRY.predicates.get(name)
+            if fn is None:
+                errors.append(f"{prefix}default predicate {name!r} is not implemented")
+            else:
+                predicates.append((name, fn))
+    else:
+        for entry in ordered:
+            index = spec.predicates.index(entry) if spec.predicates else 0
+            where = f"{prefix}spec.predicates[{index}]"
+            arg = _argument_kind(entry.argument, names.PREDICATE_ARGUMENT_KINDS)
+            if arg is not None:
+                kind, value = arg
+                factory = REGISTRY.predicate_factories.get(kind)
+                if factory is None:
+                    errors.append(f"{where}.argument.{kind}: is not implemented yet")
+                    continue
+                predicates.append((entry.name, factory(value)))
+                continue
+            canonical = names.canonical_predicate(entry.name)
+            fn = REGISTRY.predicates.get(canonical)
+            if fn is None:
+                errors.append(f"{where}.name: predicate {entry.name!r} is not implemented yet")
+                continue
+            predicates.append((entry.name, fn))
+
+    priorities: list[tuple[str, int, Priority]] = []
+    if spec.priorities is None:
+        for name, weight in names.DEFAULT_PRIORITY_WEIGHTS:
+            pfn = REGISTRY.priorities.get(name)
+            if pfn is None:
+                errors.append(f"{prefix}default priority {name!r} is not implemented")
+            else:
+                priorities.append((name, weight, pfn))
+    else:
+        for index, pentry in enumerate(spec.priorities):
+            where = f"{prefix}spec.priorities[{index}]"
+            parg = _argument_kind(pentry.argument, sorted(names.PRIORITY_ARGUMENT_KINDS))
+            if parg is not None:
+                kind, value = parg
+                pfactory = REGISTRY.priority_factories.get(kind)
+                if pfactory is None:
+                    errors.append(f"{where}.argument.{kind}: is not implemented yet")
+                    continue
+                priorities.append((pentry.name, pentry.weight, pfactory(value)))
+                continue
+            pfn = REGISTRY.priorities.get(names.canonical_priority(pentry.name))
+            if pfn is None:
+                errors.append(f"{where}.name: priority {pentry.name!r} is not implemented yet")
+                continue
+            priorities.append((pentry.name, pentry.weight, pfn))
+
+    if errors:
+        raise NotImplementedPolicyError(errors)
+
+    ignored = frozenset(
+        resource.name
+        for extender in spec.extenders
+        for resource in extender.managedResources
+        if resource.ignoredByScheduler and is_extended_resource(resource.name)
+    )
+    return CompiledPolicy(
+        name=policy.name,
+        scheduler_name=spec.schedulerName,
+        predicates=tuple(predicates),
+        priorities=tuple(priorities),
+        always_check_all_predicates=spec.alwaysCheckAllPredicates,
+        percentage_of_nodes_to_score=spec.percentageOfNodesToScore,
+        settings=PolicySettings(
+            hard_pod_affinity_weight=spec.hardPodAffinitySymmetricWeight,
+            ignored_resources=ignored,
+        ),
+    )

@@ -1,0 +1,109 @@
+"""Per-node aggregates, kept up to date incrementally.
+
+A :class:`NodeInfo` is kube-scheduler's ``schedulernodeinfo.NodeInfo``: a node plus the
+pods placed on it (bound or assumed) and the sums the predicates and priorities read —
+requested resources, the priorities' non-zero requests, used host ports, the pods that
+carry affinity terms. Adding or removing a pod updates the sums in O(containers), so no
+decision ever re-sums a node's pods, whatever their number.
+
+``generation`` increases on every change; a cache of results keyed by
+(node, generation) can never serve a stale answer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import count
+
+from ..objects import HostPort, Node, Pod
+
+_generations = count(1)
+
+
+class NodeInfo:
+    __slots__ = (
+        "node",
+        "name",
+        "pods",
+        "requested_cpu",
+        "requested_memory",
+        "requested_ephemeral",
+        "requested_scalar",
+        "nonzero_cpu",
+        "nonzero_memory",
+        "used_ports",
+        "pods_with_affinity",
+        "generation",
+    )
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.name = node.name
+        self.pods: dict[str, Pod] = {}
+        self.requested_cpu = 0
+        self.requested_memory = 0
+        self.requested_ephemeral = 0
+        self.requested_scalar: dict[str, int] = {}
+        self.nonzero_cpu = 0
+        self.nonzero_memory = 0
+        self.used_ports: Counter[HostPort] = Counter()
+        self.pods_with_affinity: dict[str, Pod] = {}
+        self.generation = next(_generations)
+
+    def set_node(self, node: Node) -> None:
+        self.node = node
+        self.generation = next(_generations)
+
+    def add_pod(self, pod: Pod) -> None:
+        if pod.uid in self.pods:
+            self.remove_pod(self.pods[pod.uid])
+        self.pods[pod.uid] = pod
+        self._account(pod, 1)
+        if pod.has_pod_affinity:
+            self.pods_with_affinity[pod.uid] = pod
+
+    def remove_pod(self, pod: Pod) -> None:
+        known = self.pods.pop(pod.uid, None)
+        if known is None:
+            return
+        self._account(known, -1)
+        self.pods_with_affinity.pop(pod.uid, None)
+
+    def _account(self, pod: Pod, sign: int) -> None:
+        req = pod.node_request
+        self.requested_cpu += sign * req.milli_cpu
+        self.requested_memory += sign * req.memory
+        self.requested_ephemeral += sign * req.ephemeral_storage
+        for name, amount in req.scalar.items():
+            total = self.requested_scalar.get(name, 0) + sign * amount
+            if total:
+                self.requested_scalar[name] = total
+            else:
+                self.requested_scalar.pop(name, None)
+        self.nonzero_cpu += sign * pod.nonzero_cpu
+        self.nonzero_memory += sign * pod.nonzero_memory
+        for port in pod.host_ports:
+            self.used_ports[port] += sign
+            if self.used_ports[port] <= 0:
+                del self.used_ports[port]
+        self.generation = next(_generations)
+
+    def ports_conflict(self, wanted: tuple[HostPort, ...]) -> bool:
+        """HostPortInfo.CheckConflict: 0.0.0.0 clashes with any IP on the same protocol/port."""
+        used = self.used_ports
+        if not used:
+            return False
+        for want in wanted:
+            if want.ip == "0.0.0.0":
+                for have in used:
+                    if have.port == want.port and have.protocol == want.protocol:
+                        return True
+            elif (
+                HostPort("0.0.0.0", want.protocol, want.port) in used
+                or HostPort(want.ip, want.protocol, want.port) in used
+            ):
+                return True
+        return False
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name!r}, pods={len(self.pods)})"

@@ -1,0 +1,1 @@
+"""Predicate families: each module registers its legacy names with the engine registry."""

@@ -1,0 +1,1 @@
+"""Priority families: each module registers its legacy names with the engine registry."""

@@ -1,0 +1,197 @@
+"""The catalogue of legacy predicate and priority names, at the bottom of the layers.
+
+Both the SchedulingPolicy model (which validates names) and the engine's registry (which
+binds names to functions) read this module; it imports nothing of the project, so no
+arrow runs back up between them.
+
+What lives here is data from kube-scheduler's legacy era (v1.13-v1.17):
+
+* the built-in predicate and priority names and the accepted aliases;
+* which argument kinds exist for custom (argument-carrying) entries;
+* the fixed evaluation order the legacy scheduler used whatever a Policy file said
+  (``predicatesOrdering`` upstream), used by ``convert`` and by the default set;
+* the legacy DefaultProvider: the default predicates and the default priority weights.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# -- predicates ---------------------------------------------------------------------
+
+CHECK_NODE_CONDITION: Final = "CheckNodeCondition"
+CHECK_NODE_UNSCHEDULABLE: Final = "CheckNodeUnschedulable"
+GENERAL_PREDICATES: Final = "GeneralPredicates"
+HOST_NAME: Final = "HostName"
+POD_FITS_HOST_PORTS: Final = "PodFitsHostPorts"
+MATCH_NODE_SELECTOR: Final = "MatchNodeSelector"
+POD_FITS_RESOURCES: Final = "PodFitsResources"
+NO_DISK_CONFLICT: Final = "NoDiskConflict"
+POD_TOLERATES_NODE_TAINTS: Final = "PodToleratesNodeTaints"
+POD_TOLERATES_NODE_NO_EXECUTE_TAINTS: Final = "PodToleratesNodeNoExecuteTaints"
+CHECK_NODE_LABEL_PRESENCE: Final = "CheckNodeLabelPresence"
+CHECK_SERVICE_AFFINITY: Final = "CheckServiceAffinity"
+MAX_EBS_VOLUME_COUNT: Final = "MaxEBSVolumeCount"
+MAX_GCE_PD_VOLUME_COUNT: Final = "MaxGCEPDVolumeCount"
+MAX_CSI_VOLUME_COUNT: Final = "MaxCSIVolumeCountPred"
+MAX_AZURE_DISK_VOLUME_COUNT: Final = "MaxAzureDiskVolumeCount"
+MAX_CINDER_VOLUME_COUNT: Final = "MaxCinderVolumeCount"
+CHECK_VOLUME_BINDING: Final = "CheckVolumeBinding"
+NO_VOLUME_ZONE_CONFLICT: Final = "NoVolumeZoneConflict"
+CHECK_NODE_MEMORY_PRESSURE: Final = "CheckNodeMemoryPressure"
+CHECK_NODE_PID_PRESSURE: Final = "CheckNodePIDPressure"
+CHECK_NODE_DISK_PRESSURE: Final = "CheckNodeDiskPressure"
+EVEN_PODS_SPREAD: Final = "EvenPodsSpread"
+MATCH_INTER_POD_AFFINITY: Final = "MatchInterPodAffinity"
+
+#: kube-scheduler's fixed predicate evaluation order (``predicatesOrdering``), which the
+#: legacy scheduler applied whatever order a Policy file listed its predicates in.
+LEGACY_PREDICATE_ORDER: Final[tuple[str, ...]] = (
+    CHECK_NODE_CONDITION,
+    CHECK_NODE_UNSCHEDULABLE,
+    GENERAL_PREDICATES,
+    HOST_NAME,
+    POD_FITS_HOST_PORTS,
+    MATCH_NODE_SELECTOR,
+    POD_FITS_RESOURCES,
+    NO_DISK_CONFLICT,
+    POD_TOLERATES_NODE_TAINTS,
+    POD_TOLERATES_NODE_NO_EXECUTE_TAINTS,
+    CHECK_NODE_LABEL_PRESENCE,
+    CHECK_SERVICE_AFFINITY,
+    MAX_EBS_VOLUME_COUNT,
+    MAX_GCE_PD_VOLUME_COUNT,
+    MAX_CSI_VOLUME_COUNT,
+    MAX_AZURE_DISK_VOLUME_COUNT,
+    MAX_CINDER_VOLUME_COUNT,
+    CHECK_VOLUME_BINDING,
+    NO_VOLUME_ZONE_CONFLICT,
+    CHECK_NODE_MEMORY_PRESSURE,
+    CHECK_NODE_PID_PRESSURE,
+    CHECK_NODE_DISK_PRESSURE,
+    EVEN_PODS_SPREAD,
+    MATCH_INTER_POD_AFFINITY,
+)
+
+#: Accepted alternative spellings and what they mean.
+PREDICATE_ALIASES: Final[dict[str, str]] = {
+    "PodFitsPorts": POD_FITS_HOST_PORTS,
+}
+
+#: Built-in names that only exist with an argument: the legacy scheduler refused them bare.
+PREDICATES_NEEDING_ARGUMENT: Final = frozenset({CHECK_NODE_LABEL_PRESENCE, CHECK_SERVICE_AFFINITY})
+
+#: Every name a predicate entry may carry without an argument (aliases included).
+BUILTIN_PREDICATES: Final = (
+    frozenset(LEGACY_PREDICATE_ORDER) - PREDICATES_NEEDING_ARGUMENT
+) | frozenset(PREDICATE_ALIASES)
+
+#: Argument kind of a custom predicate -> the built-in whose slot it takes in the order.
+PREDICATE_ARGUMENT_KINDS: Final[dict[str, str]] = {
+    "labelsPresence": CHECK_NODE_LABEL_PRESENCE,
+    "serviceAffinity": CHECK_SERVICE_AFFINITY,
+}
+
+# -- priorities ---------------------------------------------------------------------
+
+LEAST_REQUESTED: Final = "LeastRequestedPriority"
+MOST_REQUESTED: Final = "MostRequestedPriority"
+BALANCED_RESOURCE_ALLOCATION: Final = "BalancedResourceAllocation"
+SELECTOR_SPREAD: Final = "SelectorSpreadPriority"
+SERVICE_SPREADING: Final = "ServiceSpreadingPriority"
+INTER_POD_AFFINITY: Final = "InterPodAffinityPriority"
+NODE_AFFINITY: Final = "NodeAffinityPriority"
+TAINT_TOLERATION: Final = "TaintTolerationPriority"
+IMAGE_LOCALITY: Final = "ImageLocalityPriority"
+NODE_PREFER_AVOID_PODS: Final = "NodePreferAvoidPodsPriority"
+EQUAL: Final = "EqualPriority"
+RESOURCE_LIMITS: Final = "ResourceLimitsPriority"
+REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatioPriority"
+EVEN_PODS_SPREAD_PRIORITY: Final = "EvenPodsSpreadPriority"
+
+BUILTIN_PRIORITIES: Final = frozenset(
+    {
+        LEAST_REQUESTED,
+        MOST_REQUESTED,
+        BALANCED_RESOURCE_ALLOCATION,
+        SELECTOR_SPREAD,
+        SERVICE_SPREADING,
+        INTER_POD_AFFINITY,
+        NODE_AFFINITY,
+        TAINT_TOLERATION,
+        IMAGE_LOCALITY,
+        NODE_PREFER_AVOID_PODS,
+        EQUAL,
+        RESOURCE_LIMITS,
+        REQUESTED_TO_CAPACITY_RATIO,
+        EVEN_PODS_SPREAD_PRIORITY,
+    }
+)
+
+PRIORITY_ALIASES: Final[dict[str, str]] = {}
+
+#: Argument kinds of custom priorities.
+PRIORITY_ARGUMENT_KINDS: Final = frozenset(
+    {"labelPreference", "serviceAntiAffinity", "requestedToCapacityRatioArguments"}
+)
+
+# -- the legacy DefaultProvider -----------------------------------------------------
+
+DEFAULT_PREDICATES: Final[frozenset[str]] = frozenset(
+    {
+        NO_VOLUME_ZONE_CONFLICT,
+        MAX_EBS_VOLUME_COUNT,
+        MAX_GCE_PD_VOLUME_COUNT,
+        MAX_AZURE_DISK_VOLUME_COUNT,
+        MAX_CSI_VOLUME_COUNT,
+        MATCH_INTER_POD_AFFINITY,
+        NO_DISK_CONFLICT,
+        GENERAL_PREDICATES,
+        CHECK_NODE_MEMORY_PRESSURE,
+        CHECK_NODE_DISK_PRESSURE,
+        CHECK_NODE_PID_PRESSURE,
+        CHECK_NODE_CONDITION,
+        POD_TOLERATES_NODE_TAINTS,
+        CHECK_VOLUME_BINDING,
+    }
+)
+
+#: Default predicates in the order they run (the legacy fixed order).
+DEFAULT_PREDICATE_ORDER: Final[tuple[str, ...]] = tuple(
+    name for name in LEGACY_PREDICATE_ORDER if name in DEFAULT_PREDICATES
+)
+
+#: Default priorities and weights, in the order the DefaultProvider registered them.
+DEFAULT_PRIORITY_WEIGHTS: Final[tuple[tuple[str, int], ...]] = (
+    (SELECTOR_SPREAD, 1),
+    (INTER_POD_AFFINITY, 1),
+    (LEAST_REQUESTED, 1),
+    (BALANCED_RESOURCE_ALLOCATION, 1),
+    (NODE_PREFER_AVOID_PODS, 10000),
+    (NODE_AFFINITY, 1),
+    (TAINT_TOLERATION, 1),
+    (IMAGE_LOCALITY, 1),
+)
+
+#: Highest score one priority gives one node (``schedulerapi.MaxPriority``).
+MAX_PRIORITY: Final = 10
+#: The legacy API refused weights at or above this (``MaxInt64 / MaxPriority``).
+MAX_WEIGHT: Final = (2**63 - 1) // MAX_PRIORITY
+
+DEFAULT_SCHEDULER_NAME: Final = "policy-scheduler"
+
+
+def canonical_predicate(name: str) -> str:
+    """The built-in a predicate name means (aliases resolved); other names unchanged."""
+    return PREDICATE_ALIASES.get(name, name)
+
+
+def canonical_priority(name: str) -> str:
+    return PRIORITY_ALIASES.get(name, name)
+
+
+def legacy_rank(name: str, argument_kind: str | None = None) -> int:
+    """Position of a predicate in the legacy fixed order (custom ones take their kind's slot)."""
+    if argument_kind is not None:
+        name = PREDICATE_ARGUMENT_KINDS[argument_kind]
+    return LEGACY_PREDICATE_ORDER.index(canonical_predicate(name))

@@ -1,0 +1,249 @@
+"""Label and field selectors, compiled once and matched many times.
+
+Two selector dialects reach the scheduler:
+
+* ``metav1.LabelSelector`` (``matchLabels`` + ``matchExpressions`` with In, NotIn,
+  Exists, DoesNotExist) in pod affinity terms, topology spread constraints, ReplicaSets
+  and StatefulSets; a missing selector selects nothing, an empty one selects everything;
+* ``v1.NodeSelectorTerm`` (``matchExpressions`` adding Gt and Lt, and ``matchFields`` on
+  ``metadata.name``) in node affinity and PV node affinity.
+
+Both compile to a tuple of :class:`Requirement`. A term that kube-scheduler could not
+turn into a selector (an unknown operator, In with no values, Gt with a non-integer) is
+compiled to :data:`NEVER`, because upstream treats the conversion error as "this term
+does not match" rather than as a failure of the whole pod.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+IN: Final = "In"
+NOT_IN: Final = "NotIn"
+EXISTS: Final = "Exists"
+DOES_NOT_EXIST: Final = "DoesNotExist"
+GT: Final = "Gt"
+LT: Final = "Lt"
+
+_INT64: Final = re.compile(r"^[+-]?[0-9]+$")
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+
+def parse_int64(text: str) -> int | None:
+    """Go's strconv.ParseInt(text, 10, 64), or None when it would fail."""
+    if not _INT64.match(text):
+        return None
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else None
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    operator: str
+    values: frozenset[str] = frozenset()
+    bound: int = 0  # the integer of Gt / Lt
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        op = self.operator
+        if op == IN:
+            value = labels.get(self.key)
+            return value is not None and value in self.values
+        if op == NOT_IN:
+            value = labels.get(self.key)
+            return value is None or value not in self.values
+        if op == EXISTS:
+            return self.key in labels
+        if op == DOES_NOT_EXIST:
+            return self.key not in labels
+        value = labels.get(self.key)
+        if value is None:
+            return False
+        number = parse_int64(value)
+        if number is None:
+            return False
+        return number > self.bound if op == GT else number < self.bound
+
+
+@dataclass(frozen=True, slots=True)
+class Selector:
+    """A conjunction of requirements; ``nothing`` marks a selector that selects no object."""
+
+    requirements: tuple[Requirement, ...] = ()
+    nothing: bool = False
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.nothing:
+            return False
+        for requirement in self.requirements:
+            if not requirement.matches(labels):
+                return False
+        return True
+
+    @property
+    def empty(self) -> bool:
+        """Selects everything (an empty ``{}`` selector)."""
+        return not self.nothing and not self.requirements
+
+
+EVERYTHING: Final = Selector()
+NEVER: Final = Selector(nothing=True)
+
+
+class SelectorError(ValueError):
+    """A selector kube's API validation would refuse; ``field`` is relative to it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def requirement(key: str, operator: str, values: list[str], *, numeric: bool) -> Requirement | None:
+    """One requirement, or None when upstream's conversion would have failed."""
+    if operator in (IN, NOT_IN):
+        if not values:
+            return None
+        return Requirement(key, operator, frozenset(values))
+    if operator in (EXISTS, DOES_NOT_EXIST):
+        if values:
+            return None
+        return Requirement(key, operator)
+    if numeric and operator in (GT, LT):
+        if len(values) != 1:
+            return None
+        bound = parse_int64(values[0])
+        if bound is None:
+            return None
+        return Requirement(key, operator, bound=bound)
+    return None
+
+
+def label_selector(raw: object, field: str) -> Selector:
+    """Compile a metav1.LabelSelector dict. ``None`` selects nothing, ``{}`` everything."""
+    if raw is None:
+        return NEVER
+    if not isinstance(raw, Mapping):
+        raise SelectorError(field, f"must be an object, got {raw!r}")
+    reqs: list[Requirement] = []
+    match_labels = raw.get("matchLabels") or {}
+    if not isinstance(match_labels, Mapping):
+        raise SelectorError(f"{field}.matchLabels", f"must be an object, got {match_labels!r}")
+    for key, value in match_labels.items():
+        reqs.append(Requirement(str(key), IN, frozenset({str(value)})))
+    expressions = raw.get("matchExpressions") or []
+    if not isinstance(expressions, list):
+        raise SelectorError(f"{field}.matchExpressions", f"must be a list, got {expressions!r}")
+    for i, expr in enumerate(expressions):
+        where = f"{field}.matchExpressions[{i}]"
+        key, operator, values = _expression(expr, where)
+        req = requirement(key, operator, values, numeric=False)
+        if req is None:
+            raise SelectorError(
+                where, f"invalid requirement: {key} {operator} {values!r}"
+            )
+        reqs.append(req)
+    return Selector(tuple(reqs))
+
+
+def set_selector(labels: Mapping[str, str] | None) -> Selector:
+    """A selector from a plain map (a Service's or RC's selector, a nodeSelector)."""
+    if not labels:
+        return EVERYTHING
+    return Selector(tuple(Requirement(k, IN, frozenset({v})) for k, v in labels.items()))
+
+
+def _expression(expr: object, where: str) -> tuple[str, str, list[str]]:
+    if not isinstance(expr, Mapping):
+        raise SelectorError(where, f"must be an object, got {expr!r}")
+    key = expr.get("key")
+    if not isinstance(key, str) or not key:
+        raise SelectorError(f"{where}.key", "is required")
+    operator = expr.get("operator")
+    if not isinstance(operator, str):
+        raise SelectorError(f"{where}.operator", "is required")
+    values = expr.get("values") or []
+    if not isinstance(values, list):
+        raise SelectorError(f"{where}.values", f"must be a list, got {values!r}")
+    return key, operator, [str(v) for v in values]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    """One term of a NodeSelector: label requirements AND ``metadata.name`` requirements."""
+
+    labels: Selector
+    fields: Selector
+    #: An empty term (no expressions, no fields) selects no node.
+    empty: bool = False
+
+    def matches(self, node_labels: Mapping[str, str], node_name: str) -> bool:
+        if self.empty:
+            return False
+        if not self.labels.matches(node_labels):
+            return False
+        if self.fields.empty:
+            return True
+        return self.fields.matches({"metadata.name": node_name})
+
+
+def node_selector_term(raw: object, field: str) -> NodeSelectorTerm:
+    if raw is None:
+        return NodeSelectorTerm(EVERYTHING, EVERYTHING, empty=True)
+    if not isinstance(raw, Mapping):
+        raise SelectorError(field, f"must be an object, got {raw!r}")
+    label_exprs = raw.get("matchExpressions") or []
+    field_exprs = raw.get("matchFields") or []
+    if not isinstance(label_exprs, list):
+        raise SelectorError(f"{field}.matchExpressions", "must be a list")
+    if not isinstance(field_exprs, list):
+        raise SelectorError(f"{field}.matchFields", "must be a list")
+    if not label_exprs and not field_exprs:
+        return NodeSelectorTerm(EVERYTHING, EVERYTHING, empty=True)
+    labels = EVERYTHING
+    if label_exprs:
+        reqs: list[Requirement] = []
+        for i, expr in enumerate(label_exprs):
+            key, operator, values = _expression(expr, f"{field}.matchExpressions[{i}]")
+            req = requirement(key, operator, values, numeric=True)
+            if req is None:
+                labels = NEVER
+                break
+            reqs.append(req)
+        else:
+            labels = Selector(tuple(reqs))
+    fields = EVERYTHING
+    if field_exprs:
+        freqs: list[Requirement] = []
+        for i, expr in enumerate(field_exprs):
+            key, operator, values = _expression(expr, f"{field}.matchFields[{i}]")
+            # Upstream supports only metadata.name, with In/NotIn and exactly one value.
+            if key != "metadata.name" or operator not in (IN, NOT_IN) or len(values) != 1:
+                fields = NEVER
+                break
+            freqs.append(Requirement(key, operator, frozenset(values)))
+        else:
+            fields = Selector(tuple(freqs))
+    return NodeSelectorTerm(labels, fields)
+
+
+def node_selector_terms(raw: object, field: str) -> tuple[NodeSelectorTerm, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise SelectorError(field, f"must be a list, got {raw!r}")
+    return tuple(node_selector_term(t, f"{field}[{i}]") for i, t in enumerate(raw))
+
+
+def terms_match(
+    terms: tuple[NodeSelectorTerm, ...], node_labels: Mapping[str, str], node_name: str
+) -> bool:
+    """NodeSelectorTerms are ORed; an empty list matches no node."""
+    for term in terms:
+        if term.matches(node_labels, node_name):
+            return True
+    return False

@@ -1,0 +1,231 @@
+"""Build Kubernetes objects in memory for tests, as plain API dicts or parsed values.
+
+``pod(...)`` and ``node(...)`` return the dicts the API would serve (so the parsing
+edge is exercised too); ``parsed_pod`` / ``parsed_node`` give the typed objects, and
+``cluster(...)`` a ready ClusterState. ``decide(...)`` runs one real engine decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from policy_scheduler.engine.algorithm import Decision, Scheduler
+from policy_scheduler.engine.cluster import ClusterState
+from policy_scheduler.engine.framework import CycleState, PolicySettings
+from policy_scheduler.objects import (
+    Node,
+    Pod,
+    parse_node,
+    parse_persistent_volume,
+    parse_persistent_volume_claim,
+    parse_pod,
+    parse_storage_class,
+    parse_workload,
+    parse_csi_node,
+)
+
+_uids = itertools.count(1)
+
+
+def container(
+    requests: Mapping[str, Any] | None = None,
+    limits: Mapping[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    image: str = "registry.example/app:1",
+    host_ports: Iterable[int | tuple[int, str, str]] = (),
+) -> dict[str, Any]:
+    """A container; host_ports are ints or (port, protocol, hostIP) triples."""
+    c: dict[str, Any] = {"name": name or f"c{next(_uids)}", "image": image}
+    resources: dict[str, Any] = {}
+    if requests is not None:
+        resources["requests"] = dict(requests)
+    if limits is not None:
+        resources["limits"] = dict(limits)
+    if resources:
+        c["resources"] = resources
+    ports = []
+    for p in host_ports:
+        if isinstance(p, int):
+            ports.append({"containerPort": p, "hostPort": p})
+        else:
+            port, protocol, ip = p
+            entry: dict[str, Any] = {"containerPort": port, "hostPort": port, "protocol": protocol}
+            if ip:
+                entry["hostIP"] = ip
+            ports.append(entry)
+    if ports:
+        c["ports"] = ports
+    return c
+
+
+def pod(
+    name: str = "p",
+    *,
+    namespace: str = "default",
+    requests: Mapping[str, Any] | None = None,
+    limits: Mapping[str, Any] | None = None,
+    containers: list[dict[str, Any]] | None = None,
+    init_containers: list[dict[str, Any]] | None = None,
+    labels: Mapping[str, str] | None = None,
+    node_name: str | None = None,
+    node_selector: Mapping[str, str] | None = None,
+    affinity: Mapping[str, Any] | None = None,
+    tolerations: list[Mapping[str, Any]] | None = None,
+    host_ports: Iterable[int | tuple[int, str, str]] = (),
+    volumes: list[Mapping[str, Any]] | None = None,
+    priority: int | None = None,
+    owner: tuple[str, str, str] | None = None,
+    spread: list[Mapping[str, Any]] | None = None,
+    overhead: Mapping[str, Any] | None = None,
+    **spec_extra: Any,
+) -> dict[str, Any]:
+    """A Pod dict; ``requests``/``limits`` give one container, or pass ``containers``."""
+    if containers is None:
+        containers = [container(requests, limits, name="main", host_ports=host_ports)]
+    spec: dict[str, Any] = {"containers": containers}
+    if init_containers:
+        spec["initContainers"] = init_containers
+    if node_name:
+        spec["nodeName"] = node_name
+    if node_selector is not None:
+        spec["nodeSelector"] = dict(node_selector)
+    if affinity is not None:
+        spec["affinity"] = dict(affinity)
+    if tolerations is not None:
+        spec["tolerations"] = list(tolerations)
+    if volumes is not None:
+        spec["volumes"] = list(volumes)
+    if priority is not None:
+        spec["priority"] = priority
+    if spread is not None:
+        spec["topologySpreadConstraints"] = list(spread)
+    if overhead is not None:
+        spec["overhead"] = dict(overhead)
+    spec.update(spec_extra)
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}-{next(_uids)}"}
+    if labels:
+        meta["labels"] = dict(labels)
+    if owner is not None:
+        kind, oname, uid = owner
+        meta["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": kind, "name": oname, "uid": uid, "controller": True}
+        ]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def node(
+    name: str = "n",
+    *,
+    cpu: Any = "4",
+    memory: Any = "8Gi",
+    pods: Any = 110,
+    allocatable: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+    taints: list[Mapping[str, Any]] | None = None,
+    unschedulable: bool = False,
+    conditions: Mapping[str, str] | None = None,
+    images: list[tuple[list[str], int]] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A Node dict. ``conditions`` maps type -> status; by default Ready=True."""
+    alloc: dict[str, Any] = {"cpu": cpu, "memory": memory, "pods": pods}
+    if allocatable is not None:
+        alloc = {k: v for k, v in allocatable.items()}
+    meta: dict[str, Any] = {"name": name, "uid": f"node-uid-{name}"}
+    meta["labels"] = {"kubernetes.io/hostname": name, **(labels or {})}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    spec: dict[str, Any] = {}
+    if taints:
+        spec["taints"] = list(taints)
+    if unschedulable:
+        spec["unschedulable"] = True
+    conds = {"Ready": "True"} if conditions is None else conditions
+    status: dict[str, Any] = {
+        "allocatable": alloc,
+        "capacity": dict(alloc),
+        "conditions": [{"type": t, "status": s} for t, s in conds.items()],
+    }
+    if images:
+        status["images"] = [{"names": names, "sizeBytes": size} for names, size in images]
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec, "status": status}
+
+
+def parsed_pod(name: str = "p", **kwargs: Any) -> Pod:
+    return parse_pod(pod(name, **kwargs))
+
+
+def parsed_node(name: str = "n", **kwargs: Any) -> Node:
+    return parse_node(node(name, **kwargs))
+
+
+_PARSERS = {
+    "PersistentVolume": lambda raw, c: c.set_persistent_volume(parse_persistent_volume(raw)),
+    "PersistentVolumeClaim": lambda raw, c: c.set_claim(parse_persistent_volume_claim(raw)),
+    "StorageClass": lambda raw, c: c.set_storage_class(parse_storage_class(raw)),
+    "CSINode": lambda raw, c: c.set_csi_node(parse_csi_node(raw)),
+    "Service": lambda raw, c: c.set_workload(parse_workload(raw)),
+    "ReplicationController": lambda raw, c: c.set_workload(parse_workload(raw)),
+    "ReplicaSet": lambda raw, c: c.set_workload(parse_workload(raw)),
+    "StatefulSet": lambda raw, c: c.set_workload(parse_workload(raw)),
+}
+
+
+def cluster(
+    nodes: Iterable[Mapping[str, Any]] = (),
+    pods: Iterable[Mapping[str, Any]] = (),
+    objects: Iterable[Mapping[str, Any]] = (),
+) -> ClusterState:
+    """A ClusterState from node dicts, placed pod dicts (with nodeName) and other objects."""
+    state = ClusterState()
+    for n in nodes:
+        state.set_node(parse_node(n))
+    for p in pods:
+        state.add_pod(parse_pod(p))
+    for obj in objects:
+        _PARSERS[obj["kind"]](obj, state)
+    return state
+
+
+def cycle(pod_obj: Pod, state: ClusterState, **settings: Any) -> CycleState:
+    return CycleState(pod_obj, state, PolicySettings(**settings))
+
+
+def policy(
+    predicates: list[Any] | None = None,
+    priorities: list[Any] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A SchedulingPolicy dict. Predicates/priorities may be names or (name, weight) pairs."""
+    body: dict[str, Any] = dict(spec)
+    if predicates is not None:
+        body["predicates"] = [p if isinstance(p, dict) else {"name": p} for p in predicates]
+    if priorities is not None:
+        body["priorities"] = [
+            p if isinstance(p, dict) else {"name": p[0], "weight": p[1]} if isinstance(p, tuple) else {"name": p, "weight": 1}
+            for p in priorities
+        ]
+    return {
+        "apiVersion": "policyscheduler.io/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {"name": "test"},
+        "spec": body,
+    }
+
+
+def decide(
+    pod_obj: Mapping[str, Any],
+    state: ClusterState,
+    policy_obj: Mapping[str, Any] | None = None,
+    scheduler: Scheduler | None = None,
+) -> Decision:
+    """One real engine decision for a pod dict under a policy dict (default policy if None)."""
+    from policy_scheduler.engine.compiler import compile_policy
+    from policy_scheduler.policy import default_policy, parse_policy
+
+    compiled = compile_policy(parse_policy(policy_obj) if policy_obj else default_policy())
+    return asyncio.run((scheduler or Scheduler()).schedule(parse_pod(pod_obj), state, compiled))
