@@ -1,0 +1,977 @@
+"""The SchedulingPolicy model: what a policy says, whether it is valid, and its JSON schema.
+
+A ``SchedulingPolicy`` (``policyscheduler.io/v1alpha1``) declares which predicates
+(filters) run, in what order, which priorities (scores) count and with what weight,
+plus the legacy HTTP extenders. Field names are the legacy kube-scheduler Policy API's,
+camelCase, so that the models' attributes, the CRD and an old Policy file all use the
+same words (``spec.hardPodAffinitySymmetricWeight`` is ``spec.hardPodAffinitySymmetricWeight``
+everywhere). The models are frozen pydantic models in strict mode: ``"5"`` is not a
+weight and ``1`` is not ``true``, as in the Go API.
+
+How a spec is checked (``check_spec``), in two passes whose errors are all collected:
+
+1. *Shape*, by pydantic: types, bounds, required and unknown fields (``extra="forbid"``),
+   and the rules local to one object (written as validators on that model):
+
+   * an ``argument`` sets exactly one of its kinds (``argument: {}`` sets none);
+   * a predicate without an argument must be a built-in name (``names.BUILTIN_PREDICATES``);
+     ``CheckNodeLabelPresence`` / ``CheckServiceAffinity`` need their argument
+     (``labelsPresence`` / ``serviceAffinity``), as the legacy scheduler refused them
+     bare; any other built-in takes no argument (a custom predicate needs its own name);
+   * a priority without an argument must be a built-in name; a built-in takes no
+     argument, except ``RequestedToCapacityRatioPriority`` which may carry its
+     ``requestedToCapacityRatioArguments``;
+   * priority weights are ``1 <= weight < names.MAX_WEIGHT``;
+     ``hardPodAffinitySymmetricWeight`` and ``percentageOfNodesToScore`` are 0..100;
+   * a ``requestedToCapacityRatioArguments.shape`` is non-empty, its utilization values
+     strictly increase within 0..100 and its scores are 0..10; resource weights are >= 1;
+   * an extender with a ``prioritizeVerb`` has a positive ``weight``; managed resources
+     are extended resource names (``example.com/gpu``); TLS data is base64.
+
+2. *Across entries*, read leniently from the raw spec so that an entry with some other
+   problem still takes part (one bad entry does not hide the others' clashes):
+
+   * two predicates may not mean the same predicate (aliases resolved with
+     ``names.canonical_predicate``), nor two priorities share a name;
+   * **the order clash rule**: ``order`` values are unique; a second entry with an
+     ``order`` already taken is refused, naming both entries. Ties are never broken
+     silently because the evaluation order decides which failure reasons a pod gets
+     when ``alwaysCheckAllPredicates`` is false;
+   * at most one extender implements bind (``bindVerb``); a managed resource name is
+     claimed by one extender only.
+
+**The ordering rule** (``SchedulingPolicySpec.ordered_predicates``): entries with an
+``order`` run first, ascending; entries without one run after all ordered ones, in list
+order. ``predicates`` absent (None) means the legacy DefaultProvider's set in the legacy
+fixed order; ``[]`` means no filtering at all. The same "absent is not empty" holds for
+``priorities``; the engine expands absent lists from ``names``.
+
+Errors name the object and the field path in the CRD's terms, one line each, in the
+form ``SchedulingPolicy "gpu": spec.priorities[2].weight: must be a positive integer,
+got 0``. ``PolicyError`` carries them all. Internally an error is an ``Issue`` (a path
+tuple and a message) so that ``legacy.py`` can render the same findings with the
+legacy file's paths.
+
+``spec_json_schema()`` derives the CRD's ``openAPIV3Schema`` for ``spec`` from these
+models (references inlined, nulls dropped, Kubernetes' int-or-string marker), so the
+CRD cannot drift from what the operator accepts. Defaults stay out of the schema on
+purpose: the API server would otherwise write them into stored objects, and an absent
+list must stay absent.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import difflib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+from policy_scheduler import names
+
+GROUP: Final = "policyscheduler.io"
+VERSION: Final = "v1alpha1"
+API_VERSION: Final = f"{GROUP}/{VERSION}"
+KIND: Final = "SchedulingPolicy"
+
+#: A field path: ``("spec", "priorities", 2, "weight")`` is ``spec.priorities[2].weight``.
+Path = tuple[str | int, ...]
+
+# RFC 1123 subdomain: object names, pod spec.schedulerName, resource-name prefixes.
+_DNS_SUBDOMAIN: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_DNS_SUBDOMAIN_RE: Final = re.compile(_DNS_SUBDOMAIN)
+_QUALIFIED_NAME_RE: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_GO_DURATION_RE: Final = re.compile(r"^(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$")
+_GO_DURATION_PART_RE: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_GO_DURATION_UNITS: Final[dict[str, float]] = {
+    "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
+}  # fmt: skip
+
+#: kube-scheduler's DefaultExtenderTimeout, used when an extender sets none (or 0).
+DEFAULT_EXTENDER_TIMEOUT_SECONDS: Final = 5.0
+
+# The pydantic error type our own validators raise; its ctx carries the message and the
+# path below the validated object that the message is about.
+_POLICY_ERROR: Final = "policy"
+
+
+def _fail(message: str, *subpath: str | int) -> PydanticCustomError:
+    return PydanticCustomError(_POLICY_ERROR, "{message}", {"message": message, "subpath": subpath})
+
+
+def _show(value: Any) -> str:
+    """A user's value as it would look in their YAML/JSON (``true``, ``"abc"``), shortened."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+    # Compared case-insensitively: enableHttps (the legacy spelling) means enableHTTPS.
+    folded = {choice.casefold(): choice for choice in sorted(choices)}
+    close = difflib.get_close_matches(word.casefold(), list(folded), n=1, cutoff=0.75)
+    return f" (did you mean {folded[close[0]]}?)" if close else ""
+
+
+def extended_resource_name_problem(name: str) -> str | None:
+    """Why ``name`` is not an extended resource name (None if it is one).
+
+    Mirrors the legacy ValidatePolicy: a qualified name (``domain/name``) whose domain is
+    not ``kubernetes.io`` (those are native resources) and that stays a qualified name
+    behind the ``requests.`` prefix quota uses.
+    """
+    if "/" not in name:
+        return "must be an extended resource name with a domain prefix, like example.com/gpu"
+    prefix, _, short = name.partition("/")
+    if "/" in short or not prefix or not short:
+        return "must be one domain prefix, a slash and a name, like example.com/gpu"
+    if "kubernetes.io/" in name:
+        return "must not use the kubernetes.io domain, which is reserved for native resources"
+    if name.startswith("requests."):
+        return 'must not start with "requests."'
+    if len(short) > 63 or not _QUALIFIED_NAME_RE.match(short):
+        return (
+            "must have a name part of at most 63 letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit"
+        )
+    if len("requests." + prefix) > 253 or not _DNS_SUBDOMAIN_RE.match(prefix):
+        return "must have a lowercase DNS subdomain as its prefix, like example.com"
+    return None
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds in a Go duration string (``"30s"``, ``"1m30s"``, ``"250ms"``); no sign."""
+    if text == "0":
+        return 0.0
+    if not _GO_DURATION_RE.match(text):
+        raise ValueError(f"not a Go duration: {text!r}")
+    return sum(
+        float(number) * _GO_DURATION_UNITS[unit]
+        for number, unit in _GO_DURATION_PART_RE.findall(text)
+    )
+
+
+def _http_timeout(value: Any) -> int | str | None:
+    # A plain validator: the legacy JSON had integer nanoseconds (time.Duration), newer
+    # configs a duration string; a union type would report one error per member.
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise _fail(f"must not be negative, got {value}")
+        return value
+    if isinstance(value, str):
+        try:
+            parse_go_duration(value)
+        except ValueError:
+            raise _fail(
+                f'must be a Go duration like "30s" or integer nanoseconds, got {_show(value)}'
+            ) from None
+        return value
+    raise _fail(f'must be a Go duration like "30s" or integer nanoseconds, got {_show(value)}')
+
+
+HttpTimeout = Annotated[
+    int | str | None,
+    PlainValidator(_http_timeout, json_schema_input_type=int | str | None),
+]
+NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+
+
+# -- predicates ---------------------------------------------------------------------
+
+
+class LabelsPresenceArgument(_Model):
+    """A custom predicate over node labels (legacy CheckNodeLabelPresence)."""
+
+    labels: list[NonEmptyStr] = Field(
+        min_length=1, description="Node label keys to look for (values do not matter)."
+    )
+    presence: bool = Field(
+        description="true: a node must have every label; false: a node must have none of them."
+    )
+
+
+class ServiceAffinityArgument(_Model):
+    """A custom predicate keeping a service's pods on nodes with equal label values."""
+
+    labels: list[NonEmptyStr] = Field(
+        description=(
+            "Node label keys whose values must equal those of the nodes already running "
+            "pods of the same service (legacy CheckServiceAffinity)."
+        )
+    )
+
+
+class PredicateArgument(_Model):
+    """What a custom predicate checks: exactly one of the kinds below."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1, "maxProperties": 1})
+
+    labelsPresence: LabelsPresenceArgument | None = Field(
+        default=None, description="Require nodes to have (or not to have) labels."
+    )
+    serviceAffinity: ServiceAffinityArgument | None = Field(
+        default=None, description="Keep the pods of one service on nodes with equal labels."
+    )
+
+    @property
+    def kind(self) -> str:
+        """The argument kind that is set: a key of ``names.PREDICATE_ARGUMENT_KINDS``."""
+        return _argument_kind(self)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> PredicateArgument:
+        _check_exactly_one(self)
+        return self
+
+
+class PredicateEntry(_Model):
+    """One predicate (filter) a node must pass."""
+
+    name: NonEmptyStr = Field(
+        description=(
+            "A built-in predicate name (legacy kube-scheduler), or any name for a custom "
+            "predicate, which then needs an argument."
+        )
+    )
+    order: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Evaluation order, ascending; unique within the policy. Entries without order "
+            "run after all ordered ones, in list order."
+        ),
+    )
+    argument: PredicateArgument | None = Field(
+        default=None,
+        description="Makes this a custom predicate (labelsPresence or serviceAffinity).",
+    )
+
+    @model_validator(mode="after")
+    def _known_name(self) -> PredicateEntry:
+        canonical = names.canonical_predicate(self.name)
+        if self.argument is None:
+            if canonical in names.PREDICATES_NEEDING_ARGUMENT:
+                kind = _predicate_kind_for(canonical)
+                raise _fail(f"is required for {self.name} (a {kind} argument)", "argument")
+            if self.name not in names.BUILTIN_PREDICATES:
+                raise _fail(
+                    f"unknown predicate {_show(self.name)}"
+                    f"{_did_you_mean(self.name, names.BUILTIN_PREDICATES)}; a custom "
+                    "predicate needs an argument (labelsPresence or serviceAffinity)",
+                    "name",
+                )
+            return self
+        kind = self.argument.kind
+        if canonical in names.PREDICATES_NEEDING_ARGUMENT:
+            if names.PREDICATE_ARGUMENT_KINDS[kind] != canonical:
+                expected = _predicate_kind_for(canonical)
+                raise _fail(f"{self.name} takes a {expected} argument, got {kind}", "argument")
+        elif self.name in names.BUILTIN_PREDICATES:
+            raise _fail(
+                f"the built-in predicate {self.name} takes no argument; give a custom "
+                "predicate a name of its own",
+                "argument",
+            )
+        return self
+
+
+def _predicate_kind_for(builtin: str) -> str:
+    return next(k for k, v in names.PREDICATE_ARGUMENT_KINDS.items() if v == builtin)
+
+
+# -- priorities ---------------------------------------------------------------------
+
+
+class LabelPreferenceArgument(_Model):
+    """A custom priority favouring nodes with (or without) a label."""
+
+    label: NonEmptyStr = Field(description="The node label key.")
+    presence: bool = Field(
+        description="true: nodes with the label score 10, others 0; false: the reverse."
+    )
+
+
+class ServiceAntiAffinityArgument(_Model):
+    """A custom priority spreading a service's pods over the values of a node label."""
+
+    label: NonEmptyStr = Field(
+        description="The node label key whose values the service's pods spread over (e.g. rack)."
+    )
+
+
+class UtilizationShapePoint(_Model):
+    """One point of the piecewise-linear utilization -> score function."""
+
+    utilization: int = Field(ge=0, le=100, description="Requested/capacity ratio in percent.")
+    score: int = Field(ge=0, le=names.MAX_PRIORITY, description="Score at that utilization.")
+
+
+class ResourceSpec(_Model):
+    """A resource the requested-to-capacity ratio counts, and its weight."""
+
+    name: NonEmptyStr = Field(description="Resource name, e.g. cpu, memory, example.com/gpu.")
+    weight: int = Field(default=1, ge=1, description="Weight of this resource; default 1.")
+
+
+class RequestedToCapacityRatioArguments(_Model):
+    """Scores nodes by requested/capacity ratio through a user-defined shape."""
+
+    shape: list[UtilizationShapePoint] = Field(
+        min_length=1,
+        description="Points of the score function; utilization strictly increasing.",
+    )
+    resources: list[ResourceSpec] | None = Field(
+        default=None, description="Resources counted, with weights; absent: cpu and memory, 1 each."
+    )
+
+    @field_validator("shape")
+    @classmethod
+    def _increasing(cls, shape: list[UtilizationShapePoint]) -> list[UtilizationShapePoint]:
+        for i in range(1, len(shape)):
+            previous, current = shape[i - 1].utilization, shape[i].utilization
+            if current <= previous:
+                raise _fail(
+                    f"must be greater than the previous point's utilization ({previous}), "
+                    f"got {current}",
+                    i,
+                    "utilization",
+                )
+        return shape
+
+
+class PriorityArgument(_Model):
+    """What a custom priority scores: exactly one of the kinds below."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1, "maxProperties": 1})
+
+    labelPreference: LabelPreferenceArgument | None = Field(
+        default=None, description="Prefer nodes with (or without) a label."
+    )
+    serviceAntiAffinity: ServiceAntiAffinityArgument | None = Field(
+        default=None, description="Spread a service's pods over the values of a node label."
+    )
+    requestedToCapacityRatioArguments: RequestedToCapacityRatioArguments | None = Field(
+        default=None, description="Score by requested/capacity ratio through a shape."
+    )
+
+    @property
+    def kind(self) -> str:
+        """The argument kind that is set: one of ``names.PRIORITY_ARGUMENT_KINDS``."""
+        return _argument_kind(self)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> PriorityArgument:
+        _check_exactly_one(self)
+        return self
+
+
+class PriorityEntry(_Model):
+    """One priority (score function) and its weight."""
+
+    name: NonEmptyStr = Field(
+        description=(
+            "A built-in priority name (legacy kube-scheduler), or any name for a custom "
+            "priority, which then needs an argument."
+        )
+    )
+    weight: int = Field(
+        ge=1,
+        le=names.MAX_WEIGHT - 1,
+        description="Positive integer; a node's total is the sum of weight x score (0..10).",
+    )
+    argument: PriorityArgument | None = Field(
+        default=None,
+        description=(
+            "Makes this a custom priority (labelPreference, serviceAntiAffinity or "
+            "requestedToCapacityRatioArguments)."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _known_name(self) -> PriorityEntry:
+        canonical = names.canonical_priority(self.name)
+        if self.argument is None:
+            if canonical not in names.BUILTIN_PRIORITIES:
+                raise _fail(
+                    f"unknown priority {_show(self.name)}"
+                    f"{_did_you_mean(self.name, names.BUILTIN_PRIORITIES)}; a custom priority "
+                    "needs an argument (labelPreference, serviceAntiAffinity or "
+                    "requestedToCapacityRatioArguments)",
+                    "name",
+                )
+        elif canonical in names.BUILTIN_PRIORITIES:
+            rtc = "requestedToCapacityRatioArguments"
+            if canonical != names.REQUESTED_TO_CAPACITY_RATIO:
+                raise _fail(
+                    f"the built-in priority {self.name} takes no argument; give a custom "
+                    "priority a name of its own",
+                    "argument",
+                )
+            if self.argument.kind != rtc:
+                raise _fail(
+                    f"{self.name} takes a {rtc} argument, got {self.argument.kind}", "argument"
+                )
+        return self
+
+
+# -- extenders ----------------------------------------------------------------------
+
+
+class ExtenderTLSConfig(_Model):
+    """TLS settings for an extender (the legacy ExtenderTLSConfig)."""
+
+    insecure: bool = Field(default=False, description="Skip verifying the server certificate.")
+    serverName: str = Field(default="", description="Server name for SNI and verification.")
+    certFile: str = Field(default="", description="Path of the client certificate file.")
+    keyFile: str = Field(default="", description="Path of the client key file.")
+    caFile: str = Field(default="", description="Path of the CA bundle file.")
+    certData: str = Field(
+        default="", description="Client certificate PEM, base64 (as in Go []byte JSON)."
+    )
+    keyData: str = Field(default="", description="Client key PEM, base64 (as in Go []byte JSON).")
+    caData: str = Field(default="", description="CA bundle PEM, base64 (as in Go []byte JSON).")
+
+    @field_validator("certData", "keyData", "caData")
+    @classmethod
+    def _base64(cls, value: str) -> str:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise _fail(f"must be base64-encoded PEM, got {_show(value)}") from None
+        return value
+
+
+class ExtenderManagedResource(_Model):
+    """An extended resource an extender manages."""
+
+    name: str = Field(description="An extended resource name, like example.com/gpu.")
+    ignoredByScheduler: bool = Field(
+        default=False,
+        description="true: PodFitsResources does not check this resource; the extender does.",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _extended(cls, value: str) -> str:
+        problem = extended_resource_name_problem(value)
+        if problem is not None:
+            raise _fail(f"{problem}, got {_show(value)}")
+        return value
+
+
+class Extender(_Model):
+    """A legacy HTTP scheduler extender (the legacy ExtenderConfig, same fields)."""
+
+    urlPrefix: NonEmptyStr = Field(
+        description="URL prefix of the extender, e.g. http://ext:8888/scheduler."
+    )
+    filterVerb: str = Field(default="", description="Verb of the filter call; empty: no filtering.")
+    preemptVerb: str = Field(default="", description="Verb of the preempt call; empty: none.")
+    prioritizeVerb: str = Field(default="", description="Verb of the prioritize call; empty: none.")
+    bindVerb: str = Field(
+        default="", description="Verb of the bind call; at most one extender may bind."
+    )
+    weight: int = Field(
+        default=0,
+        description="Multiplier of the extender's scores; positive if prioritizeVerb is set.",
+    )
+    enableHTTPS: bool = Field(default=False, description="Use HTTPS to reach the extender.")
+    tlsConfig: ExtenderTLSConfig | None = Field(default=None, description="TLS settings.")
+    httpTimeout: HttpTimeout = Field(
+        default=None,
+        description=(
+            'Timeout of each call: a Go duration ("30s") or integer nanoseconds as in the '
+            "legacy JSON; absent or 0: 5s."
+        ),
+    )
+    nodeCacheCapable: bool = Field(
+        default=False, description="The extender caches nodes: send node names only."
+    )
+    managedResources: list[ExtenderManagedResource] = Field(
+        default=[], description="Extended resources this extender manages."
+    )
+    ignorable: bool = Field(
+        default=False, description="Scheduling goes on when this extender fails or is unreachable."
+    )
+
+    @property
+    def http_timeout_seconds(self) -> float:
+        """The call timeout in seconds (kube-scheduler's 5 s when absent or zero)."""
+        if self.httpTimeout is None:
+            seconds = 0.0
+        elif isinstance(self.httpTimeout, int):
+            seconds = self.httpTimeout / 1e9
+        else:
+            seconds = parse_go_duration(self.httpTimeout)
+        return seconds or DEFAULT_EXTENDER_TIMEOUT_SECONDS
+
+    @model_validator(mode="after")
+    def _weighted(self) -> Extender:
+        if self.prioritizeVerb and self.weight <= 0:
+            raise _fail(
+                f"must be a positive integer when prioritizeVerb is set, got {self.weight}",
+                "weight",
+            )
+        return self
+
+
+# -- the policy ---------------------------------------------------------------------
+
+
+class SchedulingPolicySpec(_Model):
+    """How pods with this schedulerName are placed."""
+
+    schedulerName: str = Field(
+        default=names.DEFAULT_SCHEDULER_NAME,
+        min_length=1,
+        max_length=253,
+        pattern=_DNS_SUBDOMAIN,
+        description="Pods whose spec.schedulerName equals this use this policy.",
+    )
+    predicates: list[PredicateEntry] | None = Field(
+        default=None,
+        description="Predicates (filters). Absent: the legacy default set; []: no filtering.",
+    )
+    priorities: list[PriorityEntry] | None = Field(
+        default=None,
+        description="Priorities (scores). Absent: the legacy default set; []: every node scores 0.",
+    )
+    hardPodAffinitySymmetricWeight: int = Field(
+        default=1,
+        ge=0,
+        le=100,
+        description="Weight of the symmetric score of existing pods' required affinity (0..100).",
+    )
+    alwaysCheckAllPredicates: bool = Field(
+        default=False,
+        description="true: evaluate every predicate on a node and report every failure.",
+    )
+    percentageOfNodesToScore: int = Field(
+        default=0,
+        ge=0,
+        le=100,
+        description="Share of feasible nodes to find before scoring; 0: adaptive (kube-scheduler).",
+    )
+    extenders: list[Extender] = Field(default=[], description="Legacy HTTP scheduler extenders.")
+
+    def ordered_predicates(self) -> list[PredicateEntry] | None:
+        """The predicates in evaluation order (None when the spec leaves them absent).
+
+        Ordered entries first, ascending ``order``; then the others, in list order.
+        """
+        if self.predicates is None:
+            return None
+        ordered = sorted(
+            (entry for entry in self.predicates if entry.order is not None),
+            key=lambda entry: entry.order or 0,
+        )
+        return ordered + [entry for entry in self.predicates if entry.order is None]
+
+
+class SchedulingPolicy(_Model):
+    """A named policy: ``metadata.name`` and its validated ``spec``."""
+
+    name: str = Field(description="metadata.name of the SchedulingPolicy.")
+    spec: SchedulingPolicySpec = Field(description="The policy.")
+
+    def ordered_predicates(self) -> list[PredicateEntry] | None:
+        """See ``SchedulingPolicySpec.ordered_predicates``."""
+        return self.spec.ordered_predicates()
+
+
+def _argument_kind(argument: BaseModel) -> str:
+    return next(key for key in type(argument).model_fields if getattr(argument, key) is not None)
+
+
+def _check_exactly_one(argument: BaseModel) -> None:
+    kinds = list(type(argument).model_fields)
+    chosen = [key for key in kinds if getattr(argument, key) is not None]
+    if len(chosen) != 1:
+        got = "none" if not chosen else " and ".join(chosen)
+        raise _fail(f"must set exactly one of {', '.join(kinds)}, got {got}")
+
+
+# -- errors -------------------------------------------------------------------------
+
+
+def format_path(path: Path) -> str:
+    """``("spec", "priorities", 2, "weight")`` -> ``"spec.priorities[2].weight"``."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One thing wrong with a spec: where (``path``), what (``message``).
+
+    ``refs`` are other places the message is about (the first entry with the same name or
+    order); they are rendered after the message so that another renderer (legacy paths)
+    can translate them too.
+    """
+
+    path: Path
+    message: str
+    refs: tuple[Path, ...] = ()
+
+    def render(self, render_path: Callable[[Path], str] = format_path) -> str:
+        where = render_path(self.path)
+        what = self.message
+        if self.refs:
+            what += " " + " and ".join(render_path(ref) for ref in self.refs)
+        return f"{where}: {what}" if where else what
+
+
+class PolicyError(ValueError):
+    """A policy (or legacy Policy) that cannot be accepted; ``errors`` has one line each."""
+
+    def __init__(self, errors: Sequence[str]) -> None:
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+    def __str__(self) -> str:
+        return "\n".join(self.errors)
+
+
+def _issue_from_pydantic(error: ErrorDetails, prefix: Path) -> Issue:
+    loc: Path = tuple(error["loc"])
+    kind = error["type"]
+    ctx: dict[str, Any] = dict(error.get("ctx") or {})
+    value = error["input"]
+    got = f"got {_show(value)}"
+    if kind == _POLICY_ERROR:
+        return Issue(prefix + loc + tuple(ctx["subpath"]), str(ctx["message"]))
+    if kind == "missing":
+        message = "is required"
+    elif kind == "extra_forbidden":
+        message = "unknown field" + _did_you_mean(str(loc[-1]), _fields_at(loc[:-1]))
+    elif kind == "int_type":
+        message = f"must be an integer, {got}"
+    elif kind == "string_type":
+        message = f"must be a string, {got}"
+    elif kind == "bool_type":
+        message = f"must be true or false, {got}"
+    elif kind == "list_type":
+        message = f"must be a list, {got}"
+    elif kind in ("model_type", "model_attributes_type", "dict_type"):
+        message = f"must be an object, {got}"
+    elif kind in ("too_short", "string_too_short"):
+        message = "must not be empty"
+    elif kind == "string_too_long":
+        message = f"must be at most {ctx['max_length']} characters long, {got}"
+    elif kind == "string_pattern_mismatch" and ctx.get("pattern") == _DNS_SUBDOMAIN:
+        message = f"must be a lowercase RFC 1123 subdomain (like policy-scheduler), {got}"
+    elif kind == "greater_than_equal" and ctx.get("ge") == 1:
+        message = f"must be a positive integer, {got}"
+    elif kind == "greater_than_equal":
+        message = f"must be at least {ctx['ge']}, {got}"
+    elif kind == "less_than_equal":
+        message = f"must be at most {ctx['le']}, {got}"
+    else:  # pydantic's words, in our form
+        text = error["msg"]
+        message = f"{text[:1].lower()}{text[1:]}, {got}"
+    return Issue(prefix + loc, message)
+
+
+def _fields_at(loc: Path) -> list[str]:
+    """Field names of the model at ``loc`` in a spec (for "did you mean" on unknown fields)."""
+    model: type[BaseModel] = SchedulingPolicySpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        inner = _model_in(field.annotation) if field is not None else None
+        if inner is None:
+            return []
+        model = inner
+    return list(model.model_fields)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _entries(raw: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The object items of a list, with their index; anything else pass 1 reports."""
+    if not isinstance(raw, list):
+        return []
+    return [(index, item) for index, item in enumerate(raw) if isinstance(item, dict)]
+
+
+def _string(entry: Mapping[str, Any], key: str) -> str | None:
+    value = entry.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _cross_entry_issues(data: Mapping[str, Any]) -> list[Issue]:
+    """Rules across entries, read leniently from the raw spec: an entry with a bad field
+    elsewhere still takes part (a wrong-typed value just does not)."""
+    issues: list[Issue] = []
+    spec: Path = ("spec",)
+
+    seen: dict[str, int] = {}
+    orders: dict[int, int] = {}
+    for index, entry in _entries(data.get("predicates")):
+        here: Path = (*spec, "predicates", index)
+        name = _string(entry, "name")
+        if name is not None:
+            canonical = names.canonical_predicate(name)
+            if canonical in seen:
+                shown = _show(name) + (f" ({canonical})" if canonical != name else "")
+                ref: Path = (*spec, "predicates", seen[canonical])
+                issues.append(Issue((*here, "name"), f"{shown} is already listed at", (ref,)))
+            else:
+                seen[canonical] = index
+        order = entry.get("order")
+        if type(order) is int:
+            if order in orders:
+                ref = (*spec, "predicates", orders[order])
+                issues.append(Issue((*here, "order"), f"{order} is also the order of", (ref,)))
+            else:
+                orders[order] = index
+
+    seen = {}
+    for index, entry in _entries(data.get("priorities")):
+        name = _string(entry, "name")
+        if name is None:
+            continue
+        canonical = names.canonical_priority(name)
+        if canonical in seen:
+            ref = (*spec, "priorities", seen[canonical])
+            issues.append(
+                Issue(
+                    (*spec, "priorities", index, "name"),
+                    f"{_show(name)} is already listed at",
+                    (ref,),
+                )
+            )
+        else:
+            seen[canonical] = index
+
+    binders: list[Path] = []
+    managers: dict[str, Path] = {}
+    for index, entry in _entries(data.get("extenders")):
+        here = (*spec, "extenders", index)
+        if _string(entry, "bindVerb") is not None:
+            binders.append(here)
+        for position, resource in _entries(entry.get("managedResources")):
+            resource_name = _string(resource, "name")
+            if resource_name is None:
+                continue
+            where: Path = (*here, "managedResources", position, "name")
+            if resource_name in managers:
+                issues.append(
+                    Issue(
+                        where,
+                        f"{_show(resource_name)} is already managed at",
+                        (managers[resource_name],),
+                    )
+                )
+            else:
+                managers[resource_name] = where
+    if len(binders) > 1:
+        issues.append(
+            Issue(
+                (*spec, "extenders"),
+                f"only one extender can implement bind, found {len(binders)}:",
+                tuple(binders),
+            )
+        )
+    return issues
+
+
+def _plain(value: Any) -> Any:
+    # Kopf bodies are Mappings, not dicts, and strict mode takes dicts and lists only.
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _sort_key(issue: Issue) -> tuple[tuple[int, int, str], ...]:
+    # Top-level fields in the order the spec declares them, then paths as they read.
+    fields = list(SchedulingPolicySpec.model_fields)
+    return tuple(
+        (1, part, "")
+        if isinstance(part, int)
+        else (0, fields.index(part) if depth == 1 and part in fields else len(fields), part)
+        for depth, part in enumerate(issue.path)
+    )
+
+
+def check_spec(data: Any) -> tuple[SchedulingPolicySpec | None, list[Issue]]:
+    """Validate a spec (as the API serves it): the model, or every issue found (paths from
+    ``spec``). Exactly one of the two is set (the list is empty on success)."""
+    data = _plain(data)
+    if not isinstance(data, dict):
+        return None, [Issue(("spec",), f"must be an object, got {_show(data)}")]
+    issues: list[Issue] = []
+    spec: SchedulingPolicySpec | None = None
+    try:
+        spec = SchedulingPolicySpec.model_validate(data)
+    except ValidationError as exc:
+        issues = [_issue_from_pydantic(error, ("spec",)) for error in exc.errors()]
+    issues += _cross_entry_issues(data)
+    if issues:
+        # Sorted by path so that an entry's problems read together.
+        return None, sorted(issues, key=_sort_key)
+    return spec, []
+
+
+def object_name_problem(name: Any) -> str | None:
+    """Why ``name`` cannot name a cluster-scoped object (None if it can)."""
+    if not isinstance(name, str) or not name:
+        return f"must be a non-empty string, got {_show(name)}"
+    if len(name) > 253 or not _DNS_SUBDOMAIN_RE.match(name):
+        return f"must be a lowercase RFC 1123 subdomain (like gpu-policy), got {_show(name)}"
+    return None
+
+
+def parse_spec(spec: Any, *, name: str) -> SchedulingPolicy:
+    """A policy from its name and ``spec`` (e.g. a Kopf handler's ``name`` and ``spec``)."""
+    checked, issues = check_spec(spec)
+    if checked is None:
+        subject = f"{KIND} {_show(name)}"
+        raise PolicyError([f"{subject}: {issue.render()}" for issue in issues])
+    return SchedulingPolicy(name=name, spec=checked)
+
+
+def parse_policy(obj: Mapping[str, Any]) -> SchedulingPolicy:
+    """A policy from a whole SchedulingPolicy object; ``status`` is ignored, a missing
+    ``spec`` is an empty one (every default)."""
+    if not isinstance(obj, Mapping):
+        raise PolicyError([f"{KIND}: must be an object, got {_show(obj)}"])
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    subject = f"{KIND} {_show(name)}" if isinstance(name, str) and name else KIND
+    errors: list[str] = []
+    kind = obj.get("kind")
+    if kind != KIND:
+        hint = " (a legacy kube-scheduler Policy: convert it with `policy-scheduler convert`)"
+        errors.append(
+            f"{subject}: kind: must be {KIND}, got {_show(kind)}"
+            + (hint if kind == "Policy" else "")
+        )
+    if obj.get("apiVersion") != API_VERSION:
+        errors.append(
+            f"{subject}: apiVersion: must be {API_VERSION}, got {_show(obj.get('apiVersion'))}"
+        )
+    if not isinstance(metadata, Mapping):
+        errors.append(f"{subject}: metadata.name: is required")
+    else:
+        problem = object_name_problem(name)
+        if problem is not None:
+            errors.append(f"{subject}: metadata.name: {problem}")
+    if errors:
+        raise PolicyError(errors)
+    assert isinstance(name, str)  # checked above; tells the type checker
+    return parse_spec(obj.get("spec", {}), name=name)
+
+
+def default_policy() -> SchedulingPolicy:
+    """The policy used when none exists: the legacy DefaultProvider (absent lists)."""
+    return SchedulingPolicy(name="default", spec=SchedulingPolicySpec())
+
+
+def policy_to_object(policy: SchedulingPolicy) -> dict[str, Any]:
+    """The full API object. Only what was set is written: absent stays absent (so the
+    default set stays the default set) and empty stays empty."""
+    spec = policy.spec.model_dump(mode="json", exclude_unset=True, exclude_none=True)
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": policy.name},
+        "spec": spec,
+    }
+
+
+# -- JSON schema --------------------------------------------------------------------
+
+# Keys that pydantic writes and a CRD schema must not (or need not) carry: titles are
+# noise, defaults would be written into stored objects by the API server, and
+# additionalProperties cannot sit beside properties in a structural schema (the API
+# server prunes unknown fields instead).
+_DROPPED_SCHEMA_KEYS: Final = frozenset({"title", "default", "additionalProperties"})
+
+
+def spec_json_schema() -> dict[str, Any]:
+    """The OpenAPI v3 schema of ``spec`` for the CRD, derived from ``SchedulingPolicySpec``.
+
+    ``$ref`` inlined, null branches dropped, ``int | str`` as
+    ``x-kubernetes-int-or-string`` (with the ``anyOf`` Kubernetes allows beside it). Rules
+    across entries (unique names, order clashes, shape ordering) are not expressible
+    there; the operator still enforces them.
+    """
+    raw = SchedulingPolicySpec.model_json_schema(mode="validation")
+    defs: dict[str, Any] = raw.pop("$defs", {})
+    schema = _openapi(raw, defs)
+    assert isinstance(schema, dict)
+    return schema
+
+
+def _openapi(node: Any, defs: Mapping[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_openapi(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = dict(node)
+    ref = node.pop("$ref", None)
+    if ref is not None:
+        # The field's own keys (its description) win over the referenced model's.
+        node = {**defs[ref.rsplit("/", 1)[-1]], **node}
+    branches = node.pop("anyOf", None)
+    if branches is not None:
+        kept = [branch for branch in branches if branch.get("type") != "null"]
+        types = {branch.get("type") for branch in kept}
+        if types == {"integer", "string"}:
+            # The one anyOf a structural schema allows, exactly in this form.
+            node["x-kubernetes-int-or-string"] = True
+            node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+        elif len(kept) == 1:
+            node = {**kept[0], **node}
+            if "$ref" in kept[0]:
+                return _openapi(node, defs)
+        else:
+            node["anyOf"] = kept
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROPPED_SCHEMA_KEYS:
+            continue
+        if key == "properties":
+            out[key] = {name: _openapi(prop, defs) for name, prop in value.items()}
+        else:
+            out[key] = _openapi(value, defs)
+    return out
