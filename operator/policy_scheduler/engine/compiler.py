@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import names
 from ..objects import is_extended_resource
-from ..policy import PolicyError, SchedulingPolicy
+from ..policy import PolicyError, PredicateArgument, PriorityArgument, SchedulingPolicy
 from . import catalogue  # noqa: F401  (fills the registry)
 from .framework import REGISTRY, PolicySettings, Predicate, Priority
 
@@ -36,14 +36,11 @@ class CompiledPolicy:
     settings: PolicySettings
 
 
-def _argument_kind(argument: Any, kinds: Any) -> tuple[str, Any] | None:
+def _argument(argument: PredicateArgument | PriorityArgument | None) -> tuple[str, Any] | None:
+    """The one argument an entry carries, as (kind, value)."""
     if argument is None:
         return None
-    for kind in kinds:
-        value = getattr(argument, kind, None)
-        if value is not None:
-            return kind, value
-    return None
+    return argument.kind, getattr(argument, argument.kind)
 
 
 def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
@@ -61,10 +58,10 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
             else:
                 predicates.append((name, fn))
     else:
+        index_of = {id(entry): i for i, entry in enumerate(spec.predicates or ())}
         for entry in ordered:
-            index = spec.predicates.index(entry) if spec.predicates else 0
-            where = f"{prefix}spec.predicates[{index}]"
-            arg = _argument_kind(entry.argument, names.PREDICATE_ARGUMENT_KINDS)
+            where = f"{prefix}spec.predicates[{index_of[id(entry)]}]"
+            arg = _argument(entry.argument)
             if arg is not None:
                 kind, value = arg
                 factory = REGISTRY.predicate_factories.get(kind)
@@ -91,7 +88,7 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
     else:
         for index, pentry in enumerate(spec.priorities):
             where = f"{prefix}spec.priorities[{index}]"
-            parg = _argument_kind(pentry.argument, sorted(names.PRIORITY_ARGUMENT_KINDS))
+            parg = _argument(pentry.argument)
             if parg is not None:
                 kind, value = parg
                 pfactory = REGISTRY.priority_factories.get(kind)
