@@ -1,0 +1,235 @@
+"""The basic predicates: node health, cordons, host name, host ports, node selector, resources.
+
+Each predicate is kube-scheduler's legacy function of the same name (v1.13-v1.16
+``pkg/scheduler/algorithm/predicates``), returning its failure reasons in upstream's
+words; each reason string is a module constant beside the predicate that emits it.
+
+* **CheckNodeCondition** walks the node's conditions in the order the node reports them:
+  ``Ready`` other than ``True``, ``OutOfDisk`` other than ``False`` and
+  ``NetworkUnavailable`` other than ``False`` each add a reason; a node without a
+  ``Ready`` condition at all is *not* rejected. As in v1.13-v1.16 it also rejects a
+  cordoned node (``spec.unschedulable``), whatever the pod tolerates.
+* **CheckNodeUnschedulable** rejects a cordoned node unless the pod tolerates the
+  ``node.kubernetes.io/unschedulable:NoSchedule`` taint.
+* **HostName**, **PodFitsHostPorts** (alias PodFitsPorts, resolved by the compiler) and
+  **MatchNodeSelector** (``nodeSelector`` AND the required node affinity terms, ORed).
+* **PodFitsResources** checks the pod count first, stops there when the pod requests
+  nothing, then cpu, memory, ephemeral-storage and the scalar resources by name.
+* **GeneralPredicates** runs PodFitsResources, HostName, PodFitsHostPorts and
+  MatchNodeSelector, all of them, and concatenates their reasons in that order.
+* **CheckNodeMemoryPressure** (BestEffort pods only), **CheckNodeDiskPressure** and
+  **CheckNodePIDPressure** reject nodes whose pressure condition is ``True``.
+
+What depends only on the pod (the scalar resources to check, with their reason strings)
+is computed once per scheduling attempt through ``cycle.memo``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ... import names
+from ...objects import Node, Pod, Taint, is_extended_resource, tolerations_tolerate
+from ...selectors import terms_match
+from ..framework import FITS, CycleState, Reasons, predicate
+from ..nodeinfo import NodeInfo
+
+# -- CheckNodeCondition / CheckNodeUnschedulable -----------------------------------------
+
+ERR_NODE_NOT_READY: Final = "node(s) were not ready"
+ERR_NODE_OUT_OF_DISK: Final = "node(s) were out of disk space"
+ERR_NODE_NETWORK_UNAVAILABLE: Final = "node(s) had unavailable network"
+ERR_NODE_UNSCHEDULABLE: Final = "node(s) were unschedulable"
+
+NODE_READY: Final = "Ready"
+NODE_OUT_OF_DISK: Final = "OutOfDisk"
+NODE_NETWORK_UNAVAILABLE: Final = "NetworkUnavailable"
+CONDITION_TRUE: Final = "True"
+CONDITION_FALSE: Final = "False"
+
+#: The taint a cordon stands for; tolerating it lets a pod onto a cordoned node.
+UNSCHEDULABLE_TAINT: Final = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+
+
+@predicate(names.CHECK_NODE_CONDITION)
+def check_node_condition(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    reasons: list[str] = []
+    info = node.node
+    # Conditions are kept in the order the node reports them, which is the order
+    # upstream appends its reasons in.
+    for ctype, status in info.conditions.items():
+        if ctype == NODE_READY:
+            if status != CONDITION_TRUE:
+                reasons.append(ERR_NODE_NOT_READY)
+        elif ctype == NODE_OUT_OF_DISK:
+            if status != CONDITION_FALSE:
+                reasons.append(ERR_NODE_OUT_OF_DISK)
+        elif ctype == NODE_NETWORK_UNAVAILABLE and status != CONDITION_FALSE:
+            reasons.append(ERR_NODE_NETWORK_UNAVAILABLE)
+    # v1.13-v1.16 still rejected cordoned nodes here, tolerations notwithstanding; only
+    # CheckNodeUnschedulable looks at the unschedulable taint.
+    if info.unschedulable:
+        reasons.append(ERR_NODE_UNSCHEDULABLE)
+    return tuple(reasons)
+
+
+@predicate(names.CHECK_NODE_UNSCHEDULABLE)
+def check_node_unschedulable(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    if node.node.unschedulable and not tolerations_tolerate(pod.tolerations, UNSCHEDULABLE_TAINT):
+        return (ERR_NODE_UNSCHEDULABLE,)
+    return FITS
+
+
+# -- HostName ---------------------------------------------------------------------------
+
+ERR_POD_NOT_MATCH_HOST_NAME: Final = "node(s) didn't match the requested hostname"
+
+
+@predicate(names.HOST_NAME)
+def host_name(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    if pod.node_name and pod.node_name != node.name:
+        return (ERR_POD_NOT_MATCH_HOST_NAME,)
+    return FITS
+
+
+# -- PodFitsHostPorts -------------------------------------------------------------------
+
+ERR_POD_NOT_FITS_HOST_PORTS: Final = "node(s) didn't have free ports for the requested pod ports"
+
+
+@predicate(names.POD_FITS_HOST_PORTS)
+def pod_fits_host_ports(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    if pod.host_ports and node.ports_conflict(pod.host_ports):
+        return (ERR_POD_NOT_FITS_HOST_PORTS,)
+    return FITS
+
+
+# -- MatchNodeSelector ------------------------------------------------------------------
+
+ERR_NODE_SELECTOR_NOT_MATCH: Final = "node(s) didn't match node selector"
+
+
+def matches_node_selector_and_affinity(pod: Pod, node: Node) -> bool:
+    """PodMatchesNodeSelectorAndAffinityTerms: nodeSelector AND required node affinity.
+
+    No ``requiredDuringSchedulingIgnoredDuringExecution`` matches every node; one with no
+    terms (or only empty terms) matches none; its terms are ORed.
+    """
+    if pod.has_node_selector and not pod.node_selector.matches(node.labels):
+        return False
+    terms = pod.required_node_terms
+    return terms is None or terms_match(terms, node.labels, node.name)
+
+
+@predicate(names.MATCH_NODE_SELECTOR)
+def match_node_selector(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    if matches_node_selector_and_affinity(pod, node.node):
+        return FITS
+    return (ERR_NODE_SELECTOR_NOT_MATCH,)
+
+
+# -- PodFitsResources -------------------------------------------------------------------
+
+
+def insufficient(resource: str) -> str:
+    """InsufficientResourceError's reason: ``Insufficient <resource name>``."""
+    return f"Insufficient {resource}"
+
+
+ERR_INSUFFICIENT_PODS: Final = "Insufficient pods"
+ERR_INSUFFICIENT_CPU: Final = "Insufficient cpu"
+ERR_INSUFFICIENT_MEMORY: Final = "Insufficient memory"
+ERR_INSUFFICIENT_EPHEMERAL_STORAGE: Final = "Insufficient ephemeral-storage"
+
+_SCALARS_KEY: Final = "PodFitsResources/scalars"
+
+
+def _checked_scalars(cycle: CycleState) -> tuple[tuple[str, int, str], ...]:
+    """The pod's scalar requests to check, by name, with their reasons.
+
+    Extended resources an extender manages with ``ignoredByScheduler`` are left to it;
+    only extended ones can be ignored (hugepages, ``*.kubernetes.io/*`` are always
+    checked). Go iterates a map here (random order); sorting by name makes the reasons
+    stable.
+    """
+    ignored = cycle.settings.ignored_resources
+    return tuple(
+        (name, amount, insufficient(name))
+        for name, amount in sorted(cycle.pod.request.scalar.items())
+        if not (name in ignored and is_extended_resource(name))
+    )
+
+
+@predicate(names.POD_FITS_RESOURCES)
+def pod_fits_resources(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    reasons: list[str] = []
+    allocatable = node.node.allocatable
+    # The pod count is checked even for a pod that requests nothing.
+    if len(node.pods) + 1 > allocatable.allowed_pods:
+        reasons.append(ERR_INSUFFICIENT_PODS)
+    request = pod.request
+    # A scalar mentioned with amount 0 still counts as a request, as upstream's map
+    # length does.
+    if request.is_zero:
+        return tuple(reasons)
+    if allocatable.milli_cpu < request.milli_cpu + node.requested_cpu:
+        reasons.append(ERR_INSUFFICIENT_CPU)
+    if allocatable.memory < request.memory + node.requested_memory:
+        reasons.append(ERR_INSUFFICIENT_MEMORY)
+    if allocatable.ephemeral_storage < request.ephemeral_storage + node.requested_ephemeral:
+        reasons.append(ERR_INSUFFICIENT_EPHEMERAL_STORAGE)
+    if request.scalar:
+        capacity = allocatable.scalar
+        requested = node.requested_scalar
+        for name, amount, reason in cycle.memo(_SCALARS_KEY, lambda: _checked_scalars(cycle)):
+            if capacity.get(name, 0) < amount + requested.get(name, 0):
+                reasons.append(reason)
+    return tuple(reasons)
+
+
+# -- GeneralPredicates ------------------------------------------------------------------
+
+
+@predicate(names.GENERAL_PREDICATES)
+def general_predicates(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    # Every part runs, even after a failure: GeneralPredicates reports all its reasons.
+    return (
+        *pod_fits_resources(pod, node, cycle),
+        *host_name(pod, node, cycle),
+        *pod_fits_host_ports(pod, node, cycle),
+        *match_node_selector(pod, node, cycle),
+    )
+
+
+# -- node pressure ----------------------------------------------------------------------
+
+ERR_NODE_UNDER_MEMORY_PRESSURE: Final = "node(s) had memory pressure"
+ERR_NODE_UNDER_DISK_PRESSURE: Final = "node(s) had disk pressure"
+ERR_NODE_UNDER_PID_PRESSURE: Final = "node(s) had pid pressure"
+
+NODE_MEMORY_PRESSURE: Final = "MemoryPressure"
+NODE_DISK_PRESSURE: Final = "DiskPressure"
+NODE_PID_PRESSURE: Final = "PIDPressure"
+
+
+@predicate(names.CHECK_NODE_MEMORY_PRESSURE)
+def check_node_memory_pressure(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    # Only BestEffort pods are kept off a node under memory pressure: the kubelet evicts
+    # them first, the others have requests it honours.
+    if pod.best_effort and node.node.conditions.get(NODE_MEMORY_PRESSURE) == CONDITION_TRUE:
+        return (ERR_NODE_UNDER_MEMORY_PRESSURE,)
+    return FITS
+
+
+@predicate(names.CHECK_NODE_DISK_PRESSURE)
+def check_node_disk_pressure(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    if node.node.conditions.get(NODE_DISK_PRESSURE) == CONDITION_TRUE:
+        return (ERR_NODE_UNDER_DISK_PRESSURE,)
+    return FITS
+
+
+@predicate(names.CHECK_NODE_PID_PRESSURE)
+def check_node_pid_pressure(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    if node.node.conditions.get(NODE_PID_PRESSURE) == CONDITION_TRUE:
+        return (ERR_NODE_UNDER_PID_PRESSURE,)
+    return FITS

@@ -1,0 +1,50 @@
+"""The ``labelsPresence`` custom predicate (legacy CheckNodeLabelPresence).
+
+A policy entry such as ``{name: ZoneLabelRequired, argument: {labelsPresence: {labels:
+[topology.kubernetes.io/zone], presence: true}}}`` becomes a predicate that looks only
+at the *keys* of the node's labels: with ``presence: true`` the node must carry every
+listed label, with ``presence: false`` none of them. Values never matter. A node that
+breaks the rule fails with kube-scheduler's single reason, whichever label broke it.
+
+The factory runs once per compiled policy; the predicate it returns closes over the
+label keys, so a node costs one dictionary lookup per label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Protocol
+
+from ...objects import Pod
+from ..framework import FITS, CycleState, Predicate, Reasons, predicate_factory
+from ..nodeinfo import NodeInfo
+
+ERR_NODE_LABEL_PRESENCE_VIOLATED: Final = "node(s) didn't have the requested labels"
+
+#: The argument kind (a key of ``names.PREDICATE_ARGUMENT_KINDS``).
+LABELS_PRESENCE: Final = "labelsPresence"
+
+
+class LabelsPresence(Protocol):
+    """What the factory reads of ``policy.LabelsPresenceArgument``."""
+
+    @property
+    def labels(self) -> Sequence[str]: ...
+
+    @property
+    def presence(self) -> bool: ...
+
+
+@predicate_factory(LABELS_PRESENCE)
+def check_node_label_presence(argument: LabelsPresence) -> Predicate:
+    labels = tuple(argument.labels)
+    presence = bool(argument.presence)
+
+    def check(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+        node_labels = node.node.labels
+        for label in labels:
+            if (label in node_labels) != presence:
+                return (ERR_NODE_LABEL_PRESENCE_VIOLATED,)
+        return FITS
+
+    return check

@@ -1,0 +1,46 @@
+"""Taint predicates: a node's taints keep off the pods that do not tolerate them.
+
+kube-scheduler's legacy PodToleratesNodeTaints and PodToleratesNodeNoExecuteTaints
+(v1.13-v1.17): every taint whose effect the predicate cares about must be tolerated by
+at least one of the pod's tolerations (``v1.Toleration.ToleratesTaint``: an empty
+toleration effect matches every effect, an empty key with ``Exists`` matches every key,
+``Equal`` compares values). PodToleratesNodeTaints cares about ``NoSchedule`` and
+``NoExecute``; ``PreferNoSchedule`` is only a priority's business
+(TaintTolerationPriority). PodToleratesNodeNoExecuteTaints cares about ``NoExecute``
+only. Either fails with one reason, however many taints are not tolerated.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ... import names
+from ...objects import Pod, tolerations_tolerate
+from ..framework import FITS, CycleState, Reasons, predicate
+from ..nodeinfo import NodeInfo
+
+ERR_TAINTS_TOLERATIONS_NOT_MATCH: Final = "node(s) had taints that the pod didn't tolerate"
+
+NO_SCHEDULE: Final = "NoSchedule"
+NO_EXECUTE: Final = "NoExecute"
+
+_SCHEDULING_EFFECTS: Final = frozenset({NO_SCHEDULE, NO_EXECUTE})
+_EXECUTION_EFFECTS: Final = frozenset({NO_EXECUTE})
+
+
+def _tolerates(pod: Pod, node: NodeInfo, effects: frozenset[str]) -> Reasons:
+    tolerations = pod.tolerations
+    for taint in node.node.taints:
+        if taint.effect in effects and not tolerations_tolerate(tolerations, taint):
+            return (ERR_TAINTS_TOLERATIONS_NOT_MATCH,)
+    return FITS
+
+
+@predicate(names.POD_TOLERATES_NODE_TAINTS)
+def pod_tolerates_node_taints(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    return _tolerates(pod, node, _SCHEDULING_EFFECTS)
+
+
+@predicate(names.POD_TOLERATES_NODE_NO_EXECUTE_TAINTS)
+def pod_tolerates_node_no_execute_taints(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    return _tolerates(pod, node, _EXECUTION_EFFECTS)
