@@ -1,0 +1,121 @@
+"""Image locality, avoid-pods annotation, equal and label-preference priorities.
+
+Per-node maps without a reduce step (kube-scheduler v1.13-v1.17):
+
+* **ImageLocalityPriority** — for each of the pod's containers (init containers are not
+  counted) whose image the node already has, the image size scaled by its spread:
+  ``int(size * (nodes having the image / all nodes))``, so an image present everywhere
+  does not pull every pod to the same few nodes. The sum is clamped to [23 MiB, 1000 MiB]
+  and mapped linearly onto 0..10 with integer division. "All nodes" is the whole
+  cluster, not only the feasible nodes; image names are compared normalized (no tag
+  means ``:latest``).
+* **NodePreferAvoidPodsPriority** — 0 on a node whose
+  ``scheduler.alpha.kubernetes.io/preferAvoidPods`` annotation names the pod's
+  controlling ReplicationController or ReplicaSet (kind and uid), 10 everywhere else
+  (pods of other controllers and bare pods are never avoided).
+* **EqualPriority** — 1 for every node.
+* ``labelPreference`` factory (NodeLabelPriority) — 10 on nodes that have the label when
+  ``presence`` is true, on nodes that lack it when false; 0 otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ... import names
+from ...objects import Pod
+from ..framework import CycleState, Priority, go_div, mapped, priority_factory, register_priority
+from ..nodeinfo import NodeInfo
+
+MAX_PRIORITY: Final = names.MAX_PRIORITY
+
+MB: Final = 1024 * 1024
+#: Bounds of the summed image score; 90% of Docker Hub images fall in this range.
+MIN_IMAGE_THRESHOLD: Final = 23 * MB
+MAX_IMAGE_THRESHOLD: Final = 1000 * MB
+
+#: Controllers whose pods the preferAvoidPods annotation can keep away.
+AVOIDABLE_CONTROLLER_KINDS: Final = frozenset({"ReplicationController", "ReplicaSet"})
+
+_IMAGE_SPREAD_MEMO: Final = "priorities.misc.image_spread"
+
+
+# -- ImageLocalityPriority ----------------------------------------------------------------
+
+
+def image_locality_score(sum_scores: int) -> int:
+    """calculatePriority: clamp the summed image score, then scale it onto 0..10."""
+    clamped = min(max(sum_scores, MIN_IMAGE_THRESHOLD), MAX_IMAGE_THRESHOLD)
+    return go_div(
+        MAX_PRIORITY * (clamped - MIN_IMAGE_THRESHOLD), MAX_IMAGE_THRESHOLD - MIN_IMAGE_THRESHOLD
+    )
+
+
+def _image_spread(pod: Pod, cycle: CycleState) -> tuple[tuple[str, float], ...]:
+    """Each container image of the pod (repeats kept) with its share of the cluster's nodes."""
+    cluster = cycle.cluster
+    total = len(cluster.nodes)
+    if total == 0:
+        return ()
+    return tuple(
+        (image, float(cluster.image_nodes.get(image, 0)) / float(total)) for image in pod.images
+    )
+
+
+def _image_size(info: NodeInfo, image: str) -> int | None:
+    """Size of the first image the node lists under that name (the cache keeps the first)."""
+    for state in info.node.images:
+        if image in state.names:
+            return state.size
+    return None
+
+
+def image_locality(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
+    spread = cycle.memo(_IMAGE_SPREAD_MEMO, lambda: _image_spread(pod, cycle))
+    total = 0
+    if info.node.images:
+        for image, share in spread:
+            size = _image_size(info, image)
+            if size is not None:
+                # int64(float64(size) * spread): Go truncates the product.
+                total += int(float(size) * share)
+    return image_locality_score(total)
+
+
+# -- NodePreferAvoidPodsPriority ----------------------------------------------------------
+
+
+def node_prefer_avoid_pods(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
+    controller = pod.controller
+    if controller is None or controller.kind not in AVOIDABLE_CONTROLLER_KINDS:
+        return MAX_PRIORITY
+    if (controller.kind, controller.uid) in info.node.avoid_pods:
+        return 0
+    return MAX_PRIORITY
+
+
+# -- EqualPriority ------------------------------------------------------------------------
+
+
+def equal(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
+    return 1
+
+
+# -- labelPreference ----------------------------------------------------------------------
+
+
+@priority_factory("labelPreference")
+def label_preference(argument: Any) -> Priority:
+    """NodeLabelPriority for ``argument.label`` and ``argument.presence``."""
+    label = str(argument.label)
+    presence = bool(argument.presence)
+
+    def score(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
+        return MAX_PRIORITY if (label in info.node.labels) == presence else 0
+
+    return mapped(score)
+
+
+register_priority(names.IMAGE_LOCALITY, mapped(image_locality))
+register_priority(names.NODE_PREFER_AVOID_PODS, mapped(node_prefer_avoid_pods))
+register_priority(names.EQUAL, mapped(equal))
