@@ -1,0 +1,169 @@
+"""MatchInterPodAffinity: required pod affinity and anti-affinity, both directions.
+
+kube-scheduler v1.13-v1.17 (``InterPodAffinityMatches`` with its predicate metadata) runs
+three checks, in this order, and stops at the first that fails:
+
+1. **Existing pods' anti-affinity** (symmetry). A placed pod whose *required*
+   anti-affinity term selects the incoming pod (term namespaces, selector on the
+   incoming pod's labels) forbids the topology domain of its own node: the pair
+   (term.topologyKey, value of that key on the placed pod's node). A node that carries
+   any forbidden pair among its labels fails with
+   ``node(s) didn't match pod affinity/anti-affinity`` and
+   ``node(s) didn't satisfy existing pods anti-affinity rules``.
+2. **The pod's required affinity**. Every placed pod that matches *all* of the pod's
+   required affinity terms contributes, for each term, the pair (term.topologyKey,
+   value on its node), when its node has that label. A node fits when, for every term,
+   it has the term's topology label and that pair was contributed. When no pair was
+   contributed at all and the pod matches all its own terms, the pod is the first of
+   its group and every node fits (upstream's "first pod of a series" rule). Otherwise
+   ``node(s) didn't match pod affinity/anti-affinity`` and
+   ``node(s) didn't match pod affinity rules``.
+3. **The pod's required anti-affinity**. Every placed pod that matches *any* of the
+   terms contributes the pair (term.topologyKey, value on its node). A node fails when,
+   for some term, it has the topology label and the pair was contributed:
+   ``node(s) didn't match pod affinity/anti-affinity`` and
+   ``node(s) didn't match pod anti-affinity rules``.
+
+All pairs are computed once per scheduling attempt (``cycle.memo``) by one scan of
+the placed pods: only the pods that carry affinity terms
+(``NodeInfo.pods_with_affinity``) for check 1, every placed pod only when the
+incoming pod has required terms of its own. The per-node check is then a handful of
+dictionary lookups, whatever the number of pods.
+
+A term's namespaces were already defaulted to its own pod's namespace when the pod was
+parsed; a missing label selector selects nothing, as ``LabelSelectorAsSelector(nil)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from ... import names
+from ...objects import Pod, PodAffinityTerm
+from ..cluster import ClusterState
+from ..framework import FITS, CycleState, Reasons, predicate
+from ..nodeinfo import NodeInfo
+
+POD_AFFINITY_NOT_MATCH: Final = "node(s) didn't match pod affinity/anti-affinity"
+POD_AFFINITY_RULES_NOT_MATCH: Final = "node(s) didn't match pod affinity rules"
+POD_ANTI_AFFINITY_RULES_NOT_MATCH: Final = "node(s) didn't match pod anti-affinity rules"
+EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH: Final = (
+    "node(s) didn't satisfy existing pods anti-affinity rules"
+)
+
+EXISTING_ANTI_AFFINITY_FAILED: Final = (
+    POD_AFFINITY_NOT_MATCH,
+    EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH,
+)
+AFFINITY_FAILED: Final = (POD_AFFINITY_NOT_MATCH, POD_AFFINITY_RULES_NOT_MATCH)
+ANTI_AFFINITY_FAILED: Final = (POD_AFFINITY_NOT_MATCH, POD_ANTI_AFFINITY_RULES_NOT_MATCH)
+
+_MEMO_KEY: Final = "interpod.predicate"
+
+TopologyPair = tuple[str, str]
+
+
+def pod_matches_term(term: PodAffinityTerm, target: Pod) -> bool:
+    """PodMatchesTermsNamespaceAndSelector: the target is in the term's namespaces and selected."""
+    return target.namespace in term.namespaces and term.selector.matches(target.labels)
+
+
+def pod_matches_all_terms(terms: tuple[PodAffinityTerm, ...], target: Pod) -> bool:
+    """podMatchesAllAffinityTermProperties: an empty term list matches nothing."""
+    return bool(terms) and all(pod_matches_term(term, target) for term in terms)
+
+
+@dataclass(frozen=True, slots=True)
+class InterPodMetadata:
+    """What the per-node check reads, computed once per pod (upstream predicateMetadata)."""
+
+    #: Topology key -> values where a placed pod's required anti-affinity forbids the pod.
+    forbidden: dict[str, frozenset[str]]
+    #: Pairs holding a placed pod that matches all the pod's required affinity terms.
+    affinity_pairs: frozenset[TopologyPair]
+    #: Pairs holding a placed pod that matches one of the pod's required anti-affinity terms.
+    anti_affinity_pairs: frozenset[TopologyPair]
+    #: The pod matches all its own required affinity terms (first-of-a-group rule).
+    matches_own_affinity: bool
+
+
+def inter_pod_metadata(pod: Pod, cluster: ClusterState) -> InterPodMetadata:
+    """Scan the placed pods once: the pairs of every check for this pod."""
+    forbidden: dict[str, set[str]] = {}
+    affinity_terms = pod.affinity_required
+    anti_terms = pod.anti_affinity_required
+    affinity_pairs: set[TopologyPair] = set()
+    anti_pairs: set[TopologyPair] = set()
+    scan_all = bool(affinity_terms or anti_terms)
+
+    for info in cluster.nodes.values():
+        labels = info.node.labels
+        # Symmetry: only pods with affinity terms can carry a required anti-affinity.
+        for existing in info.pods_with_affinity.values():
+            for term in existing.anti_affinity_required:
+                value = labels.get(term.topology_key)
+                if value is not None and pod_matches_term(term, pod):
+                    forbidden.setdefault(term.topology_key, set()).add(value)
+        if not scan_all:
+            continue
+        for existing in info.pods.values():
+            if pod_matches_all_terms(affinity_terms, existing):
+                for term in affinity_terms:
+                    value = labels.get(term.topology_key)
+                    if value is not None:
+                        affinity_pairs.add((term.topology_key, value))
+            for term in anti_terms:
+                if pod_matches_term(term, existing):
+                    value = labels.get(term.topology_key)
+                    if value is not None:
+                        anti_pairs.add((term.topology_key, value))
+
+    return InterPodMetadata(
+        forbidden={key: frozenset(values) for key, values in forbidden.items()},
+        affinity_pairs=frozenset(affinity_pairs),
+        anti_affinity_pairs=frozenset(anti_pairs),
+        matches_own_affinity=pod_matches_all_terms(affinity_terms, pod),
+    )
+
+
+@predicate(names.MATCH_INTER_POD_AFFINITY)
+def match_inter_pod_affinity(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    meta = cycle.memo(_MEMO_KEY, lambda: inter_pod_metadata(pod, cycle.cluster))
+    labels = node.node.labels
+
+    for key, values in meta.forbidden.items():
+        value = labels.get(key)
+        if value is not None and value in values:
+            return EXISTING_ANTI_AFFINITY_FAILED
+
+    # The first pod of a group that has affinity to itself must not wait forever for a
+    # peer: with no matching pod anywhere, matching its own terms suffices.
+    first_of_group = not meta.affinity_pairs and meta.matches_own_affinity
+    if (
+        pod.affinity_required
+        and not first_of_group
+        and not _node_matches_all_terms(pod.affinity_required, labels, meta.affinity_pairs)
+    ):
+        return AFFINITY_FAILED
+
+    for term in pod.anti_affinity_required:
+        value = labels.get(term.topology_key)
+        if value is not None and (term.topology_key, value) in meta.anti_affinity_pairs:
+            return ANTI_AFFINITY_FAILED
+
+    return FITS
+
+
+def _node_matches_all_terms(
+    terms: tuple[PodAffinityTerm, ...],
+    labels: Mapping[str, str],
+    pairs: frozenset[TopologyPair],
+) -> bool:
+    """nodeMatchesAllTopologyTerms: the node has every term's key, on a contributed pair."""
+    for term in terms:
+        value = labels.get(term.topology_key)
+        if value is None or (term.topology_key, value) not in pairs:
+            return False
+    return True
