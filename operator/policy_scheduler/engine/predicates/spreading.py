@@ -1,0 +1,223 @@
+"""Spreading predicates: CheckServiceAffinity (custom ``serviceAffinity``) and EvenPodsSpread.
+
+Both are kube-scheduler v1.13-v1.17 legacy predicates whose answer for a node depends on
+where *other* pods run, so each computes a per-pod summary once per scheduling attempt
+(``cycle.memo``) and the per-node check is a few dictionary lookups.
+
+**serviceAffinity** (``ServiceAffinity.checkServiceAffinity``). The policy names node
+label keys. The values the candidate node must carry are, per key:
+
+1. the pod's own ``nodeSelector`` value for that key, if it has one;
+2. otherwise, if at least one Service of the pod's namespace selects the pod, the value on
+   the node of the *first* placed pod of the namespace whose labels include all the
+   pod's labels (upstream's ``matchingPodList``: note it is the pod's labels, not the
+   Service selector, that pick that pod), if that node has the key.
+
+A key that gets no value constrains nothing. Placed pods are visited in the order of the
+scheduler snapshot (nodes in NodeTree order, then each node's pods), as upstream's pod
+lister does. A node lacking one of the values fails with "node(s) didn't match service
+affinity".
+
+**EvenPodsSpread** (alpha ``PodTopologySpread``, v1.16-v1.17 ``getEvenPodsSpreadMetadata``).
+Only ``whenUnsatisfiable: DoNotSchedule`` constraints count. Over *all* nodes that pass
+the pod's nodeSelector and required node affinity and carry every constraint's key, the
+pods of the pod's namespace matching a constraint's selector are counted per
+(topologyKey, value) pair; counts of constraints sharing a key add up in one pair, as
+upstream's map does. For a candidate node, each constraint requires the key on the node
+and ``count(pair of the node) + (1 if the pod matches the selector) - min count over the
+key's pairs <= maxSkew``; otherwise "node(s) didn't match pod topology spread
+constraints". No qualifying pair at all lets every node through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ... import names
+from ...objects import Node, Pod, TopologySpreadConstraint, Workload
+from ...selectors import terms_match
+from ..cluster import ClusterState
+from ..framework import FITS, CycleState, Predicate, Reasons, predicate, predicate_factory
+from ..nodeinfo import NodeInfo
+
+ERR_SERVICE_AFFINITY: Final = "node(s) didn't match service affinity"
+ERR_TOPOLOGY_SPREAD: Final = "node(s) didn't match pod topology spread constraints"
+
+DO_NOT_SCHEDULE: Final = "DoNotSchedule"
+SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
+
+
+# -- helpers shared with the spreading priorities -----------------------------------------
+
+
+def pod_services(pod: Pod, cluster: ClusterState) -> list[Workload]:
+    """Services of the pod's namespace whose selector selects the pod (GetPodServices).
+
+    A Service without a selector selects nothing (parsed as a never-matching selector).
+    """
+    return [
+        w
+        for w in cluster.workloads.values()
+        if w.kind == "Service" and w.namespace == pod.namespace and w.selector.matches(pod.labels)
+    ]
+
+
+def matches_node_selector_and_affinity(pod: Pod, node: Node) -> bool:
+    """PodMatchesNodeSelectorAndAffinityTerms: nodeSelector and required node affinity."""
+    if pod.has_node_selector and not pod.node_selector.matches(node.labels):
+        return False
+    terms = pod.required_node_terms
+    # An absent required affinity allows every node; an empty term list allows none.
+    return terms is None or terms_match(terms, node.labels, node.name)
+
+
+def snapshot_pods(cluster: ClusterState) -> Iterator[Pod]:
+    """Placed pods in the order of the scheduler snapshot's pod lister."""
+    for info in cluster.ordered_nodes():
+        yield from info.pods.values()
+
+
+def has_all_keys(
+    labels: Mapping[str, str], constraints: Iterable[TopologySpreadConstraint]
+) -> bool:
+    """NodeLabelsMatchSpreadConstraints: every constraint's topologyKey is on the node."""
+    for constraint in constraints:
+        if constraint.topology_key not in labels:
+            return False
+    return True
+
+
+# -- CheckServiceAffinity -----------------------------------------------------------------
+
+
+def _service_affinity_labels(
+    pod: Pod, cluster: ClusterState, keys: tuple[str, ...]
+) -> dict[str, str]:
+    """The label values a node must carry for this pod (FindLabelsInSet + AddUnsetLabelsToMap)."""
+    wanted: dict[str, str] = {}
+    if pod.has_node_selector:
+        raw = _node_selector_map(pod)
+        for key in keys:
+            if key in raw:
+                wanted[key] = raw[key]
+    if len(wanted) == len(keys) or not pod_services(pod, cluster):
+        return wanted
+    first = _first_matching_pod(pod, cluster)
+    if first is None:
+        return wanted
+    info = cluster.nodes.get(first.node_name)
+    if info is None:
+        return wanted
+    node_labels = info.node.labels
+    for key in keys:
+        if key not in wanted and key in node_labels:
+            wanted[key] = node_labels[key]
+    return wanted
+
+
+def _node_selector_map(pod: Pod) -> dict[str, str]:
+    """The pod's nodeSelector as a plain map (each requirement is ``key In {value}``)."""
+    out: dict[str, str] = {}
+    for requirement in pod.node_selector.requirements:
+        out[requirement.key] = next(iter(requirement.values))
+    return out
+
+
+def _first_matching_pod(pod: Pod, cluster: ClusterState) -> Pod | None:
+    """The first placed pod of the namespace whose labels contain all of the pod's labels."""
+    wanted = pod.labels.items()
+    for other in snapshot_pods(cluster):
+        if other.namespace != pod.namespace:
+            continue
+        if all(other.labels.get(key) == value for key, value in wanted):
+            return other
+    return None
+
+
+@predicate_factory("serviceAffinity")
+def service_affinity(argument: Any) -> Predicate:
+    """CheckServiceAffinity with the policy's label keys."""
+    keys = tuple(argument.labels)
+    memo_key = f"serviceAffinity:{keys!r}"
+
+    def check_service_affinity(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+        wanted = cycle.memo(memo_key, lambda: _service_affinity_labels(pod, cycle.cluster, keys))
+        labels = node.node.labels
+        for key, value in wanted.items():
+            if labels.get(key) != value:
+                return (ERR_SERVICE_AFFINITY,)
+        return FITS
+
+    return check_service_affinity
+
+
+# -- EvenPodsSpread -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _HardSpread:
+    """Per-pod summary of the DoNotSchedule constraints (evenPodsSpreadMetadata)."""
+
+    #: (constraint, 1 if the incoming pod matches its selector else 0)
+    constraints: tuple[tuple[TopologySpreadConstraint, int], ...]
+    #: (topologyKey, value) -> matching pods in that domain
+    pair_counts: dict[tuple[str, str], int]
+    #: topologyKey -> the smallest count over its pairs
+    min_counts: dict[str, int]
+
+
+def _hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
+    constraints = [c for c in pod.spread_constraints if c.when_unsatisfiable == DO_NOT_SCHEDULE]
+    if not constraints:
+        return None
+    pair_counts: dict[tuple[str, str], int] = {}
+    for info in cluster.nodes.values():
+        node = info.node
+        if not matches_node_selector_and_affinity(pod, node):
+            continue
+        if not has_all_keys(node.labels, constraints):
+            continue
+        for constraint in constraints:
+            matched = 0
+            for existing in info.pods.values():
+                if existing.namespace == pod.namespace and constraint.selector.matches(
+                    existing.labels
+                ):
+                    matched += 1
+            pair = (constraint.topology_key, node.labels[constraint.topology_key])
+            pair_counts[pair] = pair_counts.get(pair, 0) + matched
+    min_counts: dict[str, int] = {}
+    for (key, _), count in pair_counts.items():
+        if key not in min_counts or count < min_counts[key]:
+            min_counts[key] = count
+    return _HardSpread(
+        constraints=tuple((c, 1 if c.selector.matches(pod.labels) else 0) for c in constraints),
+        pair_counts=pair_counts,
+        min_counts=min_counts,
+    )
+
+
+@predicate(names.EVEN_PODS_SPREAD)
+def even_pods_spread(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    """EvenPodsSpreadPredicate: each hard constraint's skew stays within maxSkew."""
+    if not pod.spread_constraints:
+        return FITS
+    spread = cycle.memo("evenPodsSpread:hard", lambda: _hard_spread(pod, cycle.cluster))
+    if spread is None or not spread.pair_counts:
+        return FITS
+    labels = node.node.labels
+    for constraint, self_match in spread.constraints:
+        key = constraint.topology_key
+        value = labels.get(key)
+        if value is None:
+            return (ERR_TOPOLOGY_SPREAD,)
+        lowest = spread.min_counts.get(key)
+        if lowest is None:
+            # Upstream logs an internal error and skips the constraint.
+            continue
+        skew = spread.pair_counts.get((key, value), 0) + self_match - lowest
+        if skew > constraint.max_skew:
+            return (ERR_TOPOLOGY_SPREAD,)
+    return FITS

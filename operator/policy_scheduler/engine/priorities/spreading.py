@@ -1,0 +1,249 @@
+"""Spreading priorities: SelectorSpread, ServiceSpreading, serviceAntiAffinity, EvenPodsSpread.
+
+All four favour nodes (and zones, or label values) with fewer pods "like" the incoming
+one. Each priority receives every feasible node at once; what depends only on the pod —
+the selectors that define "like", the per-domain counts — is computed once per
+scheduling attempt through ``cycle.memo`` and the per-node work is a lookup. Scores
+follow kube-scheduler v1.13-v1.17, with its float64 arithmetic and truncating int
+conversion, on the legacy 0..10 scale.
+
+**SelectorSpreadPriority** (``SelectorSpread.CalculateSpreadPriorityMap/Reduce``). The
+Services, ReplicationControllers, ReplicaSets and StatefulSets of the pod's namespace
+that select the pod are combined into one selector: a placed pod counts only if it
+matches *all* of them (upstream merges their requirements). Workloads whose selector is
+empty select nothing. A node's count is its pods of the same namespace, not being
+deleted, matching that selector; no selecting workload means every count is 0. Reduce:
+``max`` is the highest count among the scored nodes, ``f = 10 * (max - count) / max``
+(10 when max is 0). When some scored node carries zone labels (``utilnode.GetZoneKey``),
+zone counts are the sums of the scored nodes' counts per zone, and a zoned node gets
+``f * (1 - 2/3) + 2/3 * 10 * (maxZone - zoneCount) / maxZone``; unzoned nodes keep ``f``.
+**ServiceSpreadingPriority** is the same with Services only.
+
+**serviceAntiAffinity** (``ServiceAntiAffinity``, custom priority with a node label).
+Map: the node's pods of the namespace, not being deleted, matched by the selector of the
+*first* Service selecting the pod. Reduce: ``total`` sums all scored nodes' counts;
+nodes without the label score 0; the others ``10 * (total - countOfTheirLabelValue) /
+total`` (10 when total is 0).
+
+**EvenPodsSpreadPriority** (v1.17 ``buildPodTopologySpreadMap`` + map/reduce). Only
+``ScheduleAnyway`` constraints count; with none every node scores 0. Scored nodes
+carrying all the constraints' keys are *qualified* and define the topology pairs. Every
+node of the cluster that passes the pod's nodeSelector/required affinity and carries
+all keys adds, per constraint, its pods matching the selector (any namespace, as v1.17
+does) to its pair, if that pair belongs to a qualified node. A qualified node's raw
+score is the sum of its pairs' counts. Reduce: ``total`` = sum of qualified raw scores,
+``min`` = the smallest; if ``total - min`` is 0 every scored node gets 10 (checked before
+qualification, as v1.17 does), else unqualified nodes get 0 and qualified ones
+``10 * (total - raw) / (total - min)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ... import names
+from ...objects import Pod, TopologySpreadConstraint
+from ...selectors import Selector
+from ..cluster import ClusterState, zone_key
+from ..framework import CycleState, Priority, priority_factory, register_priority
+from ..nodeinfo import NodeInfo
+from ..predicates.spreading import (
+    SCHEDULE_ANYWAY,
+    has_all_keys,
+    matches_node_selector_and_affinity,
+    pod_services,
+)
+
+MAX_PRIORITY: Final = float(names.MAX_PRIORITY)
+#: Upstream gives 2/3 of the weight to zone spreading, 1/3 to node spreading.
+ZONE_WEIGHTING: Final = 2.0 / 3.0
+
+SPREAD_KINDS: Final = frozenset({"Service", "ReplicationController", "ReplicaSet", "StatefulSet"})
+SERVICE_KINDS: Final = frozenset({"Service"})
+
+
+# -- SelectorSpreadPriority / ServiceSpreadingPriority ---------------------------------------
+
+
+def spread_selectors(
+    pod: Pod, cluster: ClusterState, kinds: frozenset[str]
+) -> tuple[Selector, ...]:
+    """Selectors of the workloads of ``kinds`` that select the pod (getSelector).
+
+    Upstream skips controllers whose selector is empty ("should match nothing"); a
+    Service or RC parsed without a selector never matches, so it drops out the same way.
+    """
+    return tuple(
+        w.selector
+        for w in cluster.workloads.values()
+        if w.kind in kinds
+        and w.namespace == pod.namespace
+        and not w.selector.empty
+        and w.selector.matches(pod.labels)
+    )
+
+
+def count_matching(pod: Pod, node: NodeInfo, selectors: tuple[Selector, ...]) -> int:
+    """countMatchingPods: same namespace, not being deleted, matching every selector."""
+    if not selectors:
+        return 0
+    count = 0
+    namespace = pod.namespace
+    for other in node.pods.values():
+        if other.namespace != namespace or other.deleting:
+            continue
+        labels = other.labels
+        if all(selector.matches(labels) for selector in selectors):
+            count += 1
+    return count
+
+
+def _spread_priority(name: str, kinds: frozenset[str]) -> Priority:
+    def spread(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+        selectors = cycle.memo(
+            f"{name}:selectors", lambda: spread_selectors(pod, cycle.cluster, kinds)
+        )
+        counts = [count_matching(pod, node, selectors) for node in nodes]
+        return spread_reduce(nodes, counts)
+
+    return spread
+
+
+def spread_reduce(nodes: Sequence[NodeInfo], counts: list[int]) -> list[int]:
+    """CalculateSpreadPriorityReduce over the scored nodes' counts."""
+    zones = [zone_key(node.node) for node in nodes]
+    max_by_node = max(counts, default=0)
+    by_zone: dict[str, int] = {}
+    for zone, count in zip(zones, counts, strict=True):
+        if zone:
+            by_zone[zone] = by_zone.get(zone, 0) + count
+    max_by_zone = max(by_zone.values(), default=0)
+    scores: list[int] = []
+    for zone, count in zip(zones, counts, strict=True):
+        f_score = MAX_PRIORITY
+        if max_by_node > 0:
+            f_score = MAX_PRIORITY * (float(max_by_node - count) / float(max_by_node))
+        if by_zone and zone:
+            zone_score = MAX_PRIORITY
+            if max_by_zone > 0:
+                zone_score = MAX_PRIORITY * (
+                    float(max_by_zone - by_zone[zone]) / float(max_by_zone)
+                )
+            f_score = (f_score * (1.0 - ZONE_WEIGHTING)) + (ZONE_WEIGHTING * zone_score)
+        scores.append(int(f_score))
+    return scores
+
+
+register_priority(names.SELECTOR_SPREAD, _spread_priority(names.SELECTOR_SPREAD, SPREAD_KINDS))
+register_priority(names.SERVICE_SPREADING, _spread_priority(names.SERVICE_SPREADING, SERVICE_KINDS))
+
+
+# -- serviceAntiAffinity --------------------------------------------------------------------
+
+
+def _first_service_selector(pod: Pod, cluster: ClusterState) -> tuple[Selector, ...]:
+    services = pod_services(pod, cluster)
+    return (services[0].selector,) if services else ()
+
+
+@priority_factory("serviceAntiAffinity")
+def service_anti_affinity(argument: Any) -> Priority:
+    """ServiceAntiAffinity spreading the first service's pods over a node label's values."""
+    label: str = argument.label
+
+    def anti_affinity(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+        selectors = cycle.memo(
+            "serviceAntiAffinity:selector", lambda: _first_service_selector(pod, cycle.cluster)
+        )
+        counts = [count_matching(pod, node, selectors) for node in nodes]
+        total = sum(counts)
+        values = [node.node.labels.get(label) for node in nodes]
+        by_value: dict[str, int] = {}
+        for value, count in zip(values, counts, strict=True):
+            if value is not None:
+                by_value[value] = by_value.get(value, 0) + count
+        scores: list[int] = []
+        for value in values:
+            if value is None:
+                scores.append(0)
+                continue
+            f_score = MAX_PRIORITY
+            if total > 0:
+                f_score = MAX_PRIORITY * (float(total - by_value[value]) / float(total))
+            scores.append(int(f_score))
+        return scores
+
+    return anti_affinity
+
+
+# -- EvenPodsSpreadPriority -----------------------------------------------------------------
+
+
+def _soft_pair_counts(
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    cluster: ClusterState,
+    constraints: tuple[TopologySpreadConstraint, ...],
+) -> dict[tuple[str, str], int]:
+    """topologyPairToPodCounts: pairs of qualified scored nodes, counted over all nodes."""
+    pairs: dict[tuple[str, str], int] = {}
+    for info in nodes:
+        labels = info.node.labels
+        if has_all_keys(labels, constraints):
+            for constraint in constraints:
+                pairs.setdefault((constraint.topology_key, labels[constraint.topology_key]), 0)
+    if not pairs:
+        return pairs
+    for info in cluster.nodes.values():
+        node = info.node
+        if not matches_node_selector_and_affinity(pod, node):
+            continue
+        if not has_all_keys(node.labels, constraints):
+            continue
+        for constraint in constraints:
+            pair = (constraint.topology_key, node.labels[constraint.topology_key])
+            if pair not in pairs:
+                continue
+            # v1.17 counts matching pods of every namespace here (the predicate does not).
+            matched = 0
+            for existing in info.pods.values():
+                if constraint.selector.matches(existing.labels):
+                    matched += 1
+            pairs[pair] += matched
+    return pairs
+
+
+def even_pods_spread_priority(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """CalculateEvenPodsSpreadPriorityMap + Reduce for ScheduleAnyway constraints."""
+    constraints = tuple(
+        c for c in pod.spread_constraints if c.when_unsatisfiable == SCHEDULE_ANYWAY
+    )
+    if not constraints or not nodes:
+        return [0] * len(nodes)
+    pairs = cycle.memo(
+        "evenPodsSpread:soft", lambda: _soft_pair_counts(pod, nodes, cycle.cluster, constraints)
+    )
+    raw: list[int | None] = []
+    for info in nodes:
+        labels = info.node.labels
+        if not has_all_keys(labels, constraints):
+            raw.append(None)
+            continue
+        raw.append(sum(pairs[(c.topology_key, labels[c.topology_key])] for c in constraints))
+    qualified = [score for score in raw if score is not None]
+    total = sum(qualified)
+    # With no qualified node upstream's min stays MaxInt64, so the difference is never 0.
+    max_min_diff = total - min(qualified) if qualified else -1
+    scores: list[int] = []
+    for score in raw:
+        if max_min_diff == 0:
+            scores.append(names.MAX_PRIORITY)
+        elif score is None:
+            scores.append(0)
+        else:
+            scores.append(int(MAX_PRIORITY * (float(total - score) / float(max_min_diff))))
+    return scores
+
+
+register_priority(names.EVEN_PODS_SPREAD_PRIORITY, even_pods_spread_priority)
