@@ -103,8 +103,30 @@ class SelectorError(ValueError):
         self.message = message
 
 
+_NAME: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def valid_label_key(key: str) -> bool:
+    """A qualified name: optional DNS-subdomain prefix and "/", then a name of <= 63 chars."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return 0 < len(name) <= 63 and _NAME.match(name) is not None
+
+
+def valid_label_value(value: str) -> bool:
+    return value == "" or (len(value) <= 63 and _NAME.match(value) is not None)
+
+
 def requirement(key: str, operator: str, values: list[str], *, numeric: bool) -> Requirement | None:
-    """One requirement, or None when upstream's conversion would have failed."""
+    """One requirement, or None when upstream's conversion would have failed.
+
+    Like labels.NewRequirement: the key must be a qualified name and every value a valid
+    label value; In/NotIn need values, Exists/DoesNotExist none, Gt/Lt one integer.
+    """
+    if not valid_label_key(key) or not all(valid_label_value(v) for v in values):
+        return None
     if operator in (IN, NOT_IN):
         if not values:
             return None
@@ -143,9 +165,7 @@ def label_selector(raw: object, field: str) -> Selector:
         key, operator, values = _expression(expr, where)
         req = requirement(key, operator, values, numeric=False)
         if req is None:
-            raise SelectorError(
-                where, f"invalid requirement: {key} {operator} {values!r}"
-            )
+            raise SelectorError(where, f"invalid requirement: {key} {operator} {values!r}")
         reqs.append(req)
     return Selector(tuple(reqs))
 
@@ -188,7 +208,14 @@ class NodeSelectorTerm:
             return False
         if self.fields.empty:
             return True
-        return self.fields.matches({"metadata.name": node_name})
+        if self.fields.nothing:
+            return False
+        fields = {"metadata.name": node_name}
+        for req in self.fields.requirements:
+            value = fields.get(req.key, "")
+            if (value in req.values) != (req.operator == IN):
+                return False
+        return True
 
 
 def node_selector_term(raw: object, field: str) -> NodeSelectorTerm:
@@ -221,8 +248,9 @@ def node_selector_term(raw: object, field: str) -> NodeSelectorTerm:
         freqs: list[Requirement] = []
         for i, expr in enumerate(field_exprs):
             key, operator, values = _expression(expr, f"{field}.matchFields[{i}]")
-            # Upstream supports only metadata.name, with In/NotIn and exactly one value.
-            if key != "metadata.name" or operator not in (IN, NOT_IN) or len(values) != 1:
+            # Upstream: In/NotIn with exactly one value. A node has only the field
+            # metadata.name; any other key compares against the empty string.
+            if operator not in (IN, NOT_IN) or len(values) != 1:
                 fields = NEVER
                 break
             freqs.append(Requirement(key, operator, frozenset(values)))

@@ -93,13 +93,13 @@ class ClusterState:
         self.generation += 1
 
     def _count_images(self, node: Node, sign: int) -> None:
-        for image in node.images:
-            for name in image.names:
-                total = self.image_nodes.get(name, 0) + sign
-                if total > 0:
-                    self.image_nodes[name] = total
-                else:
-                    self.image_nodes.pop(name, None)
+        # A node counts once per image name, however often it lists the name.
+        for name in {name for image in node.images for name in image.names}:
+            total = self.image_nodes.get(name, 0) + sign
+            if total > 0:
+                self.image_nodes[name] = total
+            else:
+                self.image_nodes.pop(name, None)
 
     def ordered_nodes(self) -> list[NodeInfo]:
         """Nodes interleaved across zones, as NodeTree.Next() hands them out."""
