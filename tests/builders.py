@@ -18,13 +18,13 @@ from policy_scheduler.engine.framework import CycleState, PolicySettings
 from policy_scheduler.objects import (
     Node,
     Pod,
+    parse_csi_node,
     parse_node,
     parse_persistent_volume,
     parse_persistent_volume_claim,
     parse_pod,
     parse_storage_class,
     parse_workload,
-    parse_csi_node,
 )
 
 _uids = itertools.count(1)
@@ -106,7 +106,11 @@ def pod(
     if overhead is not None:
         spec["overhead"] = dict(overhead)
     spec.update(spec_extra)
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}-{next(_uids)}"}
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "uid": f"uid-{name}-{next(_uids)}",
+    }
     if labels:
         meta["labels"] = dict(labels)
     if owner is not None:
@@ -206,7 +210,11 @@ def policy(
         body["predicates"] = [p if isinstance(p, dict) else {"name": p} for p in predicates]
     if priorities is not None:
         body["priorities"] = [
-            p if isinstance(p, dict) else {"name": p[0], "weight": p[1]} if isinstance(p, tuple) else {"name": p, "weight": 1}
+            p
+            if isinstance(p, dict)
+            else {"name": p[0], "weight": p[1]}
+            if isinstance(p, tuple)
+            else {"name": p, "weight": 1}
             for p in priorities
         ]
     return {

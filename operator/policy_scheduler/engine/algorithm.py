@@ -109,9 +109,7 @@ class Scheduler:
         self.chunk_size = chunk_size
         self.workers = workers
 
-    async def schedule(
-        self, pod: Pod, cluster: ClusterState, policy: CompiledPolicy
-    ) -> Decision:
+    async def schedule(self, pod: Pod, cluster: ClusterState, policy: CompiledPolicy) -> Decision:
         nodes = cluster.ordered_nodes()
         decision = Decision(pod=pod, node=None, num_all_nodes=len(nodes))
         problem = basic_checks(pod, cluster)

@@ -43,7 +43,7 @@ class PolicySettings:
 class CycleState:
     """Per-attempt memo: computed once per pod, read for every node."""
 
-    __slots__ = ("pod", "cluster", "settings", "_memo")
+    __slots__ = ("_memo", "cluster", "pod", "settings")
 
     def __init__(self, pod: Pod, cluster: ClusterState, settings: PolicySettings) -> None:
         self.pod = pod
@@ -64,9 +64,7 @@ class Predicate(Protocol):
 
 
 class Priority(Protocol):
-    def __call__(
-        self, pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState, /
-    ) -> list[int]: ...
+    def __call__(self, pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState, /) -> list[int]: ...
 
 
 MapFunction = Callable[[Pod, NodeInfo, CycleState], int]
@@ -141,7 +139,9 @@ def register_priority(name: str, fn: Priority) -> Priority:
     return fn
 
 
-def predicate_factory(kind: str) -> Callable[[Callable[[Any], Predicate]], Callable[[Any], Predicate]]:
+def predicate_factory(
+    kind: str,
+) -> Callable[[Callable[[Any], Predicate]], Callable[[Any], Predicate]]:
     def register(fn: Callable[[Any], Predicate]) -> Callable[[Any], Predicate]:
         REGISTRY.predicate_factories[kind] = fn
         return fn

@@ -22,18 +22,18 @@ _generations = count(1)
 
 class NodeInfo:
     __slots__ = (
-        "node",
+        "generation",
         "name",
-        "pods",
-        "requested_cpu",
-        "requested_memory",
-        "requested_ephemeral",
-        "requested_scalar",
+        "node",
         "nonzero_cpu",
         "nonzero_memory",
-        "used_ports",
+        "pods",
         "pods_with_affinity",
-        "generation",
+        "requested_cpu",
+        "requested_ephemeral",
+        "requested_memory",
+        "requested_scalar",
+        "used_ports",
     )
 
     def __init__(self, node: Node) -> None:

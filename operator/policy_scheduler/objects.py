@@ -1,0 +1,1127 @@
+"""Compact typed Kubernetes objects, parsed once at the edge from plain dicts.
+
+Everything the engine reads about a Pod, Node, PV, PVC, StorageClass, Service,
+ReplicationController, ReplicaSet, StatefulSet or CSINode is extracted here into frozen,
+slotted dataclasses with precomputed aggregates (a pod's resource request, its host
+ports, its compiled selectors), so the engine never digs through dicts and never
+recomputes per node what is a property of the pod.
+
+Resource accounting follows kube-scheduler v1.13-v1.17:
+
+* ``Pod.request`` — what PodFitsResources needs: the sum over containers, raised to the
+  largest single init container, plus ``spec.overhead``;
+* ``Pod.node_request`` — what the pod adds to its node once placed (``calculateResource``):
+  the containers' sum plus overhead, init containers not counted;
+* ``Pod.nonzero_cpu`` / ``nonzero_memory`` — the same for priorities only, where a
+  container that does not *mention* cpu (memory) counts 100m (200Mi); an explicit "0"
+  stays 0.
+
+A malformed object raises :class:`ObjectError`, which names the object and the field:
+``Pod "default/web-1": spec.containers[0].resources.requests.cpu: not a quantity: 'x'``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+from .quantities import QuantityError, int_value, milli_value
+from .selectors import (
+    EVERYTHING,
+    NodeSelectorTerm,
+    Selector,
+    SelectorError,
+    label_selector,
+    node_selector_term,
+    node_selector_terms,
+    set_selector,
+)
+
+DEFAULT_MILLI_CPU_REQUEST: Final = 100  # 0.1 core, priorities only
+DEFAULT_MEMORY_REQUEST: Final = 200 * 1024 * 1024  # 200 MiB, priorities only
+
+CPU: Final = "cpu"
+MEMORY: Final = "memory"
+EPHEMERAL_STORAGE: Final = "ephemeral-storage"
+PODS: Final = "pods"
+
+ZONE_LABELS: Final = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS: Final = (
+    "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/region",
+)
+HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
+BETA_STORAGE_CLASS_ANNOTATION: Final = "volume.beta.kubernetes.io/storage-class"
+PREFER_AVOID_PODS_ANNOTATION: Final = "scheduler.alpha.kubernetes.io/preferAvoidPods"
+
+
+class ObjectError(ValueError):
+    """A Kubernetes object the scheduler cannot read; names the object and the field."""
+
+    def __init__(self, kind: str, name: str, field_path: str, message: str) -> None:
+        where = f'{kind} "{name}"' if name else kind
+        super().__init__(
+            f"{where}: {field_path}: {message}" if field_path else f"{where}: {message}"
+        )
+        self.kind = kind
+        self.name = name
+        self.field = field_path
+        self.message = message
+
+
+def is_scalar_resource(name: str) -> bool:
+    """Extended, hugepages, prefixed-native and attachable-volume resources.
+
+    kube's IsScalarResourceName: what NodeInfo accounts beyond cpu, memory and storage.
+    """
+    return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
+
+
+def is_extended_resource(name: str) -> bool:
+    """A resource outside the kubernetes.io domain (IsExtendedResourceName)."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """Amounts of resources in kube-scheduler's units (millicores, bytes, counts)."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pods: int = 0
+    scalar: Mapping[str, int] = field(default_factory=dict)
+
+    def get(self, name: str) -> int:
+        if name == CPU:
+            return self.milli_cpu
+        if name == MEMORY:
+            return self.memory
+        if name == EPHEMERAL_STORAGE:
+            return self.ephemeral_storage
+        if name == PODS:
+            return self.allowed_pods
+        return self.scalar.get(name, 0)
+
+    @property
+    def is_zero(self) -> bool:
+        return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalar)
+
+
+ZERO: Final = Resources()
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    ip: str
+    protocol: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+    def tolerates(self, taint: Taint) -> bool:
+        """v1.Toleration.ToleratesTaint: empty effect/key match all; empty operator is Equal."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = ""
+
+
+def tolerations_tolerate(tolerations: tuple[Toleration, ...], taint: Taint) -> bool:
+    for toleration in tolerations:
+        if toleration.tolerates(taint):
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    selector: Selector
+    #: Namespaces the term looks in; empty means the pod's own namespace (resolved at parse).
+    namespaces: frozenset[str]
+    topology_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodAffinityTerm:
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredNodeTerm:
+    weight: int
+    term: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str  # DoNotSchedule | ScheduleAnyway
+    selector: Selector
+
+
+@dataclass(frozen=True, slots=True)
+class Volume:
+    """A pod volume, reduced to what the volume predicates compare.
+
+    ``kind`` is the volume source key (gcePersistentDisk, awsElasticBlockStore, rbd, iscsi,
+    azureDisk, cinder, csi, persistentVolumeClaim, ...); ``handle`` identifies the
+    backing disk for conflicts and counts (PD name, EBS volume id, RBD image, ISCSI iqn,
+    Azure disk name, Cinder volume id, CSI volume handle, PVC claim name).
+    """
+
+    name: str
+    kind: str
+    handle: str = ""
+    read_only: bool = False
+    #: RBD monitors; ISCSI target portal and lun travel in ``extra``.
+    monitors: tuple[str, ...] = ()
+    pool: str = ""
+    driver: str = ""
+    fs_type: str = ""
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    kind: str
+    name: str
+    uid: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    namespace: str
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    scheduler_name: str
+    node_name: str
+    priority: int
+    created: float  # epoch seconds, 0.0 when unknown
+    deleting: bool
+    gated: bool
+    phase: str
+    request: Resources
+    node_request: Resources
+    nonzero_cpu: int
+    nonzero_memory: int
+    limit_cpu: int
+    limit_memory: int
+    best_effort: bool
+    host_ports: tuple[HostPort, ...]
+    images: tuple[str, ...]
+    node_selector: Selector
+    has_node_selector: bool
+    required_node_terms: tuple[NodeSelectorTerm, ...] | None
+    preferred_node_terms: tuple[PreferredNodeTerm, ...]
+    tolerations: tuple[Toleration, ...]
+    affinity_required: tuple[PodAffinityTerm, ...]
+    affinity_preferred: tuple[WeightedPodAffinityTerm, ...]
+    anti_affinity_required: tuple[PodAffinityTerm, ...]
+    anti_affinity_preferred: tuple[WeightedPodAffinityTerm, ...]
+    spread_constraints: tuple[TopologySpreadConstraint, ...]
+    volumes: tuple[Volume, ...]
+    controller: OwnerRef | None
+    resource_version: str = ""
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def has_pod_affinity(self) -> bool:
+        return bool(
+            self.affinity_required
+            or self.affinity_preferred
+            or self.anti_affinity_required
+            or self.anti_affinity_preferred
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ImageState:
+    names: tuple[str, ...]
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    unschedulable: bool
+    taints: tuple[Taint, ...]
+    conditions: Mapping[str, str]  # type -> status
+    allocatable: Resources
+    images: tuple[ImageState, ...]
+    avoid_pods: tuple[tuple[str, str], ...]  # (controller kind, controller uid)
+    resource_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PersistentVolume:
+    name: str
+    labels: Mapping[str, str]
+    storage_class: str
+    capacity: int
+    access_modes: frozenset[str]
+    node_affinity: tuple[NodeSelectorTerm, ...] | None
+    claim: str  # "namespace/name" of the claimRef, "" when unbound
+    phase: str
+    source: Volume
+    #: The beta storage-class annotation, which wins over spec.storageClassName upstream.
+    class_annotation: str | None = None
+    claim_uid: str = ""  # spec.claimRef.uid
+    has_claim_ref: bool = False  # a claimRef is set, even one without a name
+    deleting: bool = False
+    volume_mode: str = "Filesystem"
+
+    @property
+    def class_name(self) -> str:
+        """GetPersistentVolumeClass: the beta annotation first, then the spec field."""
+        if self.class_annotation is not None:
+            return self.class_annotation
+        return self.storage_class
+
+
+@dataclass(frozen=True, slots=True)
+class PersistentVolumeClaim:
+    namespace: str
+    name: str
+    #: GetPersistentVolumeClaimClass before defaulting: the beta annotation if present, else
+    #: spec.storageClassName; None when neither is set (the scheduler then uses "").
+    storage_class: str | None
+    volume_name: str
+    phase: str
+    access_modes: frozenset[str]
+    request: int
+    selector: Selector | None
+    deleting: bool
+    annotations: Mapping[str, str]
+    uid: str = ""
+    #: spec.storageClassName exactly as written (None: absent), ignoring the annotation;
+    #: the legacy MaxPD predicates look at this field only.
+    spec_storage_class: str | None = None
+    volume_mode: str = "Filesystem"
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def class_name(self) -> str:
+        """GetPersistentVolumeClaimClass: the beta annotation, else the spec field, else ""."""
+        return self.storage_class or ""
+
+
+@dataclass(frozen=True, slots=True)
+class StorageClass:
+    name: str
+    provisioner: str
+    binding_mode: str  # Immediate | WaitForFirstConsumer
+    allowed_topologies: tuple[NodeSelectorTerm, ...]
+    is_default: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CSIDriverInfo:
+    node_id: str
+    allocatable: int | None
+    topology_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CSINode:
+    name: str
+    drivers: Mapping[str, CSIDriverInfo]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A Service, ReplicationController, ReplicaSet or StatefulSet: what selects pods."""
+
+    kind: str
+    namespace: str
+    name: str
+    selector: Selector
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+# -- parsing helpers -------------------------------------------------------------------
+
+
+class _Reader:
+    """Field access on a raw object that turns surprises into ObjectErrors."""
+
+    __slots__ = ("kind", "name")
+
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+
+    def fail(self, path: str, message: str) -> ObjectError:
+        return ObjectError(self.kind, self.name, path, message)
+
+    def mapping(self, value: object, path: str) -> Mapping[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"must be an object, got {_short(value)}")
+        return value
+
+    def items(self, value: object, path: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(path, f"must be a list, got {_short(value)}")
+        return value
+
+    def string(self, value: object, path: str, default: str = "") -> str:
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise self.fail(path, f"must be a string, got {_short(value)}")
+        return value
+
+    def integer(self, value: object, path: str, default: int = 0) -> int:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(path, f"must be an integer, got {_short(value)}")
+        return value
+
+    def boolean(self, value: object, path: str) -> bool:
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise self.fail(path, f"must be true or false, got {_short(value)}")
+        return value
+
+    def labels(self, value: object, path: str) -> dict[str, str]:
+        raw = self.mapping(value, path)
+        out: dict[str, str] = {}
+        for key, val in raw.items():
+            if not isinstance(val, str):
+                # YAML turns `zone: 1` into an int; the API would have refused it too.
+                raise self.fail(f"{path}.{key}", f"must be a string, got {_short(val)}")
+            out[str(key)] = val
+        return out
+
+    def resources(self, value: object, path: str, *, allow_negative: bool = False) -> Resources:
+        raw = self.mapping(value, path)
+        cpu = memory = ephemeral = pods = 0
+        scalar: dict[str, int] = {}
+        for rname, quantity in raw.items():
+            where = f"{path}.{rname}"
+            try:
+                if rname == CPU:
+                    amount = milli_value(quantity)
+                else:
+                    amount = int_value(quantity)
+            except QuantityError as exc:
+                raise self.fail(where, str(exc)) from None
+            if amount < 0 and not allow_negative:
+                raise self.fail(where, f"must not be negative, got {quantity!r}")
+            if rname == CPU:
+                cpu = amount
+            elif rname == MEMORY:
+                memory = amount
+            elif rname == EPHEMERAL_STORAGE:
+                ephemeral = amount
+            elif rname == PODS:
+                pods = amount
+            elif is_scalar_resource(str(rname)):
+                scalar[str(rname)] = amount
+        return Resources(cpu, memory, ephemeral, pods, dict(sorted(scalar.items())))
+
+    def selector(self, value: object, path: str) -> Selector:
+        try:
+            return label_selector(value, path)
+        except SelectorError as exc:
+            raise self.fail(exc.field, exc.message) from None
+
+    def node_terms(self, value: object, path: str) -> tuple[NodeSelectorTerm, ...]:
+        try:
+            return node_selector_terms(value, path)
+        except SelectorError as exc:
+            raise self.fail(exc.field, exc.message) from None
+
+    def node_term(self, value: object, path: str) -> NodeSelectorTerm:
+        try:
+            return node_selector_term(value, path)
+        except SelectorError as exc:
+            raise self.fail(exc.field, exc.message) from None
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _metadata(raw: object, kind: str, *, namespaced: bool) -> tuple[Mapping[str, Any], str, str]:
+    if not isinstance(raw, Mapping):
+        raise ObjectError(kind, "", "", f"must be an object, got {_short(raw)}")
+    meta = raw.get("metadata")
+    if not isinstance(meta, Mapping):
+        raise ObjectError(kind, "", "metadata", "is required")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise ObjectError(kind, "", "metadata.name", "is required")
+    namespace = ""
+    if namespaced:
+        ns = meta.get("namespace", "default")
+        if ns is None:
+            ns = "default"
+        if not isinstance(ns, str) or not ns:
+            raise ObjectError(
+                kind, name, "metadata.namespace", f"must be a string, got {_short(ns)}"
+            )
+        namespace = ns
+    return meta, name, namespace
+
+
+def parse_timestamp(value: object) -> float:
+    """RFC 3339 timestamps as the API writes them; 0.0 when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return 0.0
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def normalized_image(name: str) -> str:
+    """Image names without a tag mean ":latest" (ImageLocality's normalizedImageName)."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+# -- pods --------------------------------------------------------------------------------
+
+
+def _container_resources(
+    r: _Reader, containers: list[Any], path: str
+) -> tuple[list[Resources], list[Resources], list[tuple[bool, bool]], list[Resources]]:
+    requests: list[Resources] = []
+    limits: list[Resources] = []
+    mentions: list[tuple[bool, bool]] = []
+    raw_requests: list[Resources] = []
+    for i, container in enumerate(containers):
+        where = f"{path}[{i}]"
+        c = r.mapping(container, where)
+        res = r.mapping(c.get("resources"), f"{where}.resources")
+        req_raw = r.mapping(res.get("requests"), f"{where}.resources.requests")
+        lim_raw = r.mapping(res.get("limits"), f"{where}.resources.limits")
+        requests.append(r.resources(req_raw, f"{where}.resources.requests"))
+        limits.append(r.resources(lim_raw, f"{where}.resources.limits"))
+        mentions.append((CPU in req_raw, MEMORY in req_raw))
+        raw_requests.append(requests[-1])
+    return requests, limits, mentions, raw_requests
+
+
+def _add(a: Resources, b: Resources) -> Resources:
+    scalar = dict(a.scalar)
+    for name, amount in b.scalar.items():
+        scalar[name] = scalar.get(name, 0) + amount
+    return Resources(
+        a.milli_cpu + b.milli_cpu,
+        a.memory + b.memory,
+        a.ephemeral_storage + b.ephemeral_storage,
+        a.allowed_pods + b.allowed_pods,
+        dict(sorted(scalar.items())),
+    )
+
+
+def _max(a: Resources, b: Resources) -> Resources:
+    scalar = dict(a.scalar)
+    for name, amount in b.scalar.items():
+        # SetMaxResource only writes a larger value: an init container's "0" adds no entry.
+        if amount > scalar.get(name, 0):
+            scalar[name] = amount
+    return Resources(
+        max(a.milli_cpu, b.milli_cpu),
+        max(a.memory, b.memory),
+        max(a.ephemeral_storage, b.ephemeral_storage),
+        a.allowed_pods,
+        dict(sorted(scalar.items())),
+    )
+
+
+def add_resources(a: Resources, b: Resources) -> Resources:
+    return _add(a, b)
+
+
+def _tolerations(r: _Reader, raw: object, path: str) -> tuple[Toleration, ...]:
+    out = []
+    for i, item in enumerate(r.items(raw, path)):
+        where = f"{path}[{i}]"
+        t = r.mapping(item, where)
+        operator = r.string(t.get("operator"), f"{where}.operator", "Equal") or "Equal"
+        if operator not in ("Equal", "Exists"):
+            raise r.fail(f"{where}.operator", f'must be "Equal" or "Exists", got {operator!r}')
+        seconds = t.get("tolerationSeconds")
+        out.append(
+            Toleration(
+                key=r.string(t.get("key"), f"{where}.key"),
+                operator=operator,
+                value=r.string(t.get("value"), f"{where}.value"),
+                effect=r.string(t.get("effect"), f"{where}.effect"),
+                toleration_seconds=r.integer(seconds, f"{where}.tolerationSeconds")
+                if seconds is not None
+                else None,
+            )
+        )
+    return tuple(out)
+
+
+def _pod_terms(r: _Reader, raw: object, path: str, namespace: str) -> tuple[PodAffinityTerm, ...]:
+    return tuple(
+        _pod_term(r, item, f"{path}[{i}]", namespace) for i, item in enumerate(r.items(raw, path))
+    )
+
+
+def _pod_term(r: _Reader, raw: object, path: str, namespace: str) -> PodAffinityTerm:
+    term = r.mapping(raw, path)
+    namespaces = [
+        r.string(ns, f"{path}.namespaces[{j}]")
+        for j, ns in enumerate(r.items(term.get("namespaces"), f"{path}.namespaces"))
+    ]
+    topology_key = r.string(term.get("topologyKey"), f"{path}.topologyKey")
+    return PodAffinityTerm(
+        selector=r.selector(term.get("labelSelector"), f"{path}.labelSelector"),
+        namespaces=frozenset(namespaces) if namespaces else frozenset({namespace}),
+        topology_key=topology_key,
+    )
+
+
+def _weighted_pod_terms(
+    r: _Reader, raw: object, path: str, namespace: str
+) -> tuple[WeightedPodAffinityTerm, ...]:
+    out = []
+    for i, item in enumerate(r.items(raw, path)):
+        where = f"{path}[{i}]"
+        entry = r.mapping(item, where)
+        out.append(
+            WeightedPodAffinityTerm(
+                weight=r.integer(entry.get("weight"), f"{where}.weight"),
+                term=_pod_term(
+                    r, entry.get("podAffinityTerm"), f"{where}.podAffinityTerm", namespace
+                ),
+            )
+        )
+    return tuple(out)
+
+
+_VOLUME_HANDLES: Final[dict[str, str]] = {
+    "gcePersistentDisk": "pdName",
+    "awsElasticBlockStore": "volumeID",
+    "rbd": "image",
+    "iscsi": "iqn",
+    "azureDisk": "diskName",
+    "cinder": "volumeID",
+    "csi": "volumeHandle",
+    "persistentVolumeClaim": "claimName",
+}
+
+
+def parse_volume_source(r: _Reader, name: str, raw: Mapping[str, Any], path: str) -> Volume:
+    """The first recognised volume source of a pod volume or a PV spec."""
+    for kind, handle_key in _VOLUME_HANDLES.items():
+        if kind not in raw or raw[kind] is None:
+            continue
+        src = r.mapping(raw[kind], f"{path}.{kind}")
+        handle = r.string(src.get(handle_key), f"{path}.{kind}.{handle_key}")
+        extra: list[tuple[str, str]] = []
+        if kind == "iscsi":
+            extra.append(
+                ("targetPortal", r.string(src.get("targetPortal"), f"{path}.iscsi.targetPortal"))
+            )
+            extra.append(("lun", str(src.get("lun", 0))))
+        if kind == "gcePersistentDisk":
+            extra.append(("partition", str(src.get("partition", 0))))
+        monitors = (
+            tuple(
+                r.string(m, f"{path}.rbd.monitors[{i}]")
+                for i, m in enumerate(r.items(src.get("monitors"), f"{path}.rbd.monitors"))
+            )
+            if kind == "rbd"
+            else ()
+        )
+        return Volume(
+            name=name,
+            kind=kind,
+            handle=handle,
+            read_only=r.boolean(src.get("readOnly"), f"{path}.{kind}.readOnly"),
+            monitors=monitors,
+            pool=r.string(src.get("pool"), f"{path}.rbd.pool", "rbd") if kind == "rbd" else "",
+            driver=r.string(src.get("driver"), f"{path}.csi.driver") if kind == "csi" else "",
+            fs_type=r.string(src.get("fsType"), f"{path}.{kind}.fsType")
+            if isinstance(src.get("fsType"), str)
+            else "",
+            extra=tuple(extra),
+        )
+    other = next((k for k in raw if k != "name"), "")
+    return Volume(name=name, kind=other)
+
+
+def parse_pod(raw: Mapping[str, Any]) -> Pod:
+    meta, name, namespace = _metadata(raw, "Pod", namespaced=True)
+    r = _Reader("Pod", f"{namespace}/{name}")
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+
+    containers = r.items(spec.get("containers"), "spec.containers")
+    init_containers = r.items(spec.get("initContainers"), "spec.initContainers")
+    requests, limits, mentions, _ = _container_resources(r, containers, "spec.containers")
+    init_requests, init_limits, _, _ = _container_resources(
+        r, init_containers, "spec.initContainers"
+    )
+    overhead = r.resources(spec.get("overhead"), "spec.overhead")
+
+    containers_sum = ZERO
+    for req in requests:
+        containers_sum = _add(containers_sum, req)
+    request = containers_sum
+    for req in init_requests:
+        request = _max(request, req)
+    request = _add(request, overhead)
+    node_request = _add(containers_sum, overhead)
+
+    nonzero_cpu = overhead.milli_cpu
+    nonzero_memory = overhead.memory
+    for req, (has_cpu, has_memory) in zip(requests, mentions, strict=True):
+        nonzero_cpu += req.milli_cpu if has_cpu else DEFAULT_MILLI_CPU_REQUEST
+        nonzero_memory += req.memory if has_memory else DEFAULT_MEMORY_REQUEST
+
+    limit_sum = ZERO
+    for lim in limits:
+        limit_sum = _add(limit_sum, lim)
+    for lim in init_limits:
+        limit_sum = _max(limit_sum, lim)
+
+    # QoS BestEffort: no positive cpu/memory request or limit in any container.
+    best_effort = not any(
+        res.milli_cpu > 0 or res.memory > 0
+        for res in (*requests, *limits, *init_requests, *init_limits)
+    )
+
+    ports: list[HostPort] = []
+    images: list[str] = []
+    for i, container in enumerate(containers):
+        c = r.mapping(container, f"spec.containers[{i}]")
+        image = c.get("image")
+        if isinstance(image, str) and image:
+            images.append(normalized_image(image))
+        for j, port in enumerate(r.items(c.get("ports"), f"spec.containers[{i}].ports")):
+            where = f"spec.containers[{i}].ports[{j}]"
+            p = r.mapping(port, where)
+            host_port = r.integer(p.get("hostPort"), f"{where}.hostPort")
+            if host_port <= 0:
+                continue
+            ports.append(
+                HostPort(
+                    ip=r.string(p.get("hostIP"), f"{where}.hostIP") or "0.0.0.0",
+                    protocol=r.string(p.get("protocol"), f"{where}.protocol") or "TCP",
+                    port=host_port,
+                )
+            )
+
+    affinity = r.mapping(spec.get("affinity"), "spec.affinity")
+    node_affinity = r.mapping(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
+    required_node_terms: tuple[NodeSelectorTerm, ...] | None = None
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    na_path = "spec.affinity.nodeAffinity"
+    if required is not None:
+        req_map = r.mapping(required, f"{na_path}.requiredDuringSchedulingIgnoredDuringExecution")
+        required_node_terms = r.node_terms(
+            req_map.get("nodeSelectorTerms"),
+            f"{na_path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
+        )
+    preferred_node_terms: list[PreferredNodeTerm] = []
+    pref_path = f"{na_path}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, item in enumerate(
+        r.items(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"), pref_path)
+    ):
+        entry = r.mapping(item, f"{pref_path}[{i}]")
+        preferred_node_terms.append(
+            PreferredNodeTerm(
+                weight=r.integer(entry.get("weight"), f"{pref_path}[{i}].weight"),
+                term=r.node_term(entry.get("preference"), f"{pref_path}[{i}].preference"),
+            )
+        )
+
+    pod_affinity = r.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity")
+    pod_anti = r.mapping(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity")
+    req_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+
+    node_selector_raw = r.labels(spec.get("nodeSelector"), "spec.nodeSelector")
+
+    spread: list[TopologySpreadConstraint] = []
+    tsc_path = "spec.topologySpreadConstraints"
+    for i, item in enumerate(r.items(spec.get("topologySpreadConstraints"), tsc_path)):
+        where = f"{tsc_path}[{i}]"
+        c = r.mapping(item, where)
+        max_skew = r.integer(c.get("maxSkew"), f"{where}.maxSkew")
+        if max_skew <= 0:
+            raise r.fail(f"{where}.maxSkew", f"must be greater than zero, got {max_skew}")
+        when = r.string(c.get("whenUnsatisfiable"), f"{where}.whenUnsatisfiable")
+        if when not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise r.fail(
+                f"{where}.whenUnsatisfiable",
+                f'must be "DoNotSchedule" or "ScheduleAnyway", got {when!r}',
+            )
+        topology_key = r.string(c.get("topologyKey"), f"{where}.topologyKey")
+        if not topology_key:
+            raise r.fail(f"{where}.topologyKey", "is required")
+        spread.append(
+            TopologySpreadConstraint(
+                max_skew=max_skew,
+                topology_key=topology_key,
+                when_unsatisfiable=when,
+                selector=r.selector(c.get("labelSelector"), f"{where}.labelSelector"),
+            )
+        )
+
+    volumes = []
+    for i, item in enumerate(r.items(spec.get("volumes"), "spec.volumes")):
+        v = r.mapping(item, f"spec.volumes[{i}]")
+        vname = r.string(v.get("name"), f"spec.volumes[{i}].name")
+        volumes.append(parse_volume_source(r, vname, v, f"spec.volumes[{i}]"))
+
+    controller = None
+    for i, ref in enumerate(r.items(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        o = r.mapping(ref, f"metadata.ownerReferences[{i}]")
+        if o.get("controller") is True:
+            controller = OwnerRef(
+                kind=r.string(o.get("kind"), f"metadata.ownerReferences[{i}].kind"),
+                name=r.string(o.get("name"), f"metadata.ownerReferences[{i}].name"),
+                uid=r.string(o.get("uid"), f"metadata.ownerReferences[{i}].uid"),
+            )
+            break
+
+    return Pod(
+        namespace=namespace,
+        name=name,
+        uid=r.string(meta.get("uid"), "metadata.uid") or f"{namespace}/{name}",
+        labels=r.labels(meta.get("labels"), "metadata.labels"),
+        scheduler_name=r.string(
+            spec.get("schedulerName"), "spec.schedulerName", "default-scheduler"
+        )
+        or "default-scheduler",
+        node_name=r.string(spec.get("nodeName"), "spec.nodeName"),
+        priority=r.integer(spec.get("priority"), "spec.priority"),
+        created=parse_timestamp(meta.get("creationTimestamp")),
+        deleting=meta.get("deletionTimestamp") is not None,
+        gated=bool(r.items(spec.get("schedulingGates"), "spec.schedulingGates")),
+        phase=r.string(status.get("phase"), "status.phase"),
+        request=request,
+        node_request=node_request,
+        nonzero_cpu=nonzero_cpu,
+        nonzero_memory=nonzero_memory,
+        limit_cpu=limit_sum.milli_cpu,
+        limit_memory=limit_sum.memory,
+        best_effort=best_effort,
+        host_ports=tuple(ports),
+        images=tuple(images),
+        node_selector=set_selector(node_selector_raw) if node_selector_raw else EVERYTHING,
+        has_node_selector=bool(node_selector_raw),
+        required_node_terms=required_node_terms,
+        preferred_node_terms=tuple(preferred_node_terms),
+        tolerations=_tolerations(r, spec.get("tolerations"), "spec.tolerations"),
+        affinity_required=_pod_terms(
+            r, pod_affinity.get(req_key), f"spec.affinity.podAffinity.{req_key}", namespace
+        ),
+        affinity_preferred=_weighted_pod_terms(
+            r, pod_affinity.get(pref_key), f"spec.affinity.podAffinity.{pref_key}", namespace
+        ),
+        anti_affinity_required=_pod_terms(
+            r, pod_anti.get(req_key), f"spec.affinity.podAntiAffinity.{req_key}", namespace
+        ),
+        anti_affinity_preferred=_weighted_pod_terms(
+            r, pod_anti.get(pref_key), f"spec.affinity.podAntiAffinity.{pref_key}", namespace
+        ),
+        spread_constraints=tuple(spread),
+        volumes=tuple(volumes),
+        controller=controller,
+        resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
+        raw=raw,
+    )
+
+
+# -- nodes ---------------------------------------------------------------------------------
+
+
+def parse_node(raw: Mapping[str, Any]) -> Node:
+    meta, name, _ = _metadata(raw, "Node", namespaced=False)
+    r = _Reader("Node", name)
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+
+    taints = []
+    for i, item in enumerate(r.items(spec.get("taints"), "spec.taints")):
+        t = r.mapping(item, f"spec.taints[{i}]")
+        effect = r.string(t.get("effect"), f"spec.taints[{i}].effect")
+        if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise r.fail(
+                f"spec.taints[{i}].effect",
+                f'must be "NoSchedule", "PreferNoSchedule" or "NoExecute", got {effect!r}',
+            )
+        key = r.string(t.get("key"), f"spec.taints[{i}].key")
+        if not key:
+            raise r.fail(f"spec.taints[{i}].key", "is required")
+        taints.append(
+            Taint(key=key, value=r.string(t.get("value"), f"spec.taints[{i}].value"), effect=effect)
+        )
+
+    conditions: dict[str, str] = {}
+    for i, item in enumerate(r.items(status.get("conditions"), "status.conditions")):
+        c = r.mapping(item, f"status.conditions[{i}]")
+        ctype = r.string(c.get("type"), f"status.conditions[{i}].type")
+        conditions[ctype] = r.string(c.get("status"), f"status.conditions[{i}].status")
+
+    # The API server defaults allocatable to capacity when a node reports none.
+    allocatable_raw = status.get("allocatable")
+    path = "status.allocatable"
+    if allocatable_raw is None:
+        allocatable_raw, path = status.get("capacity"), "status.capacity"
+    allocatable = r.resources(allocatable_raw, path)
+
+    images = []
+    for i, item in enumerate(r.items(status.get("images"), "status.images")):
+        img = r.mapping(item, f"status.images[{i}]")
+        names = tuple(
+            # Node image names are taken as reported; only pods' images get ":latest".
+            r.string(n, f"status.images[{i}].names[{j}]")
+            for j, n in enumerate(r.items(img.get("names"), f"status.images[{i}].names"))
+        )
+        images.append(
+            ImageState(
+                names=names, size=r.integer(img.get("sizeBytes"), f"status.images[{i}].sizeBytes")
+            )
+        )
+
+    annotations = r.mapping(meta.get("annotations"), "metadata.annotations")
+    return Node(
+        name=name,
+        uid=r.string(meta.get("uid"), "metadata.uid"),
+        labels=r.labels(meta.get("labels"), "metadata.labels"),
+        unschedulable=r.boolean(spec.get("unschedulable"), "spec.unschedulable"),
+        taints=tuple(taints),
+        conditions=conditions,
+        allocatable=allocatable,
+        images=tuple(images),
+        avoid_pods=_avoid_pods(annotations.get(PREFER_AVOID_PODS_ANNOTATION)),
+        resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
+    )
+
+
+def _avoid_pods(value: object) -> tuple[tuple[str, str], ...]:
+    """The preferAvoidPods annotation; unreadable JSON counts as no entry, as upstream."""
+    if not isinstance(value, str) or not value:
+        return ()
+    try:
+        data = json.loads(value)
+        out = []
+        for entry in data.get("preferAvoidPods") or []:
+            ctrl = (entry.get("podSignature") or {}).get("podController") or {}
+            out.append((str(ctrl.get("kind", "")), str(ctrl.get("uid", ""))))
+        return tuple(out)
+    except (ValueError, AttributeError, TypeError):
+        return ()
+
+
+# -- storage -------------------------------------------------------------------------------
+
+
+def parse_persistent_volume(raw: Mapping[str, Any]) -> PersistentVolume:
+    meta, name, _ = _metadata(raw, "PersistentVolume", namespaced=False)
+    r = _Reader("PersistentVolume", name)
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+    node_affinity = None
+    na = r.mapping(spec.get("nodeAffinity"), "spec.nodeAffinity")
+    if na.get("required") is not None:
+        required = r.mapping(na.get("required"), "spec.nodeAffinity.required")
+        node_affinity = r.node_terms(
+            required.get("nodeSelectorTerms"), "spec.nodeAffinity.required.nodeSelectorTerms"
+        )
+    claim_ref = r.mapping(spec.get("claimRef"), "spec.claimRef")
+    claim = ""
+    if claim_ref.get("name"):
+        claim = f"{claim_ref.get('namespace') or 'default'}/{claim_ref['name']}"
+    pv_annotations = r.labels(meta.get("annotations"), "metadata.annotations")
+    return PersistentVolume(
+        name=name,
+        labels=r.labels(meta.get("labels"), "metadata.labels"),
+        storage_class=r.string(spec.get("storageClassName"), "spec.storageClassName"),
+        capacity=_storage(r, spec.get("capacity"), "spec.capacity"),
+        access_modes=frozenset(
+            r.string(m, f"spec.accessModes[{i}]")
+            for i, m in enumerate(r.items(spec.get("accessModes"), "spec.accessModes"))
+        ),
+        node_affinity=node_affinity,
+        claim=claim,
+        phase=r.string(status.get("phase"), "status.phase"),
+        source=parse_volume_source(r, name, spec, "spec"),
+        class_annotation=pv_annotations.get(BETA_STORAGE_CLASS_ANNOTATION),
+        claim_uid=r.string(claim_ref.get("uid"), "spec.claimRef.uid"),
+        has_claim_ref=spec.get("claimRef") is not None,
+        deleting=meta.get("deletionTimestamp") is not None,
+        volume_mode=r.string(spec.get("volumeMode"), "spec.volumeMode") or "Filesystem",
+    )
+
+
+def _storage(r: _Reader, raw: object, path: str) -> int:
+    amounts = r.mapping(raw, path)
+    if "storage" not in amounts:
+        return 0
+    try:
+        return int_value(amounts["storage"])
+    except QuantityError as exc:
+        raise r.fail(f"{path}.storage", str(exc)) from None
+
+
+def parse_persistent_volume_claim(raw: Mapping[str, Any]) -> PersistentVolumeClaim:
+    meta, name, namespace = _metadata(raw, "PersistentVolumeClaim", namespaced=True)
+    r = _Reader("PersistentVolumeClaim", f"{namespace}/{name}")
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+    resources = r.mapping(spec.get("resources"), "spec.resources")
+    annotations = r.labels(meta.get("annotations"), "metadata.annotations")
+    spec_class: str | None = None
+    if spec.get("storageClassName") is not None:
+        spec_class = r.string(spec.get("storageClassName"), "spec.storageClassName")
+    # GetPersistentVolumeClaimClass: the beta annotation wins over the spec field.
+    storage_class = annotations.get(BETA_STORAGE_CLASS_ANNOTATION, spec_class)
+    return PersistentVolumeClaim(
+        namespace=namespace,
+        name=name,
+        storage_class=storage_class,
+        volume_name=r.string(spec.get("volumeName"), "spec.volumeName"),
+        phase=r.string(status.get("phase"), "status.phase"),
+        access_modes=frozenset(
+            r.string(m, f"spec.accessModes[{i}]")
+            for i, m in enumerate(r.items(spec.get("accessModes"), "spec.accessModes"))
+        ),
+        request=_storage(r, resources.get("requests"), "spec.resources.requests"),
+        selector=r.selector(spec.get("selector"), "spec.selector")
+        if spec.get("selector") is not None
+        else None,
+        deleting=meta.get("deletionTimestamp") is not None,
+        annotations=annotations,
+        uid=r.string(meta.get("uid"), "metadata.uid"),
+        spec_storage_class=spec_class,
+        volume_mode=r.string(spec.get("volumeMode"), "spec.volumeMode") or "Filesystem",
+    )
+
+
+def parse_storage_class(raw: Mapping[str, Any]) -> StorageClass:
+    meta, name, _ = _metadata(raw, "StorageClass", namespaced=False)
+    r = _Reader("StorageClass", name)
+    topologies: list[NodeSelectorTerm] = []
+    for i, item in enumerate(r.items(raw.get("allowedTopologies"), "allowedTopologies")):
+        term = r.mapping(item, f"allowedTopologies[{i}]")
+        exprs = []
+        for j, expr in enumerate(
+            r.items(
+                term.get("matchLabelExpressions"), f"allowedTopologies[{i}].matchLabelExpressions"
+            )
+        ):
+            e = r.mapping(expr, f"allowedTopologies[{i}].matchLabelExpressions[{j}]")
+            exprs.append({"key": e.get("key"), "operator": "In", "values": e.get("values") or []})
+        topologies.append(r.node_term({"matchExpressions": exprs}, f"allowedTopologies[{i}]"))
+    annotations = r.mapping(meta.get("annotations"), "metadata.annotations")
+    mode = r.string(raw.get("volumeBindingMode"), "volumeBindingMode", "Immediate") or "Immediate"
+    if mode not in ("Immediate", "WaitForFirstConsumer"):
+        raise r.fail(
+            "volumeBindingMode", f'must be "Immediate" or "WaitForFirstConsumer", got {mode!r}'
+        )
+    default_flag = str(
+        annotations.get("storageclass.kubernetes.io/is-default-class")
+        or annotations.get("storageclass.beta.kubernetes.io/is-default-class")
+        or ""
+    )
+    return StorageClass(
+        name=name,
+        provisioner=r.string(raw.get("provisioner"), "provisioner"),
+        binding_mode=mode,
+        allowed_topologies=tuple(topologies),
+        is_default=default_flag.lower() == "true",
+    )
+
+
+def parse_csi_node(raw: Mapping[str, Any]) -> CSINode:
+    _, name, _ = _metadata(raw, "CSINode", namespaced=False)
+    r = _Reader("CSINode", name)
+    spec = r.mapping(raw.get("spec"), "spec")
+    drivers: dict[str, CSIDriverInfo] = {}
+    for i, item in enumerate(r.items(spec.get("drivers"), "spec.drivers")):
+        d = r.mapping(item, f"spec.drivers[{i}]")
+        driver = r.string(d.get("name"), f"spec.drivers[{i}].name")
+        alloc = r.mapping(d.get("allocatable"), f"spec.drivers[{i}].allocatable")
+        count = alloc.get("count")
+        drivers[driver] = CSIDriverInfo(
+            node_id=r.string(d.get("nodeID"), f"spec.drivers[{i}].nodeID"),
+            allocatable=r.integer(count, f"spec.drivers[{i}].allocatable.count")
+            if count is not None
+            else None,
+            topology_keys=tuple(
+                r.string(k, f"spec.drivers[{i}].topologyKeys[{j}]")
+                for j, k in enumerate(
+                    r.items(d.get("topologyKeys"), f"spec.drivers[{i}].topologyKeys")
+                )
+            ),
+        )
+    return CSINode(name=name, drivers=drivers)
+
+
+# -- workloads -----------------------------------------------------------------------------
+
+
+def parse_workload(raw: Mapping[str, Any]) -> Workload:
+    """A Service, ReplicationController, ReplicaSet or StatefulSet, by its selector."""
+    kind = str(raw.get("kind", "")) if isinstance(raw, Mapping) else ""
+    _, name, namespace = _metadata(raw, kind or "Workload", namespaced=True)
+    r = _Reader(kind, f"{namespace}/{name}")
+    spec = r.mapping(raw.get("spec"), "spec")
+    if kind in ("Service", "ReplicationController"):
+        # Map selectors; an absent or empty one selects no pod for spreading purposes.
+        selector_map = r.labels(spec.get("selector"), "spec.selector")
+        selector = set_selector(selector_map) if selector_map else Selector(nothing=True)
+    elif kind in ("ReplicaSet", "StatefulSet"):
+        selector = r.selector(spec.get("selector"), "spec.selector")
+    else:
+        raise r.fail("kind", f"is not a workload kind: {kind!r}")
+    return Workload(kind=kind, namespace=namespace, name=name, selector=selector)
+
+
+WORKLOAD_KINDS: Final = frozenset({"Service", "ReplicationController", "ReplicaSet", "StatefulSet"})
