@@ -1,4 +1,4 @@
-"""The ``policy-scheduler`` command line: simulate, validate, convert.
+"""The ``policy-scheduler`` command line: simulate, validate, convert, run, explain.
 
 Every user error (a file that is not YAML, a malformed pod or node, an invalid policy, a
 legacy Policy the old scheduler refused) ends with the message on stderr and exit code
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -17,8 +18,10 @@ from collections.abc import Callable, Sequence
 import yaml
 
 from . import __version__
-from .engine.compiler import compile_policy
+from .engine.algorithm import Decision
+from .engine.compiler import CompiledPolicy, compile_policy
 from .legacy import convert_legacy, load_legacy
+from .names import DEFAULT_SCHEDULER_NAME
 from .objects import ObjectError
 from .policy import PolicyError, policy_to_object
 from .reports import render_report
@@ -144,7 +147,104 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     conv.set_defaults(func=cmd_convert)
 
+    run = sub.add_parser("run", help="run the scheduler against a cluster (the operator)")
+    run.add_argument(
+        "--scheduler-name",
+        default=DEFAULT_SCHEDULER_NAME,
+        help="schedulerName served by the built-in default policy",
+    )
+    scope = run.add_mutually_exclusive_group()
+    scope.add_argument(
+        "-n",
+        "--namespace",
+        action="append",
+        dest="namespaces",
+        default=[],
+        metavar="NS",
+        help="schedule pods of this namespace only; repeatable",
+    )
+    scope.add_argument(
+        "-A",
+        "--all-namespaces",
+        action="store_true",
+        help="schedule pods of every namespace (the default)",
+    )
+    run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    run.add_argument("--log-format", choices=("text", "json"), default="text")
+    run.add_argument("--metrics-port", type=int, default=9090, help="0 disables /metrics")
+    run.add_argument("--health-port", type=int, default=8081, help="serves GET /healthz")
+    run.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="take a Lease before scheduling (for several replicas)",
+    )
+    run.add_argument("--lease-name", default="policy-scheduler")
+    run.add_argument(
+        "--lease-namespace", default=None, help="default: $POD_NAMESPACE, else default"
+    )
+    run.add_argument(
+        "--qps", type=float, default=200.0, help="API requests per second (0: unlimited)"
+    )
+    run.add_argument("--burst", type=int, default=400)
+    run.add_argument("--bind-workers", type=int, default=16, help="bindings in flight at once")
+    run.set_defaults(func=cmd_run)
+
+    exp = sub.add_parser("explain", help="why is this pod pending? per-node answer, read-only")
+    exp.add_argument("pod", metavar="POD")
+    exp.add_argument("-n", "--namespace", default="default")
+    exp.add_argument(
+        "--scheduler-name",
+        default=DEFAULT_SCHEDULER_NAME,
+        help="the name the built-in default policy serves",
+    )
+    exp.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    exp.set_defaults(func=cmd_explain)
     return parser
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import os
+
+    from .runtime.operating import Options, operate
+
+    options = Options(
+        scheduler_name=args.scheduler_name,
+        namespaces=tuple(args.namespaces),
+        log_level=args.log_level,
+        log_format=args.log_format,
+        metrics_port=args.metrics_port,
+        health_port=args.health_port,
+        leader_elect=args.leader_elect,
+        lease_name=args.lease_name,
+        lease_namespace=args.lease_namespace or os.environ.get("POD_NAMESPACE", "default"),
+        qps=args.qps,
+        burst=args.burst,
+        bind_workers=args.bind_workers,
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(operate(options))
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .runtime.explaining import explain
+    from .runtime.operating import load_client
+
+    async def go() -> tuple[CompiledPolicy, Decision]:
+        api_client = await load_client(10)
+        try:
+            return await explain(api_client, args.namespace, args.pod, args.scheduler_name)
+        finally:
+            await api_client.close()
+
+    policy, decision = asyncio.run(go())
+    if args.output == "json":
+        json.dump(report_to_json(policy.name, [decision]), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_report(policy, [decision]))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -117,11 +117,15 @@ def load_policy_file(path: str | Path) -> SchedulingPolicy:
 
 
 def load_inputs(paths: Iterable[str | Path]) -> Inputs:
+    return inputs_from_objects((doc, str(path)) for path in paths for doc in read_documents(path))
+
+
+def inputs_from_objects(objects: Iterable[tuple[dict[str, Any], str]]) -> Inputs:
+    """Sort (object, where it came from) pairs into a cluster and a queue."""
     inputs = Inputs()
     placed: list[Pod] = []
-    for path in paths:
-        for doc in read_documents(path):
-            _sort_object(doc, inputs, placed, str(path))
+    for doc, source in objects:
+        _sort_object(doc, inputs, placed, source)
     for pod in placed:
         inputs.cluster.add_pod(pod)
     # Queue order: priority, then age, then file order (sorted() is stable).

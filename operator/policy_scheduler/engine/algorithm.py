@@ -28,6 +28,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Final
 
 from ..objects import Pod
@@ -59,6 +60,9 @@ class Decision:
     #: Nodes in the cluster when deciding, and how many were looked at.
     num_all_nodes: int = 0
     evaluated: int = 0
+    #: Time spent filtering and scoring (the engine's two phases).
+    filter_seconds: float = 0.0
+    score_seconds: float = 0.0
 
     @property
     def scheduled(self) -> bool:
@@ -121,13 +125,17 @@ class Scheduler:
             return decision
 
         cycle = CycleState(pod, cluster, policy.settings)
+        started = perf_counter()
         feasible = await self._filter(pod, nodes, cycle, policy, decision)
+        decision.filter_seconds = perf_counter() - started
         decision.feasible = [info.name for info in feasible]
         if not feasible:
             decision.message = fit_error_message(len(nodes), decision.failed)
             return decision
 
+        started = perf_counter()
         totals = await self._score(pod, feasible, cycle, policy, decision)
+        decision.score_seconds = perf_counter() - started
         if len(feasible) == 1:
             # kube-scheduler takes a lone feasible node without consulting priorities
             # (nor the round-robin); the scores above are only for people to read.

@@ -1,0 +1,96 @@
+"""Kopf handlers: watch events in, calls on the :class:`SchedulerRuntime` out. Nothing else.
+
+Every kind is watched with ``@kopf.on.event`` (or a login/startup hook): event handlers
+write nothing to the objects they watch, so no Kopf annotation and no finalizer ever
+lands on a pod, and none on a SchedulingPolicy either (deleting a policy never waits for
+the operator). Status of SchedulingPolicies is written by the runtime through the API,
+only when it changes, so its own writes do not start a loop.
+
+The handlers live in their own :data:`registry` (not Kopf's global one), so importing
+this module never changes what another operator in the process handles.
+
+The runtime is found in Kopf's ``memo`` (``memo.runtime``), set by whoever starts the
+operator (``policy-scheduler run`` or the tests), so several operators can run in one
+process without globals.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from .runtime.kubeapi import CRD_GROUP, CRD_PLURAL, CRD_VERSION
+from .runtime.listing import KINDS
+from .runtime.policies import PolicyStatusWriter
+from .runtime.scheduling import SchedulerRuntime
+
+logger = logging.getLogger(__name__)
+
+registry = kopf.OperatorRegistry()
+
+
+@kopf.on.startup(registry=registry)
+def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+    # Kopf's own k8s events ("Handler succeeded") would only be noise next to ours.
+    settings.posting.enabled = False
+    settings.watching.server_timeout = 300
+    settings.watching.client_timeout = 330
+    settings.networking.request_timeout = 60
+
+
+@kopf.on.login(registry=registry)
+async def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+    """The same credentials as our own API client: in-cluster, else the kubeconfig.
+
+    kubernetes-asyncio's loader handles exec and auth-provider plugins of kubeconfigs.
+    """
+    return await kopf.login_via_async_client(**kwargs)
+
+
+def _runtime(memo: Any) -> SchedulerRuntime:
+    runtime: SchedulerRuntime = memo.runtime
+    return runtime
+
+
+@kopf.on.event("v1", "pods", registry=registry)
+def pod_event(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
+    runtime = _runtime(memo)
+    if event["type"] == "DELETED":
+        runtime.on_pod_deleted(event["object"])
+    else:
+        runtime.on_pod(event["object"])
+
+
+@kopf.on.event("v1", "nodes", registry=registry)
+def node_event(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
+    runtime = _runtime(memo)
+    if event["type"] == "DELETED":
+        runtime.on_node_deleted(event["object"])
+    else:
+        runtime.on_node(event["object"])
+
+
+def _object_event(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
+    _runtime(memo).on_object(event["object"], deleted=event["type"] == "DELETED")
+
+
+for _group, _version, _plural, _kind, _ in KINDS:
+    if _kind in ("Pod", "Node", "SchedulingPolicy"):
+        continue
+    _resource = (_group, _version, _plural) if _group else (_version, _plural)
+    kopf.on.event(*_resource, id=f"{_plural}_event", registry=registry)(_object_event)
+
+
+@kopf.on.event(CRD_GROUP, CRD_VERSION, CRD_PLURAL, registry=registry)
+async def policy_event(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
+    runtime = _runtime(memo)
+    writer: PolicyStatusWriter = memo.policy_status
+    obj = event["object"]
+    if event["type"] == "DELETED":
+        verdicts = runtime.on_policy_deleted(str(obj["metadata"]["name"]))
+    else:
+        verdicts = runtime.on_policy(obj)
+        writer.observe(obj)
+    await writer.write(verdicts)

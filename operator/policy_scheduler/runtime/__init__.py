@@ -1,0 +1,1 @@
+"""The running operator: API access, the scheduling and binding loops, reporting, leadership."""

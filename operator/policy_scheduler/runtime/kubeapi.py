@@ -1,0 +1,203 @@
+"""The operator's only door to the Kubernetes API besides Kopf's watches.
+
+Each method is one API call, declares the RBAC permission it needs (see
+:mod:`.permissions`), and returns plain data: an HTTP status, or a dict. Failures the
+caller must react to (409 Conflict on a binding, 404 on a deleted pod) come back as
+status codes, never as exceptions, so "someone else bound it" is handled as an answer.
+
+:class:`Api` is the Protocol the runtime codes against; :class:`KubeApi` implements it
+with kubernetes-asyncio; tests pass a fake.
+
+kubernetes-asyncio cannot deserialize the Binding response ("Invalid value for
+target"), so bindings are made with ``_preload_content=False`` and the status read from
+the raw response; with that flag 4xx/5xx answers do not raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from .permissions import needs
+
+logger = logging.getLogger(__name__)
+
+CRD_GROUP = "policyscheduler.io"
+CRD_VERSION = "v1alpha1"
+CRD_PLURAL = "schedulingpolicies"
+
+
+class Api(Protocol):
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> int: ...
+
+    async def patch_pod_status(
+        self, namespace: str, name: str, patch: Mapping[str, Any]
+    ) -> int: ...
+
+    async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int: ...
+
+    async def patch_event(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int: ...
+
+    async def patch_policy_status(self, name: str, status: Mapping[str, Any]) -> int: ...
+
+    async def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    async def create_lease(self, namespace: str, body: Mapping[str, Any]) -> int: ...
+
+    async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int: ...
+
+
+def _status_of(exc: ApiException) -> int:
+    return int(exc.status or 0)
+
+
+class RateLimiter:
+    """A token bucket: ``qps`` calls per second on average, bursts of ``burst``.
+
+    client-go's default (QPS 50, burst 100 in kube-scheduler) caps binding throughput
+    at ~50 pods/s; ours is an option, and 0 disables the limit.
+    """
+
+    def __init__(self, qps: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.qps = qps
+        self.burst = max(1, burst)
+        self.clock = clock
+        self._tokens = float(self.burst)
+        self._stamp = clock()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        if self.qps <= 0:
+            return
+        async with self._lock:
+            while True:
+                now = self.clock()
+                self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.qps)
+                self._stamp = now
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                    return
+                await asyncio.sleep((1 - self._tokens) / self.qps)
+
+
+class KubeApi:
+    """kubernetes-asyncio behind the :class:`Api` protocol."""
+
+    def __init__(self, api_client: client.ApiClient, limiter: RateLimiter | None = None) -> None:
+        self.limiter = limiter or RateLimiter(0, 1)
+        # Typed as Any: we pass raw dicts and _preload_content/_content_type, which the
+        # generated signatures do not describe.
+        self.core: Any = client.CoreV1Api(api_client)
+        self.custom: Any = client.CustomObjectsApi(api_client)
+        self.coordination: Any = client.CoordinationV1Api(api_client)
+
+    @needs("", "pods/binding", "create")
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> int:
+        await self.limiter.acquire()
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        response = await self.core.create_namespaced_pod_binding(
+            name, namespace, body, _preload_content=False
+        )
+        status = int(response.status)
+        if status >= 300:
+            text = await response.text()
+            logger.debug("binding %s/%s to %s: HTTP %s %s", namespace, name, node, status, text)
+        response.release()
+        return status
+
+    @needs("", "pods/status", "patch")
+    async def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
+        await self.limiter.acquire()
+        try:
+            await self.core.patch_namespaced_pod_status(
+                name,
+                namespace,
+                dict(patch),
+                # Strategic merge: conditions merge by type, the others stay.
+                _content_type="application/strategic-merge-patch+json",
+            )
+        except ApiException as exc:
+            return _status_of(exc)
+        return 200
+
+    @needs("", "events", "create")
+    async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int:
+        await self.limiter.acquire()
+        try:
+            await self.core.create_namespaced_event(namespace, dict(body))
+        except ApiException as exc:
+            return _status_of(exc)
+        return 201
+
+    @needs("", "events", "patch")
+    async def patch_event(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
+        await self.limiter.acquire()
+        try:
+            await self.core.patch_namespaced_event(
+                name, namespace, dict(patch), _content_type="application/merge-patch+json"
+            )
+        except ApiException as exc:
+            return _status_of(exc)
+        return 200
+
+    @needs(CRD_GROUP, "schedulingpolicies/status", "get", "patch")
+    async def patch_policy_status(self, name: str, status: Mapping[str, Any]) -> int:
+        await self.limiter.acquire()
+        try:
+            await self.custom.patch_cluster_custom_object_status(
+                CRD_GROUP,
+                CRD_VERSION,
+                CRD_PLURAL,
+                name,
+                {"status": dict(status)},
+                _content_type="application/merge-patch+json",
+            )
+        except ApiException as exc:
+            return _status_of(exc)
+        return 200
+
+    @needs("coordination.k8s.io", "leases", "get")
+    async def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
+        await self.limiter.acquire()
+        try:
+            response = await self.coordination.read_namespaced_lease(
+                name, namespace, _preload_content=False
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if response.status == 404:
+            return None
+        data: dict[str, Any] = json.loads(await response.read())
+        return data
+
+    @needs("coordination.k8s.io", "leases", "create")
+    async def create_lease(self, namespace: str, body: Mapping[str, Any]) -> int:
+        await self.limiter.acquire()
+        try:
+            await self.coordination.create_namespaced_lease(namespace, dict(body))
+        except ApiException as exc:
+            return _status_of(exc)
+        return 201
+
+    @needs("coordination.k8s.io", "leases", "update")
+    async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int:
+        await self.limiter.acquire()
+        try:
+            await self.coordination.replace_namespaced_lease(name, namespace, dict(body))
+        except ApiException as exc:
+            return _status_of(exc)
+        return 200

@@ -1,0 +1,223 @@
+"""Prometheus metrics in kube-scheduler's vocabulary, served on ``GET /metrics``.
+
+:class:`Metrics` owns its own ``CollectorRegistry`` (not prometheus-client's global
+one), so several instances can live in one process, as tests need. The scheduling loop
+calls one method per thing it measured; each method updates the series below, named and
+labelled as kube-scheduler names them so existing dashboards and alerts apply:
+
+==========================================================  =========  ==================
+series                                                      kind       labels
+==========================================================  =========  ==================
+scheduler_schedule_attempts_total                           counter    result, profile
+scheduler_scheduling_attempt_duration_seconds               histogram  result, profile
+scheduler_e2e_scheduling_duration_seconds                   histogram  result, profile
+scheduler_pending_pods                                      gauge      queue
+scheduler_scheduling_algorithm_predicate_evaluation_seconds histogram
+scheduler_scheduling_algorithm_priority_evaluation_seconds  histogram
+scheduler_predicate_evaluation_seconds_total                counter    predicate
+scheduler_priority_evaluation_seconds_total                 counter    priority
+scheduler_binding_duration_seconds                          histogram  result
+scheduler_pod_scheduling_attempts                           histogram
+scheduler_cache_size                                        gauge      type
+scheduler_leader                                            gauge      identity
+==========================================================  =========  ==================
+
+``result`` is ``scheduled`` / ``unschedulable`` / ``error`` for attempts ("doesn't fit"
+and "a bug or an API failure" are kept apart, as upstream does), and ``success`` /
+``conflict`` / ``error`` for bindings (``conflict``: someone else bound the pod, 409).
+``profile`` is the schedulerName. Durations use upstream's buckets: exponential from
+1 ms doubling 15 times (to ~16 s); attempts-until-scheduled uses 1, 2, 4, 8, 16.
+A result outside these sets raises ValueError rather than opening a misspelt series.
+
+:meth:`Metrics.serve` starts a small aiohttp server with only ``/metrics``; the health
+endpoint is Kopf's liveness endpoint (``/healthz``), not served here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+
+ATTEMPT_RESULTS = ("scheduled", "unschedulable", "error")
+BINDING_RESULTS = ("success", "conflict", "error")
+QUEUES = ("active", "backoff", "unschedulable")
+
+# kube-scheduler's metrics.ExponentialBuckets(0.001, 2, 15): 1 ms .. 16.384 s.
+DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))
+# kube-scheduler's pod_scheduling_attempts: ExponentialBuckets(1, 2, 5).
+ATTEMPT_BUCKETS = (1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+def _check(value: str, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"metrics: {what} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+class Metrics:
+    """The scheduler's metrics, on a registry of their own (``self.registry``)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self._attempts = Counter(
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a "
+            "pod could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+            registry=r,
+        )
+        self._attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"],
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        self._e2e_duration = Histogram(
+            "scheduler_e2e_scheduling_duration_seconds",
+            "E2e scheduling latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"],
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        self._pending = Gauge(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in "
+            "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means "
+            "number of pods in unschedulableQ.",
+            ["queue"],
+            registry=r,
+        )
+        self._predicate_phase = Histogram(
+            "scheduler_scheduling_algorithm_predicate_evaluation_seconds",
+            "Scheduling algorithm predicate evaluation duration in seconds",
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        self._priority_phase = Histogram(
+            "scheduler_scheduling_algorithm_priority_evaluation_seconds",
+            "Scheduling algorithm priority evaluation duration in seconds",
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        self._per_predicate = Counter(
+            "scheduler_predicate_evaluation_seconds",
+            "Time spent evaluating each predicate, in seconds, summed over nodes and attempts",
+            ["predicate"],
+            registry=r,
+        )
+        self._per_priority = Counter(
+            "scheduler_priority_evaluation_seconds",
+            "Time spent evaluating each priority, in seconds, summed over attempts",
+            ["priority"],
+            registry=r,
+        )
+        self._binding = Histogram(
+            "scheduler_binding_duration_seconds",
+            "Binding latency in seconds",
+            ["result"],
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        self._attempts_until_scheduled = Histogram(
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            buckets=ATTEMPT_BUCKETS,
+            registry=r,
+        )
+        self._cache = Gauge(
+            "scheduler_cache_size",
+            "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ["type"],
+            registry=r,
+        )
+        self._leader = Gauge(
+            "scheduler_leader",
+            "1 if this replica holds the leader Lease and schedules, 0 otherwise.",
+            ["identity"],
+            registry=r,
+        )
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        """One scheduling attempt ended with ``result`` after ``seconds``."""
+        _check(result, ATTEMPT_RESULTS, "result")
+        self._attempts.labels(result=result, profile=profile).inc()
+        self._attempt_duration.labels(result=result, profile=profile).observe(seconds)
+
+    def e2e(self, result: str, profile: str, seconds: float) -> None:
+        """From the pod entering the queue (this attempt) to the decision and binding."""
+        _check(result, ATTEMPT_RESULTS, "result")
+        self._e2e_duration.labels(result=result, profile=profile).observe(seconds)
+
+    def pending(self, lengths: Mapping[str, int]) -> None:
+        """Queue lengths, as ``SchedulingQueue.lengths()`` returns them.
+
+        The three queues are always set (a missing one is 0), so an emptied queue does
+        not keep its last value.
+        """
+        for queue in QUEUES:
+            self._pending.labels(queue=queue).set(lengths.get(queue, 0))
+        for queue, length in lengths.items():
+            if queue not in QUEUES:
+                self._pending.labels(queue=queue).set(length)
+
+    def phases(self, filter_s: float, score_s: float) -> None:
+        """Durations of one attempt's whole filter (predicates) and score (priorities)."""
+        self._predicate_phase.observe(filter_s)
+        self._priority_phase.observe(score_s)
+
+    def per_plugin(self, predicates: Mapping[str, float], priorities: Mapping[str, float]) -> None:
+        """Add the seconds spent per predicate / priority name (accumulated by the caller).
+
+        Values must not be negative (counters only go up): prometheus-client raises.
+        """
+        for name, seconds in predicates.items():
+            self._per_predicate.labels(predicate=name).inc(seconds)
+        for name, seconds in priorities.items():
+            self._per_priority.labels(priority=name).inc(seconds)
+
+    def binding(self, result: str, seconds: float) -> None:
+        """One pods/binding call: ``success``, ``conflict`` (409) or ``error``."""
+        _check(result, BINDING_RESULTS, "binding result")
+        self._binding.labels(result=result).observe(seconds)
+
+    def attempts_until_scheduled(self, attempts: int) -> None:
+        """A pod got scheduled on its ``attempts``-th attempt."""
+        self._attempts_until_scheduled.observe(attempts)
+
+    def cache(self, nodes: int, pods: int, assumed: int) -> None:
+        """The scheduler cache's sizes."""
+        self._cache.labels(type="nodes").set(nodes)
+        self._cache.labels(type="pods").set(pods)
+        self._cache.labels(type="assumed_pods").set(assumed)
+
+    def leader(self, identity: str, leading: bool) -> None:
+        """Whether this replica (``identity``) is the leader now."""
+        self._leader.labels(identity=identity).set(1 if leading else 0)
+
+    def render(self) -> bytes:
+        """Everything in the Prometheus text exposition format (0.0.4)."""
+        return generate_latest(self.registry)
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        return web.Response(body=self.render(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+
+    async def serve(self, host: str, port: int) -> Callable[[], Awaitable[None]]:
+        """Serve ``GET /metrics`` on host:port; returns the coroutine function that stops it.
+
+        Returns once the socket listens, so a port already in use fails here (OSError).
+        """
+        app = web.Application()
+        app.router.add_get("/metrics", self._handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        return runner.cleanup

@@ -1,0 +1,225 @@
+"""Start everything: API client, runtime, metrics, leadership, Kopf; stop it all cleanly.
+
+``operate(options)`` runs until cancelled or ``stop_flag`` is set. Kopf watches every
+kind on all replicas, so a standby's cache is warm when it takes over; only the leader
+runs the scheduling loop. On becoming leader the replica first LISTs the cluster into
+its cache (so the first decision never sees a half-known cluster), then schedules.
+When leadership is lost the loop is cancelled at once; bindings already sent finish,
+pods not yet bound are forgotten and will be decided by the new leader.
+
+Pods are watched cluster-wide even when ``--namespace`` limits which pods are
+scheduled: pods of every namespace use node resources, and a scheduler that did not
+count them would overcommit nodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import kopf
+from kubernetes_asyncio import client, config
+
+from .. import handlers
+from ..names import DEFAULT_SCHEDULER_NAME
+from .kubeapi import KubeApi, RateLimiter
+from .leadership import LeaderElector
+from .listing import list_cluster
+from .metrics import Metrics
+from .policies import PolicyStatusWriter
+from .scheduling import SchedulerRuntime
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Options:
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    namespaces: Sequence[str] = ()  # empty: all
+    log_level: str = "info"
+    log_format: str = "text"
+    metrics_port: int = 9090
+    health_port: int = 8081
+    leader_elect: bool = False
+    lease_name: str = "policy-scheduler"
+    lease_namespace: str = field(default_factory=lambda: os.environ.get("POD_NAMESPACE", "default"))
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    qps: float = 200.0
+    burst: int = 400
+    bind_workers: int = 16
+    identity: str = field(default_factory=lambda: os.environ.get("POD_NAME") or os.uname().nodename)
+    host: str = "0.0.0.0"
+
+
+async def load_client(burst: int) -> client.ApiClient:
+    """In-cluster credentials when running in a pod, else KUBECONFIG / ~/.kube/config."""
+    configuration = client.Configuration()
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    else:
+        await config.load_kube_config(client_configuration=configuration)
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, burst)
+    return client.ApiClient(configuration)
+
+
+class Operator:
+    """The parts of a running scheduler, wired; tests build one against the emulator."""
+
+    def __init__(self, options: Options, api_client: client.ApiClient) -> None:
+        self.options = options
+        self.api_client = api_client
+        self.api = KubeApi(api_client, RateLimiter(options.qps, options.burst))
+        self.metrics = Metrics()
+        self.elector: LeaderElector | None = None
+        if options.leader_elect:
+            self.elector = LeaderElector(
+                self.api,
+                namespace=options.lease_namespace,
+                name=options.lease_name,
+                identity=options.identity,
+                lease_duration=options.lease_duration,
+                renew_deadline=options.renew_deadline,
+                retry_period=options.retry_period,
+            )
+        self.runtime = SchedulerRuntime(
+            self.api,
+            default_scheduler_name=options.scheduler_name,
+            bind_workers=options.bind_workers,
+            metrics=self.metrics,
+            is_leader=self.is_leader,
+            namespaces=options.namespaces,
+        )
+        self.policy_status = PolicyStatusWriter(self.runtime)
+        self._loop_task: asyncio.Task[None] | None = None
+
+    def is_leader(self) -> bool:
+        return self.elector is None or self.elector.is_leader
+
+    async def prime(self) -> None:
+        for obj in await list_cluster(self.api_client):
+            kind = obj.get("kind")
+            if kind == "Pod":
+                self.runtime.on_pod(obj)
+            elif kind == "Node":
+                self.runtime.on_node(obj)
+            elif kind == "SchedulingPolicy":
+                await self.policy_status.write(self.runtime.on_policy(obj))
+                self.policy_status.observe(obj)
+            else:
+                self.runtime.on_object(obj)
+
+    async def start_scheduling(self) -> None:
+        await self.prime()
+        self.metrics.leader(self.options.identity, True)
+        self._loop_task = asyncio.create_task(self.runtime.run(), name="scheduling-loop")
+        logger.info("scheduling pods as %s", self.options.identity)
+
+    async def stop_scheduling(self) -> None:
+        self.metrics.leader(self.options.identity, False)
+        task, self._loop_task = self._loop_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            logger.info("stopped scheduling")
+
+    async def run(
+        self,
+        *,
+        stop_flag: asyncio.Event | threading.Event | None = None,
+        ready_flag: asyncio.Event | threading.Event | None = None,
+        registry: kopf.OperatorRegistry | None = None,
+    ) -> None:
+        stop_metrics = None
+        if self.options.metrics_port:
+            stop_metrics = await self.metrics.serve(self.options.host, self.options.metrics_port)
+        background: list[asyncio.Task[Any]] = [
+            asyncio.create_task(self.policy_status.run_refresher(), name="policy-status"),
+            asyncio.create_task(self._housekeeping(), name="housekeeping"),
+        ]
+        if self.elector is not None:
+            background.append(
+                asyncio.create_task(
+                    self.elector.run(self.start_scheduling, self.stop_scheduling),
+                    name="leader-election",
+                )
+            )
+        else:
+            await self.start_scheduling()
+        liveness = (
+            f"http://{self.options.host}:{self.options.health_port}/healthz"
+            if self.options.health_port
+            else None
+        )
+        try:
+            await kopf.operator(
+                registry=registry or handlers.registry,
+                clusterwide=True,
+                standalone=True,
+                memo=kopf.Memo(runtime=self.runtime, policy_status=self.policy_status),
+                liveness_endpoint=liveness,
+                stop_flag=stop_flag,
+                ready_flag=ready_flag,
+            )
+        finally:
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
+            await self.stop_scheduling()
+            if stop_metrics is not None:
+                await stop_metrics()
+
+    async def _housekeeping(self, interval: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            self.runtime.cache.cleanup_expired()
+            cluster = self.runtime.cache.cluster
+            self.metrics.cache(
+                len(cluster.nodes), len(cluster.pods), self.runtime.cache.assumed_count
+            )
+            self.metrics.pending(self.runtime.queue.lengths())
+
+
+def configure_logging(level: str, fmt: str) -> None:
+    if fmt == "json":
+        handler = logging.StreamHandler()
+        handler.setFormatter(_JsonFormatter())
+        logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
+    else:
+        logging.basicConfig(
+            level=level.upper(),
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+            force=True,
+        )
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        import json
+
+        entry = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+async def operate(options: Options) -> None:
+    configure_logging(options.log_level, options.log_format)
+    api_client = await load_client(options.burst)
+    try:
+        await Operator(options, api_client).run()
+    finally:
+        await api_client.close()

@@ -1,0 +1,143 @@
+"""SchedulingPolicy status and events: what ``kubectl describe schedpol`` shows.
+
+For every policy the :class:`~..state.policies.PolicyBook` has judged, the status holds
+an ``Accepted`` condition (True, or False with the reason and a message naming the
+field), ``observedGeneration``, the schedulerName it serves, and the counts of pods it
+scheduled and of pods it currently cannot place, with the time of its last decision.
+
+Writes happen only when something people can see changed (our own status writes come
+back as watch events; comparing first stops the loop). A rejection also gets a Warning
+event on the policy, once per generation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..state.policies import Verdict
+from .reporting import CLUSTER_EVENTS_NAMESPACE, now_rfc3339
+from .scheduling import SchedulerRuntime
+
+logger = logging.getLogger(__name__)
+
+
+def build_policy_status(
+    verdict: Verdict,
+    *,
+    previous: Mapping[str, Any] | None,
+    scheduled: int,
+    unschedulable: int,
+    last_decision: str,
+    now: str,
+) -> dict[str, Any]:
+    condition: dict[str, Any] = {
+        "type": "Accepted",
+        "status": "True" if verdict.accepted else "False",
+        "reason": verdict.reason,
+        "message": verdict.message,
+        "observedGeneration": verdict.generation,
+        "lastTransitionTime": now,
+    }
+    for old in (previous or {}).get("conditions") or []:
+        if old.get("type") == "Accepted" and old.get("status") == condition["status"]:
+            condition["lastTransitionTime"] = old.get("lastTransitionTime") or now
+    status: dict[str, Any] = {
+        "observedGeneration": verdict.generation,
+        "conditions": [condition],
+        "servingSchedulerName": verdict.serving,
+        "podsScheduled": scheduled,
+        "podsUnschedulable": unschedulable,
+    }
+    if last_decision:
+        status["lastDecisionTime"] = last_decision
+    return status
+
+
+def _visible(status: Mapping[str, Any] | None) -> Any:
+    """The parts of a status worth a write when they change (not timestamps)."""
+    if not status:
+        return None
+    conditions = [
+        {k: v for k, v in c.items() if k != "lastTransitionTime"}
+        for c in status.get("conditions") or []
+    ]
+    rest = {k: v for k, v in status.items() if k not in ("conditions", "lastDecisionTime")}
+    return conditions, rest
+
+
+class PolicyStatusWriter:
+    def __init__(self, runtime: SchedulerRuntime) -> None:
+        self.runtime = runtime
+        self._statuses: dict[str, Mapping[str, Any]] = {}
+        self._warned: set[tuple[str, int]] = set()
+
+    def observe(self, obj: Mapping[str, Any]) -> None:
+        """Remember the status a policy has now, as the watch reports it."""
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        self._statuses[name] = obj.get("status") or {}
+
+    def _waiting(self, scheduler_name: str | None) -> int:
+        """Pods of this schedulerName that could not be placed and wait for a retry."""
+        if scheduler_name is None:
+            return 0
+        queue = self.runtime.queue
+        return sum(
+            1
+            for pod in self.runtime.pending_pods(scheduler_name)
+            if queue.where(pod.uid) in ("unschedulable", "backoff")
+        )
+
+    async def write(self, verdicts: Iterable[Verdict]) -> None:
+        for verdict in verdicts:
+            await self._write_one(verdict)
+
+    async def refresh(self) -> None:
+        """Rewrite every policy's counts (called periodically)."""
+        for name in list(self._statuses):
+            verdict = self.runtime.book.verdict(name)
+            if verdict is not None:
+                await self._write_one(verdict)
+
+    async def _write_one(self, verdict: Verdict) -> None:
+        stats = self.runtime.stats.get(verdict.name)
+        waiting = self._waiting(verdict.serving)
+        previous = self._statuses.get(verdict.name)
+        status = build_policy_status(
+            verdict,
+            previous=previous,
+            scheduled=stats.scheduled if stats else 0,
+            unschedulable=waiting,
+            last_decision=stats.last_decision if stats else "",
+            now=now_rfc3339(),
+        )
+        if _visible(status) != _visible(previous):
+            code = await self.runtime.api.patch_policy_status(verdict.name, status)
+            if code < 300:
+                self._statuses[verdict.name] = status
+            elif code != 404:
+                logger.warning(
+                    "could not write the status of policy %s: HTTP %s", verdict.name, code
+                )
+        if not verdict.accepted and (verdict.name, verdict.generation) not in self._warned:
+            self._warned.add((verdict.name, verdict.generation))
+            await self.runtime.reporter.event(
+                namespace=CLUSTER_EVENTS_NAMESPACE,
+                involved=self.runtime.policy_reference(verdict.name),
+                event_type="Warning",
+                reason="PolicyRejected"
+                if verdict.reason != "SchedulerNameConflict"
+                else verdict.reason,
+                message=verdict.message,
+                action="Validate",
+                component=self.runtime.book.default_scheduler_name,
+            )
+
+    async def run_refresher(self, interval: float = 15.0) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            with contextlib.suppress(Exception):
+                await self.refresh()

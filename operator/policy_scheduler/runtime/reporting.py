@@ -1,0 +1,253 @@
+"""What people see: pod conditions, events, and SchedulingPolicy status.
+
+Builders (``build_*``) are pure functions returning API dicts; :class:`Reporter` sends
+them through the :class:`~.kubeapi.Api`, never raising: a failed report is logged and
+forgotten, a scheduling decision never waits on, nor fails because of, reporting.
+
+Events are aggregated the way client-go's EventCorrelator does for kube-scheduler: an
+event identical to one already sent for the same object (same type, reason, message,
+source) is not created again: the existing one gets ``count + 1`` and a new
+``lastTimestamp``. A pod retried 30 times for the same reason therefore has one
+``FailedScheduling`` event with count 30, not 30 events. When the message changes (the
+cluster changed), a new event starts. Past ``MAX_SIMILAR`` distinct messages for one
+pod and reason within ``SIMILAR_WINDOW`` seconds, messages are combined into a single
+event prefixed ``(combined from similar events): ``, as the aggregator does.
+
+The ``PodScheduled=False`` condition is written with a strategic merge patch keyed by
+condition type, so retries update the one condition instead of adding another, and
+only when its message changes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ..objects import Pod
+from .kubeapi import Api
+
+logger = logging.getLogger(__name__)
+
+MAX_SIMILAR = 10
+SIMILAR_WINDOW = 600.0
+COMBINED_PREFIX = "(combined from similar events): "
+CLUSTER_EVENTS_NAMESPACE = "default"
+
+
+def now_rfc3339(moment: datetime | None = None) -> str:
+    return (moment or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def build_unschedulable_condition(
+    message: str, *, now: str, reason: str = "Unschedulable"
+) -> dict[str, Any]:
+    return {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": reason,
+        "message": message,
+        "lastProbeTime": None,
+        "lastTransitionTime": now,
+    }
+
+
+def build_condition_patch(condition: dict[str, Any]) -> dict[str, Any]:
+    return {"status": {"conditions": [condition]}}
+
+
+def scheduled_message(pod: Pod, node: str) -> str:
+    return f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
+
+
+_names = itertools.count()
+
+
+def build_event(
+    *,
+    namespace: str,
+    involved: dict[str, Any],
+    event_type: str,
+    reason: str,
+    message: str,
+    action: str,
+    component: str,
+    instance: str,
+    now: str,
+) -> dict[str, Any]:
+    name = f"{involved['name']}.{time.time_ns():x}{next(_names):x}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": namespace},
+        "involvedObject": involved,
+        "type": event_type,
+        "reason": reason,
+        "message": message,
+        "action": action,
+        "source": {"component": component},
+        "reportingComponent": component,
+        "reportingInstance": instance,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    }
+
+
+def pod_reference(pod: Pod) -> dict[str, Any]:
+    ref = {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name}
+    ref["uid"] = pod.uid
+    if pod.resource_version:
+        ref["resourceVersion"] = pod.resource_version
+    return ref
+
+
+def policy_reference(name: str, uid: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "policyscheduler.io/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "name": name,
+        "uid": uid,
+    }
+
+
+@dataclass(slots=True)
+class _Sent:
+    name: str
+    namespace: str
+    count: int
+    first: float
+
+
+class Reporter:
+    def __init__(
+        self,
+        api: Api,
+        *,
+        instance: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.api = api
+        self.instance = instance or os.environ.get("POD_NAME") or os.uname().nodename
+        self.clock = clock
+        self.wall = wall
+        #: (object uid, type, reason, message, component) -> the event already sent
+        self._sent: dict[tuple[str, str, str, str, str], _Sent] = {}
+        #: (object uid, reason) -> times of distinct messages, for the aggregator
+        self._similar: dict[tuple[str, str], list[float]] = {}
+        #: pod uid -> message of the PodScheduled condition last written
+        self._conditions: dict[str, str] = {}
+
+    # -- events --------------------------------------------------------------------------
+
+    async def event(
+        self,
+        *,
+        namespace: str,
+        involved: dict[str, Any],
+        event_type: str,
+        reason: str,
+        message: str,
+        action: str,
+        component: str,
+    ) -> None:
+        uid = str(involved.get("uid") or involved.get("name"))
+        now = self.clock()
+        similar = self._similar.setdefault((uid, reason), [])
+        key = (uid, event_type, reason, message, component)
+        if key not in self._sent:
+            similar[:] = [t for t in similar if now - t < SIMILAR_WINDOW]
+            similar.append(now)
+            if len(similar) > MAX_SIMILAR:
+                message = COMBINED_PREFIX + message
+                key = (uid, event_type, reason, COMBINED_PREFIX, component)
+        sent = self._sent.get(key)
+        stamp = now_rfc3339(self.wall())
+        try:
+            if sent is not None:
+                sent.count += 1
+                patch = {"count": sent.count, "lastTimestamp": stamp}
+                if message.startswith(COMBINED_PREFIX):
+                    patch["message"] = message
+                status = await self.api.patch_event(sent.namespace, sent.name, patch)
+                if status < 300:
+                    return
+                # The event is gone (expired or deleted): start a new one.
+                del self._sent[key]
+            body = build_event(
+                namespace=namespace,
+                involved=involved,
+                event_type=event_type,
+                reason=reason,
+                message=message,
+                action=action,
+                component=component,
+                instance=self.instance,
+                now=stamp,
+            )
+            status = await self.api.create_event(namespace, body)
+            if status < 300:
+                self._sent[key] = _Sent(body["metadata"]["name"], namespace, 1, now)
+            else:
+                logger.warning("could not record event %s for %s: HTTP %s", reason, uid, status)
+        except Exception:  # reporting must never break scheduling
+            logger.exception("could not record event %s for %s", reason, uid)
+
+    async def unschedulable(self, pod: Pod, message: str, component: str) -> None:
+        """PodScheduled=False/Unschedulable plus a FailedScheduling Warning event."""
+        await self.pod_condition(pod, message, reason="Unschedulable")
+        await self.event(
+            namespace=pod.namespace,
+            involved=pod_reference(pod),
+            event_type="Warning",
+            reason="FailedScheduling",
+            message=message,
+            action="Scheduling",
+            component=component,
+        )
+
+    async def pod_condition(self, pod: Pod, message: str, *, reason: str) -> None:
+        if self._conditions.get(pod.uid) == f"{reason}:{message}":
+            return
+        condition = build_unschedulable_condition(
+            message, now=now_rfc3339(self.wall()), reason=reason
+        )
+        try:
+            status = await self.api.patch_pod_status(
+                pod.namespace, pod.name, build_condition_patch(condition)
+            )
+        except Exception:
+            logger.exception("could not write the PodScheduled condition of %s", pod.key)
+            return
+        if status < 300:
+            self._conditions[pod.uid] = f"{reason}:{message}"
+        elif status != 404:
+            logger.warning(
+                "could not write the PodScheduled condition of %s: HTTP %s", pod.key, status
+            )
+
+    async def scheduled(self, pod: Pod, node: str, component: str) -> None:
+        self._conditions.pop(pod.uid, None)
+        await self.event(
+            namespace=pod.namespace,
+            involved=pod_reference(pod),
+            event_type="Normal",
+            reason="Scheduled",
+            message=scheduled_message(pod, node),
+            action="Binding",
+            component=component,
+        )
+
+    def forget_pod(self, uid: str) -> None:
+        """The pod is gone: drop what we remember of its events and condition."""
+        self._conditions.pop(uid, None)
+        for sent_key in [k for k in self._sent if k[0] == uid]:
+            del self._sent[sent_key]
+        for similar_key in [k for k in self._similar if k[0] == uid]:
+            del self._similar[similar_key]
