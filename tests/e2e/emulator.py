@@ -1,0 +1,1302 @@
+"""A Kubernetes API emulator for policy-scheduler's end-to-end tests, built on KMock.
+
+KMock (``kmock==0.8``, by Kopf's author) ships ``kmock.KubernetesEmulator``: an aiohttp
+handler that keeps objects in memory and serves discovery, list, watch, get, create,
+patch and delete. Out of the box it is too naive for a scheduler: no uid /
+resourceVersion / generateName, no namespace scoping, no ``pods/binding``, no PUT,
+no selectors, and a patch is always a recursive dict merge. ``ApiEmulator`` below
+keeps KMock's storage, watch buses, discovery and DSL, and replaces the write path.
+
+What it emulates (and how it differs from a real kube-apiserver):
+
+* Discovery for the resources in ``RESOURCES`` (``/api``, ``/apis``, ``/api/v1``,
+  ``/apis/GROUP/VERSION``), incl. ``pods/status`` and ``pods/binding``. Undeclared
+  resources answer 404, as on a real server.
+* Create (POST): ``metadata.name`` from ``generateName``, ``namespace`` from the URL
+  (cluster-scoped kinds lose it), ``uid``, ``creationTimestamp``, ``generation: 1``,
+  ``resourceVersion``; ``apiVersion``/``kind`` filled in. 409 AlreadyExists, 404 when
+  the namespace does not exist (``default``, ``kube-system``, ``kube-public`` and
+  ``kube-node-lease`` exist from the start). Pods get ``spec.schedulerName:
+  default-scheduler`` when empty, ``spec.priority: 0`` when neither priority nor
+  priorityClassName is set, and ``status.phase: Pending``. Unlike a real server, a
+  ``status`` given on create is KEPT (handy for "running" pods already on nodes).
+* Patch: ``application/merge-patch+json`` (RFC 7386, Kopf's choice),
+  ``application/json-patch+json`` (a list body) and
+  ``application/strategic-merge-patch+json`` (kubernetes-asyncio's choice for dict
+  bodies) with the merge keys that matter here: ``conditions`` by ``type``,
+  containers/volumes/env... by ``name``, ``finalizers`` as a set, ``$patch`` directives.
+  A patch carrying ``metadata.resourceVersion`` is a precondition (409 on mismatch).
+* Replace (PUT): 409 Conflict when ``metadata.resourceVersion`` is given and stale
+  (optimistic concurrency, e.g. for Leases); an absent one is an unconditional update.
+* Status subresource (for kinds that declare it: pods, nodes, namespaces, PVs, PVCs,
+  services, RCs, ReplicaSets, StatefulSets, SchedulingPolicies): writes to
+  ``.../status`` change only ``status``; writes to the main endpoint keep the old
+  ``status`` (as the real server does, so a scheduler writing conditions through the
+  main endpoint fails here as it would in a cluster). ``metadata.generation`` grows
+  when anything but metadata/status changes. A write that changes nothing is a
+  no-op: same resourceVersion, no watch event (as on a real server).
+* Delete: immediate (there is no kubelet, so no graceful pod termination) unless
+  finalizers are present; then ``deletionTimestamp`` is set and the object goes away
+  when the last finalizer is removed. No cascading (deleting a namespace does not
+  delete its objects), no garbage collection by ownerReferences.
+* ``POST /api/v1/namespaces/NS/pods/NAME/binding``: see ``_serve_binding``; every
+  attempt is recorded in ``binding_log`` (``BindingRecord``).
+* Validation hooks (``validator_from_crd(path)`` builds one from a CRD's
+  openAPIV3Schema): ``validators[resource](obj) -> list[str]`` run on the object as it
+  would be stored (after the patch is applied, not the patch body) on create,
+  patch, replace and status writes; any message -> 422 Invalid with the messages.
+* List: ``labelSelector`` / ``fieldSelector`` (equality, set-based, existence), the
+  current ``metadata.resourceVersion``, ``limit``/``continue`` pagination.
+* Watch: see ``_serve_watch``. IMPORTANT: every watch request (every reconnect)
+  first replays every current object as ``ADDED``, whatever ``resourceVersion`` the
+  client asked to resume from, then streams live events. A replay is a snapshot
+  taken when the watch connects; the client may process it after it has already
+  written newer versions itself (e.g. Kopf reconnects, snapshots a pod, the
+  scheduler binds it, then Kopf delivers the older replayed ``ADDED``, then the
+  ``MODIFIED``). Consumers must compare ``resourceVersion`` or tolerate stale
+  replays. ``timeoutSeconds`` ends the stream; ``disconnect_watches()`` ends all
+  streams on demand (to test reconnects). Selectors are honoured, incl. the
+  ADDED/DELETED transitions when an object starts/stops matching.
+
+KMock 0.8 misparses ``/api/v1/namespaces[/NAME]`` (namespaces can be neither listed nor
+watched); importing this module fixes its URL parser process-wide (see ``_parse_path``).
+
+Everything is kept in KMock's storage: ``emulator.objects[resource, namespace, name]``
+(namespace ``None`` for cluster-scoped kinds) is a ``kmock.Object`` with ``.history``
+of all stored versions (``None`` marks deletions). Mutating these in place bypasses
+the API: no resourceVersion bump and no watch events.
+
+KMock's DSL still works on top (``emulator['post', kmock.subresource('binding')] <<
+500``). User reactions take precedence over the emulation, which is registered as
+KMock fallbacks; so an intercepted write does NOT happen (unlike plain
+``KubernetesEmulator``, where writes are stored even when intercepted), which makes
+failure injection realistic.
+
+The handler is single-loop (asyncio); ``EmulatorServer`` runs it with an HTTP server
+on 127.0.0.1 in a dedicated thread, so that the test's loop and Kopf's loop (in
+another thread) can both talk to it over HTTP without blocking each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import dataclasses
+import datetime
+import itertools
+import json
+import pathlib
+import random
+import re
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import aiohttp.test_utils
+import aiohttp.web
+import attrs
+import jsonpatch
+import kmock
+from kmock._internal import parsing, rendering  # internals: see _parse_path() below
+
+__all__ = [
+    "RESOURCES",
+    "ApiEmulator",
+    "BindingRecord",
+    "EmulatorServer",
+    "ResourceSpec",
+    "Validator",
+    "find_resource",
+    "validator_from_crd",
+]
+
+Validator = Callable[[Mapping[str, Any]], Iterable[str]]
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+POLICY_RESOURCE = "policyscheduler.io/v1alpha1/schedulingpolicies"
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceSpec:
+    """One served resource: its discovery information and URL building."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    shortnames: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    categories: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def key(self) -> str:
+        """The key as KMock spells resources: ``v1/pods``, ``apps/v1/replicasets``."""
+        return f"{self.api_version}/{self.plural}"
+
+    @property
+    def resource(self) -> kmock.resource:
+        return kmock.resource(self.group, self.version, self.plural)
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    def path(
+        self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
+    ) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace is not None:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        if name is not None:
+            base += f"/{name}"
+            if subresource:
+                base += f"/{subresource}"
+        return base
+
+    def group_qualified(self) -> str:
+        """As the API server names it in messages: ``pods``, ``leases.coordination.k8s.io``."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+RESOURCES: tuple[ResourceSpec, ...] = (
+    # Core v1. Kopf watches namespaces (and CRDs) for its own resource/namespace discovery.
+    ResourceSpec("", "v1", "namespaces", "Namespace", False, ("ns",), ("status",)),
+    ResourceSpec(
+        "", "v1", "pods", "Pod", True, ("po",), ("status", "binding"), categories=("all",)
+    ),
+    ResourceSpec("", "v1", "nodes", "Node", False, ("no",), ("status",)),
+    ResourceSpec("", "v1", "events", "Event", True, ("ev",)),
+    ResourceSpec("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",), ("status",)),
+    ResourceSpec(
+        "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), ("status",)
+    ),
+    ResourceSpec("", "v1", "services", "Service", True, ("svc",), ("status",), categories=("all",)),
+    ResourceSpec(
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        True,
+        ("rc",),
+        ("status",),
+        categories=("all",),
+    ),
+    ResourceSpec(
+        "apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("status",), categories=("all",)
+    ),
+    ResourceSpec(
+        "apps",
+        "v1",
+        "statefulsets",
+        "StatefulSet",
+        True,
+        ("sts",),
+        ("status",),
+        categories=("all",),
+    ),
+    ResourceSpec("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
+    ResourceSpec("storage.k8s.io", "v1", "csinodes", "CSINode", False),
+    ResourceSpec("coordination.k8s.io", "v1", "leases", "Lease", True),
+    ResourceSpec("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
+    ResourceSpec(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        False,
+        ("crd", "crds"),
+        ("status",),
+    ),
+    ResourceSpec(
+        "policyscheduler.io",
+        "v1alpha1",
+        "schedulingpolicies",
+        "SchedulingPolicy",
+        False,
+        ("schedpol",),
+        ("status",),
+        categories=("policy-scheduler",),
+    ),
+)
+
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def find_resource(api_version: str, kind_or_plural: str) -> ResourceSpec:
+    """The served resource for an apiVersion and a kind (``Pod``) or plural (``pods``)."""
+    for spec in RESOURCES:
+        if spec.api_version == api_version and kind_or_plural in (spec.kind, spec.plural):
+            return spec
+    raise LookupError(f"Unknown resource: {api_version} {kind_or_plural}")
+
+
+def validator_from_crd(
+    crd: Mapping[str, Any] | str | pathlib.Path, version: str | None = None
+) -> Validator:
+    """A validator from a CRD's ``openAPIV3Schema``, checked with ``jsonschema``.
+
+    ``crd`` is the CRD as a dict or a path to its YAML. Messages look like
+    ``spec.priorities[0].weight: 0 is less than the minimum of 1``. Not emulated:
+    ``x-kubernetes-validations`` (CEL rules), pruning of unknown fields, defaulting,
+    ``nullable``, ``x-kubernetes-int-or-string`` beyond what the plain schema says.
+    """
+    import jsonschema  # a project dependency; imported lazily as only this helper needs it
+    import yaml
+
+    if not isinstance(crd, Mapping):
+        crd = yaml.safe_load(pathlib.Path(crd).read_text())
+    versions = crd["spec"]["versions"]
+    chosen = next(
+        v for v in versions if (version is None and v.get("storage")) or v["name"] == version
+    )
+    schema = chosen["schema"]["openAPIV3Schema"]
+    checker = jsonschema.Draft7Validator(schema)
+
+    def validate(obj: Mapping[str, Any]) -> list[str]:
+        messages = []
+        for error in sorted(
+            checker.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))
+        ):
+            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+            messages.append(f"{path.lstrip('.') or '<root>'}: {error.message}")
+        return messages
+
+    return validate
+
+
+@dataclasses.dataclass(frozen=True)
+class BindingRecord:
+    """One request to ``pods/binding``, successful or not."""
+
+    namespace: str
+    pod: str
+    node: str | None
+    status: int  # the HTTP status answered: 201, 404, 409, ...
+    time: float  # time.time() when the request was served
+    uid: str | None = None  # the pod's uid at that moment (None if it did not exist)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 201
+
+
+class _WatchClosed(Exception):
+    """Put into a bus to end the watch streams consuming it (server-side disconnect)."""
+
+
+def _now() -> str:
+    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _error(
+    status: int,
+    reason: str,
+    message: str,
+    details: Mapping[str, Any] | None = None,
+) -> kmock.KubernetesError:
+    return kmock.KubernetesError(
+        status=status, reason=reason, message=message, details=dict(details or {})
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# A fix for KMock 0.8's URL parsing: it reads ``/api/v1/namespaces/NAME`` as "namespace NAME,
+# no resource" and crashes on ``/api/v1/namespaces`` (so namespaces could be neither listed,
+# watched, created nor fetched -- and Kopf lists and watches them). Patched process-wide
+# (kmock resolves ``parsing.parse_path`` at call time); other paths are parsed as before.
+
+_kmock_parse_path = parsing.parse_path
+
+
+def _parse_path(path: str) -> parsing.ParsedPath:
+    parts = path.strip("/").split("/")
+    if len(parts) >= 3 and parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif len(parts) >= 4 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return _kmock_parse_path(path)
+    namespace = None
+    if (
+        len(rest) >= 3
+        and rest[0] == "namespaces"
+        and not (len(rest) == 3 and rest[2] in ("status", "finalize"))
+    ):
+        namespace, rest = rest[1], rest[2:]
+    return parsing.ParsedPath(
+        group=group,
+        version=version,
+        plural=rest[0],
+        namespace=namespace,
+        name=rest[1] if len(rest) > 1 else None,
+        subresource="/".join(rest[2:]) or None,
+    )
+
+
+parsing.parse_path = _parse_path
+
+
+# ---------------------------------------------------------------------------------------------
+# Patching.
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: dicts merge, ``null`` deletes, anything else replaces."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+# Lists that a strategic merge patch merges by a key (the subset of patchMergeKey tags
+# that a scheduler and its tests touch); other lists are replaced.
+_SMP_MERGE_KEYS = {
+    "conditions": "type",
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "volumeMounts": "mountPath",
+    "imagePullSecrets": "name",
+    "ownerReferences": "uid",
+    "addresses": "type",
+    "ports": "containerPort",
+}
+_SMP_PRIMITIVE_SETS = {"finalizers"}
+
+
+def strategic_merge_patch(target: Any, patch: Any) -> Any:
+    """A strategic merge patch, good enough for metadata, conditions and containers."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    if patch.get("$patch") == "replace":
+        return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
+    result = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if key.startswith("$deleteFromPrimitiveList/"):
+            field = key.split("/", 1)[1]
+            result[field] = [v for v in result.get(field) or [] if v not in value]
+        elif key.startswith("$"):
+            continue  # $setElementOrder/..., $retainKeys, $patch: ordering hints etc.
+        elif value is None:
+            result.pop(key, None)
+        elif isinstance(value, Mapping):
+            if value.get("$patch") == "delete":
+                result.pop(key, None)
+            else:
+                result[key] = strategic_merge_patch(result.get(key), value)
+        elif (
+            isinstance(value, list)
+            and key in _SMP_MERGE_KEYS
+            and all(isinstance(v, Mapping) for v in value)
+        ):
+            mkey = _SMP_MERGE_KEYS[key]
+            merged = [copy.deepcopy(v) for v in result.get(key) or []]
+            for item in value:
+                index = next(
+                    (
+                        i
+                        for i, old in enumerate(merged)
+                        if isinstance(old, Mapping) and old.get(mkey) == item.get(mkey)
+                    ),
+                    None,
+                )
+                if item.get("$patch") == "delete":
+                    if index is not None:
+                        del merged[index]
+                elif index is None:
+                    merged.append({k: v for k, v in item.items() if not k.startswith("$")})
+                else:
+                    merged[index] = strategic_merge_patch(merged[index], item)
+            result[key] = merged
+        elif isinstance(value, list) and key in _SMP_PRIMITIVE_SETS:
+            existing = list(result.get(key) or [])
+            result[key] = existing + [v for v in value if v not in existing]
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Selectors.
+
+_LABEL_EXISTS = re.compile(r"^(!?)\s*([A-Za-z0-9][-A-Za-z0-9_./]*)$")
+_LABEL_EQUALS = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_./]*)\s*(==|=|!=)\s*([-A-Za-z0-9_.]*)$")
+_LABEL_IN = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_./]*)\s+(in|notin)\s*\(([^)]*)\)$")
+
+
+def _split_terms(selector: str) -> list[str]:
+    terms, depth, current = [], 0, ""
+    for char in selector:
+        depth += char == "("
+        depth -= char == ")"
+        if char == "," and depth == 0:
+            terms.append(current.strip())
+            current = ""
+        else:
+            current += char
+    terms.append(current.strip())
+    return [term for term in terms if term]
+
+
+def label_selector_matcher(selector: str | None) -> Callable[[Mapping[str, Any]], bool]:
+    if not selector:
+        return lambda obj: True
+    checks: list[Callable[[Mapping[str, str]], bool]] = []
+    for term in _split_terms(selector):
+        if m := _LABEL_IN.match(term):
+            key, op, values = m.group(1), m.group(2), {v.strip() for v in m.group(3).split(",")}
+            if op == "in":
+                checks.append(lambda labels, k=key, vs=values: k in labels and labels[k] in vs)
+            else:
+                checks.append(
+                    lambda labels, k=key, vs=values: k not in labels or labels[k] not in vs
+                )
+        elif m := _LABEL_EQUALS.match(term):
+            key, op, value = m.groups()
+            if op == "!=":
+                checks.append(lambda labels, k=key, v=value: labels.get(k) != v)
+            else:
+                checks.append(lambda labels, k=key, v=value: k in labels and labels[k] == v)
+        elif m := _LABEL_EXISTS.match(term):
+            negated, key = m.groups()
+            if negated:
+                checks.append(lambda labels, k=key: k not in labels)
+            else:
+                checks.append(lambda labels, k=key: k in labels)
+        else:
+            raise _error(400, "BadRequest", f"unable to parse requirement: {term!r}")
+
+    def matcher(obj: Mapping[str, Any]) -> bool:
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        return all(check(labels) for check in checks)
+
+    return matcher
+
+
+def _field_value(obj: Mapping[str, Any], path: str) -> str:
+    value: Any = obj
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def field_selector_matcher(selector: str | None) -> Callable[[Mapping[str, Any]], bool]:
+    if not selector:
+        return lambda obj: True
+    checks: list[tuple[str, bool, str]] = []
+    for term in _split_terms(selector):
+        m = re.match(r"^([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*)$", term)
+        if not m:
+            raise _error(400, "BadRequest", f"invalid field selector: {term!r}")
+        checks.append((m.group(1), m.group(2) != "!=", m.group(3).strip()))
+    return lambda obj: all(
+        (_field_value(obj, path) == value) == positive for path, positive, value in checks
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The emulator.
+
+
+@attrs.define(kw_only=True)
+class ApiEmulator(kmock.KubernetesEmulator):
+    """KMock's KubernetesEmulator made close enough to kube-apiserver for a scheduler.
+
+    ``validator`` is a shortcut for ``validators[POLICY_RESOURCE]`` (SchedulingPolicies).
+    """
+
+    validator: Validator | None = None
+    validators: dict[str, Validator] = attrs.field(factory=dict)
+    resource_specs: Sequence[ResourceSpec] = RESOURCES
+    initial_namespaces: Sequence[str] = INITIAL_NAMESPACES
+
+    # Every pods/binding request (read via .bindings from any thread).
+    binding_log: list[BindingRecord] = attrs.field(factory=list, init=False)
+    _binding_lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
+    _specs: dict[kmock.resource, ResourceSpec] = attrs.field(factory=dict, init=False)
+    _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
+    _last_rv: int = attrs.field(default=0, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        # The parent registers discovery and the fallbacks for LIST/WATCH/FETCH/CREATE/UPDATE/DELETE
+        # as bound methods (self._serve_list...), so the overrides below serve them.
+        super().__attrs_post_init__()
+        self.fallback[kmock.method.PUT] << self._serve_replace
+        self.fallback[kmock.method.POST, kmock.subresource("binding")] << self._serve_binding
+        if self.validator is not None:
+            self.validators.setdefault(POLICY_RESOURCE, self.validator)
+        for spec in self.resource_specs:
+            self._specs[spec.resource] = spec
+            self.resources[spec.key] = kmock.ResourceInfo(
+                namespaced=spec.namespaced,
+                kind=spec.kind,
+                singular=spec.singular,
+                verbs=set(spec.verbs),
+                shortnames=set(spec.shortnames),
+                categories=set(spec.categories),
+                subresources=set(spec.subresources),
+            )
+        ns_spec = self._specs[kmock.resource("", "v1", "namespaces")]
+        for name in self.initial_namespaces:
+            self.objects[ns_spec.resource, None, name] = self._fill_new(
+                {"metadata": {"name": name}}, ns_spec
+            )
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    @property
+    def bindings(self) -> list[BindingRecord]:
+        """A copy of the binding log (all attempts, in order); thread-safe."""
+        with self._binding_lock:
+            return list(self.binding_log)
+
+    @property
+    def resource_version(self) -> int:
+        """The latest resourceVersion handed out (a cluster-wide counter)."""
+        return self._last_rv
+
+    def _next_rv(self) -> str:
+        self._last_rv = next(self._rv)
+        return str(self._last_rv)
+
+    def _spec_of(self, request: rendering.Request) -> ResourceSpec:
+        if request.resource is None or request.resource.plural is None:
+            raise kmock.KubernetesEndpointNotFoundError()
+        spec = self._specs.get(request.resource)
+        if spec is None:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        if not spec.namespaced and request.namespace is not None:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        return spec
+
+    def _key(
+        self, spec: ResourceSpec, namespace: str | None, name: str
+    ) -> tuple[kmock.resource, str | None, str]:
+        return (spec.resource, namespace if spec.namespaced else None, name)
+
+    def _current(self, spec: ResourceSpec, namespace: str | None, name: str) -> kmock.Object | None:
+        key = self._key(spec, namespace, name)
+        if key in self.objects and not self.objects[key].deleted:
+            return self.objects[key]
+        return None
+
+    def _not_found(self, spec: ResourceSpec, name: str) -> kmock.KubernetesError:
+        return _error(
+            404,
+            "NotFound",
+            f'{spec.group_qualified()} "{name}" not found',
+            {"name": name, "group": spec.group, "kind": spec.plural},
+        )
+
+    def _conflict(
+        self, spec: ResourceSpec, name: str, why: str, kind: str | None = None
+    ) -> kmock.KubernetesError:
+        qualified = kind or spec.group_qualified()
+        return _error(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on {qualified} "{name}": {why}',
+            {"name": name, "group": spec.group, "kind": kind or spec.plural},
+        )
+
+    def _validate(self, spec: ResourceSpec, obj: Mapping[str, Any]) -> None:
+        validator = self.validators.get(spec.key)
+        if validator is None:
+            return
+        messages = [str(m) for m in validator(copy.deepcopy(dict(obj)))]
+        if messages:
+            name = (obj.get("metadata") or {}).get("name", "")
+            what = f"{spec.kind}.{spec.group}" if spec.group else spec.kind
+            text = messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
+            raise _error(
+                422,
+                "Invalid",
+                f'{what} "{name}" is invalid: {text}',
+                {
+                    "name": name,
+                    "group": spec.group,
+                    "kind": spec.kind,
+                    "causes": [{"reason": "FieldValueInvalid", "message": m} for m in messages],
+                },
+            )
+
+    def _fill_new(self, obj: dict[str, Any], spec: ResourceSpec) -> dict[str, Any]:
+        obj.setdefault("apiVersion", spec.api_version)
+        obj.setdefault("kind", spec.kind)
+        meta = obj.setdefault("metadata", {})
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = _now()
+        meta["generation"] = 1
+        meta["resourceVersion"] = self._next_rv()
+        for field in (
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+            "managedFields",
+        ):
+            meta.pop(field, None)
+        if spec.kind == "Pod":
+            pod_spec = obj.setdefault("spec", {})
+            if not pod_spec.get("schedulerName"):
+                pod_spec["schedulerName"] = "default-scheduler"
+            if pod_spec.get("priority") is None and not pod_spec.get("priorityClassName"):
+                pod_spec["priority"] = 0
+            obj.setdefault("status", {}).setdefault("phase", "Pending")
+        elif spec.kind == "Namespace":
+            obj.setdefault("status", {}).setdefault("phase", "Active")
+        return obj
+
+    async def _emit(
+        self,
+        spec: ResourceSpec,
+        type_: str,
+        obj: Mapping[str, Any],
+        old: Mapping[str, Any] | None = None,
+    ) -> None:
+        await self._buses[spec.resource].put({"type": type_, "object": dict(obj), "old": old})
+
+    async def _store_update(
+        self,
+        spec: ResourceSpec,
+        name: str,
+        namespace: str | None,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        subresource: str | None,
+    ) -> dict[str, Any]:
+        """Apply the API server's rules to an updated object, store it, emit the events.
+
+        Call under self._lock. ``old`` is the current stored version, ``new`` the candidate.
+        """
+        if subresource == "status":
+            candidate = copy.deepcopy(old)
+            if "status" in new:
+                candidate["status"] = new["status"]
+            else:
+                candidate.pop("status", None)
+            new = candidate
+        elif "status" in spec.subresources:
+            new = dict(new)
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        new["apiVersion"], new["kind"] = (
+            old.get("apiVersion", spec.api_version),
+            old.get("kind", spec.kind),
+        )
+        meta = new["metadata"] = dict(new.get("metadata") or {})
+        old_meta = old.get("metadata") or {}
+        for field in (
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "resourceVersion",
+        ):
+            if field in old_meta:
+                meta[field] = old_meta[field]
+            else:
+                meta.pop(field, None)
+        if new == old:
+            return old  # a no-op write: no new resourceVersion, no event
+        if subresource is None and any(
+            new.get(k) != old.get(k)
+            for k in set(new) | set(old)
+            if k not in ("metadata", "status", "apiVersion", "kind")
+        ):
+            meta["generation"] = int(old_meta.get("generation", 1)) + 1
+        self._validate(spec, new)
+        meta["resourceVersion"] = self._next_rv()
+        obj = self.objects[self._key(spec, namespace, name)]
+        obj.history.append(new)
+        await self._emit(spec, "MODIFIED", new, old)
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            obj.delete()
+            await self._emit(spec, "DELETED", new)
+        return new
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def _serve_fetch(self, request: rendering.Request) -> rendering.Payload:
+        spec = self._spec_of(request)
+        if request.subresource not in (None, "status"):
+            raise kmock.KubernetesEndpointNotFoundError()
+        if spec.namespaced and request.namespace is None:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        async with self._lock:
+            obj = self._current(spec, request.namespace, request.name or "")
+            if obj is None:
+                raise self._not_found(spec, request.name or "")
+            return obj.raw
+
+    def _matcher(self, request: rendering.Request) -> Callable[[Mapping[str, Any]], bool]:
+        labels = label_selector_matcher(request.params.get("labelSelector"))
+        fields = field_selector_matcher(request.params.get("fieldSelector"))
+        namespace, name = request.namespace, request.name
+
+        def matcher(obj: Mapping[str, Any]) -> bool:
+            meta = obj.get("metadata") or {}
+            return (
+                (namespace is None or meta.get("namespace") == namespace)
+                and (name is None or meta.get("name") == name)
+                and labels(obj)
+                and fields(obj)
+            )
+
+        return matcher
+
+    def _snapshot(
+        self, spec: ResourceSpec, matcher: Callable[[Mapping[str, Any]], bool]
+    ) -> list[dict[str, Any]]:
+        items = [
+            obj.raw
+            for (res, _, _), obj in self.objects.items()
+            if res == spec.resource and not obj.deleted
+        ]
+        items = [item for item in items if matcher(item)]
+        items.sort(
+            key=lambda o: ((o["metadata"].get("namespace") or ""), o["metadata"].get("name", ""))
+        )
+        return items
+
+    async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
+        spec = self._spec_of(request)
+        matcher = self._matcher(request)
+        async with self._lock:
+            items = self._snapshot(spec, matcher)
+            rv = str(self._last_rv)
+        cont = ""
+        if request.params.get("continue"):
+            after = json.loads(base64.urlsafe_b64decode(request.params["continue"]))
+            items = [
+                i
+                for i in items
+                if [i["metadata"].get("namespace") or "", i["metadata"]["name"]] > after
+            ]
+        if request.params.get("limit") and int(request.params["limit"]) < len(items):
+            items = items[: int(request.params["limit"])]
+            last = items[-1]["metadata"]
+            cont = base64.urlsafe_b64encode(
+                json.dumps([last.get("namespace") or "", last["name"]]).encode()
+            ).decode()
+        return {
+            "apiVersion": spec.api_version,
+            "kind": f"{spec.kind}List",
+            "metadata": {"resourceVersion": rv, **({"continue": cont} if cont else {})},
+            "items": items,
+        }
+
+    async def _serve_watch(self, request: rendering.Request) -> AsyncIterator[rendering.Payload]:
+        """Replay all matching objects as ADDED, then stream the live events.
+
+        Unlike KMock's own watch, the bus position is marked under the same lock as the
+        snapshot, so no event between the snapshot and the subscription is lost.
+        ``resourceVersion`` is ignored (the replay always happens, see the module doc).
+        ``timeoutSeconds`` ends the stream (an event arriving exactly at the deadline may
+        be lost to that stream; the next connection replays the state anyway, though not
+        deletions). ``sendInitialEvents=true`` adds the initial-events-end BOOKMARK.
+        """
+        spec = self._spec_of(request)
+        matcher = self._matcher(request)
+        bus = self._buses[spec.resource]
+        yield b""  # send the headers now, even if nothing happens for a while
+        async with self._lock:
+            marker = await bus.mark()
+            items = self._snapshot(spec, matcher)
+            rv = str(self._last_rv)
+        try:
+            for item in items:
+                yield {"type": "ADDED", "object": item}
+            if request.params.get("sendInitialEvents") == "true":
+                yield {
+                    "type": "BOOKMARK",
+                    "object": {
+                        "apiVersion": spec.api_version,
+                        "kind": spec.kind,
+                        "metadata": {
+                            "resourceVersion": rv,
+                            "annotations": {"k8s.io/initial-events-end": "true"},
+                        },
+                    },
+                }
+            timeout = (
+                float(request.params["timeoutSeconds"])
+                if request.params.get("timeoutSeconds")
+                else None
+            )
+            loop = asyncio.get_running_loop()
+            deadline = None if timeout is None else loop.time() + timeout
+            while True:
+                try:
+                    if deadline is None:
+                        event = await bus.get(since=marker)
+                    else:
+                        event = await asyncio.wait_for(
+                            bus.get(since=marker), max(0.0, deadline - loop.time())
+                        )
+                except (_WatchClosed, TimeoutError):
+                    return
+                new_ok = matcher(event["object"])
+                old_ok = event.get("old") is not None and matcher(event["old"])
+                if event["type"] == "MODIFIED" and new_ok and not old_ok:
+                    yield {"type": "ADDED", "object": event["object"]}
+                elif event["type"] == "MODIFIED" and old_ok and not new_ok:
+                    yield {"type": "DELETED", "object": event["object"]}
+                elif new_ok:
+                    yield {"type": event["type"], "object": event["object"]}
+        finally:
+            await bus.unmark(marker)
+
+    async def disconnect_watches(self) -> None:
+        """End all open watch streams server-side (clients will reconnect and get replays)."""
+        for bus in list(self._buses.values()):
+            await bus.put(_WatchClosed)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    async def _serve_create(self, request: rendering.Request) -> rendering.Payload:
+        spec = self._spec_of(request)
+        if not isinstance(request.data, Mapping):
+            raise _error(400, "BadRequest", "the body of the request was not a JSON object")
+        if spec.namespaced and request.namespace is None:
+            raise _error(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            )
+        obj: dict[str, Any] = copy.deepcopy(dict(request.data))
+        meta = obj.setdefault("metadata", {})
+        if spec.namespaced:
+            if meta.get("namespace") not in (None, "", request.namespace):
+                raise _error(
+                    400,
+                    "BadRequest",
+                    "the namespace of the provided object does not match "
+                    "the namespace sent on the request",
+                )
+            meta["namespace"] = request.namespace
+        else:
+            meta.pop("namespace", None)
+        async with self._lock:
+            if spec.namespaced:
+                ns_spec = self._specs[kmock.resource("", "v1", "namespaces")]
+                if self._current(ns_spec, None, request.namespace or "") is None:
+                    raise self._not_found(ns_spec, request.namespace or "")
+            if not meta.get("name"):
+                if not meta.get("generateName"):
+                    raise _error(
+                        422,
+                        "Invalid",
+                        f'{spec.kind} "" is invalid: metadata.name: Required value: '
+                        "name or generateName is required",
+                    )
+                while True:
+                    suffix = "".join(random.choices("bcdfghjklmnpqrstvwxz2456789", k=5))
+                    meta["name"] = meta["generateName"] + suffix
+                    if self._current(spec, request.namespace, meta["name"]) is None:
+                        break
+            name = meta["name"]
+            if self._current(spec, request.namespace, name) is not None:
+                raise _error(
+                    409,
+                    "AlreadyExists",
+                    f'{spec.group_qualified()} "{name}" already exists',
+                    {"name": name, "group": spec.group, "kind": spec.plural},
+                )
+            self._fill_new(obj, spec)
+            self._validate(spec, obj)
+            key = self._key(spec, request.namespace, name)
+            if key in self.objects:
+                self.objects[key].create(obj)  # re-creation after deletion: the history continues
+            else:
+                self.objects[key] = obj
+            await self._emit(spec, "ADDED", obj)
+        return rendering.Response(status=201, payload=obj)
+
+    async def _serve_update(self, request: rendering.Request) -> rendering.Payload:
+        spec = self._spec_of(request)
+        name = request.name or ""
+        if request.subresource not in (None, "status") or (
+            request.subresource == "status" and "status" not in spec.subresources
+        ):
+            raise kmock.KubernetesEndpointNotFoundError()
+        content_type = next(
+            (v for k, v in request.headers.items() if k.lower() == "content-type"), ""
+        )
+        content_type = content_type.split(";")[0].strip().lower()
+        patch = request.data
+        if content_type.startswith("application/apply-patch"):
+            raise _error(415, "UnsupportedMediaType", "server-side apply is not emulated")
+        async with self._lock:
+            current = self._current(spec, request.namespace, name)
+            if current is None:
+                raise self._not_found(spec, name)
+            old = copy.deepcopy(current.raw)
+            try:
+                if isinstance(patch, list) or content_type == "application/json-patch+json":
+                    new = jsonpatch.apply_patch(old, patch, in_place=False)
+                elif not isinstance(patch, Mapping):
+                    raise _error(400, "BadRequest", "the body of the request was not a JSON object")
+                elif content_type == "application/strategic-merge-patch+json":
+                    new = strategic_merge_patch(old, patch)
+                else:
+                    new = merge_patch(old, patch)
+            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
+                raise _error(422, "Invalid", f"the patch cannot be applied: {e}") from e
+            wanted_rv = (
+                (patch.get("metadata") or {}).get("resourceVersion")
+                if isinstance(patch, Mapping)
+                else None
+            )
+            if wanted_rv is not None and wanted_rv != old["metadata"].get("resourceVersion"):
+                raise self._conflict(
+                    spec,
+                    name,
+                    "the object has been modified; please apply your "
+                    "changes to the latest version and try again",
+                )
+            result = await self._store_update(
+                spec, name, request.namespace, old, new, request.subresource
+            )
+        return rendering.Response(status=200, payload=result)
+
+    async def _serve_replace(self, request: rendering.Request) -> rendering.Payload:
+        spec = self._spec_of(request)
+        name = request.name or ""
+        if (
+            request.name is None
+            or request.subresource not in (None, "status")
+            or (request.subresource == "status" and "status" not in spec.subresources)
+        ):
+            raise _error(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            )
+        if not isinstance(request.data, Mapping):
+            raise _error(400, "BadRequest", "the body of the request was not a JSON object")
+        new: dict[str, Any] = copy.deepcopy(dict(request.data))
+        if (new.get("metadata") or {}).get("name") not in (None, name):
+            raise _error(
+                400, "BadRequest", "the name of the object does not match the name on the URL"
+            )
+        async with self._lock:
+            current = self._current(spec, request.namespace, name)
+            if current is None:
+                raise self._not_found(spec, name)
+            old = copy.deepcopy(current.raw)
+            wanted_rv = (new.get("metadata") or {}).get("resourceVersion")
+            if wanted_rv not in (None, "") and wanted_rv != old["metadata"].get("resourceVersion"):
+                raise self._conflict(
+                    spec,
+                    name,
+                    "the object has been modified; please apply your "
+                    "changes to the latest version and try again",
+                )
+            result = await self._store_update(
+                spec, name, request.namespace, old, new, request.subresource
+            )
+        return rendering.Response(status=200, payload=result)
+
+    async def _serve_delete(self, request: rendering.Request) -> rendering.Payload:
+        spec = self._spec_of(request)
+        name = request.name or ""
+        if request.subresource is not None:
+            raise kmock.KubernetesEndpointNotFoundError()
+        options = request.data if isinstance(request.data, Mapping) else {}
+        async with self._lock:
+            current = self._current(spec, request.namespace, name)
+            if current is None:
+                raise self._not_found(spec, name)
+            old = copy.deepcopy(current.raw)
+            meta = old["metadata"]
+            pre = options.get("preconditions") or {}
+            if pre.get("uid") not in (None, meta.get("uid")) or pre.get("resourceVersion") not in (
+                None,
+                meta.get("resourceVersion"),
+            ):
+                raise self._conflict(spec, name, "the precondition does not match")
+            if meta.get("finalizers"):
+                if meta.get("deletionTimestamp"):
+                    return rendering.Response(status=200, payload=old)
+                new = copy.deepcopy(old)
+                new["metadata"]["deletionTimestamp"] = _now()
+                new["metadata"]["deletionGracePeriodSeconds"] = 0
+                new["metadata"]["resourceVersion"] = self._next_rv()
+                current.history.append(new)
+                await self._emit(spec, "MODIFIED", new, old)
+                return rendering.Response(status=200, payload=new)
+            final = copy.deepcopy(old)
+            final["metadata"]["resourceVersion"] = self._next_rv()
+            current.history.append(final)
+            current.delete()
+            await self._emit(spec, "DELETED", final)
+        return rendering.Response(status=200, payload=final)
+
+    async def _serve_binding(self, request: rendering.Request) -> rendering.Payload:
+        """``POST /api/v1/namespaces/NS/pods/NAME/binding``, as kube-apiserver's BindingREST.
+
+        Body: a v1 Binding ``{metadata: {name: POD}, target: {kind: Node, name: NODE}}``.
+        404 if the pod does not exist; 409 Conflict (kind ``pods/binding``) if it already
+        has ``spec.nodeName``, is being deleted, has schedulingGates, or ``metadata.uid``
+        is given and differs; otherwise sets ``spec.nodeName``, copies the binding's
+        annotations, sets ``PodScheduled=True`` (as UpdatePodCondition does: no reason or
+        message, lastTransitionTime now if the status changed), bumps resourceVersion,
+        emits MODIFIED, and answers 201 with a Success Status. The target node does not
+        need to exist (nor does it on a real server).
+        """
+        spec = self._spec_of(request)
+        if (
+            spec.plural != "pods"
+            or spec.group != ""
+            or request.name is None
+            or request.namespace is None
+        ):
+            raise kmock.KubernetesEndpointNotFoundError()
+        body = request.data if isinstance(request.data, Mapping) else {}
+        target = body.get("target") or {}
+        node = target.get("name")
+        status = 500
+        uid: str | None = None
+        try:
+            if (body.get("metadata") or {}).get("name") != request.name:
+                status = 400
+                raise _error(400, "BadRequest", "name in URL does not match name in Binding object")
+            if target.get("kind") not in (None, "", "Node"):
+                status = 422
+                raise _error(
+                    422,
+                    "Invalid",
+                    f'Binding.target.kind: must be empty or "Node", got {target.get("kind")!r}',
+                )
+            if not node:
+                status = 422
+                raise _error(
+                    422,
+                    "Invalid",
+                    f'Binding "{request.name}" is invalid: target.name: Required value',
+                )
+            async with self._lock:
+                current = self._current(spec, request.namespace, request.name)
+                if current is None:
+                    status = 404
+                    raise self._not_found(spec, request.name)
+                old = copy.deepcopy(current.raw)
+                uid = old["metadata"].get("uid")
+                why: str | None = None
+                wanted_uid = (body.get("metadata") or {}).get("uid")
+                if wanted_uid and wanted_uid != uid:
+                    why = (
+                        f"Precondition failed: UID in precondition: {wanted_uid}, "
+                        f"UID in object meta: {uid}"
+                    )
+                elif old["metadata"].get("deletionTimestamp"):
+                    why = f"pod {request.name} is being deleted, cannot be assigned to a host"
+                elif (old.get("spec") or {}).get("nodeName"):
+                    assigned = old["spec"]["nodeName"]
+                    why = f'pod {request.name} is already assigned to node "{assigned}"'
+                elif (old.get("spec") or {}).get("schedulingGates"):
+                    why = f"pod {request.name} has non-empty .spec.schedulingGates"
+                if why is not None:
+                    status = 409
+                    raise self._conflict(spec, request.name, why, kind="pods/binding")
+                new = copy.deepcopy(old)
+                new.setdefault("spec", {})["nodeName"] = node
+                annotations = (body.get("metadata") or {}).get("annotations") or {}
+                if annotations:
+                    new["metadata"].setdefault("annotations", {}).update(annotations)
+                conditions = new.setdefault("status", {}).setdefault("conditions", [])
+                previous = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
+                condition = {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": (
+                        previous.get("lastTransitionTime")
+                        if previous and previous.get("status") == "True"
+                        else _now()
+                    ),
+                }
+                if previous is None:
+                    conditions.append(condition)
+                else:
+                    conditions[conditions.index(previous)] = condition
+                new["metadata"]["resourceVersion"] = self._next_rv()
+                current.history.append(new)
+                await self._emit(spec, "MODIFIED", new, old)
+                status = 201
+        finally:
+            with self._binding_lock:
+                self.binding_log.append(
+                    BindingRecord(
+                        namespace=request.namespace,
+                        pod=request.name,
+                        node=node,
+                        status=status,
+                        time=time.time(),
+                        uid=uid,
+                    )
+                )
+        return rendering.Response(
+            status=201,
+            payload={
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "code": 201,
+            },
+        )
+
+    async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        # Skip KubernetesEmulator._handle(): it stores every write before the reactions run
+        # (so even intercepted writes happen). Here, the writes are the fallback reactions.
+        return await kmock.KubernetesScaffold._handle(self, request)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running it on a port, in its own thread.
+
+
+class _QuickShutdownServer(aiohttp.test_utils.RawTestServer):
+    """aiohttp's test server, but not waiting 60 s for open watch streams on shutdown."""
+
+    async def _make_runner(self, debug: bool = True, **kwargs: Any) -> aiohttp.web.ServerRunner:
+        srv = aiohttp.web.Server(self._handler, loop=self._loop, debug=debug, **kwargs)
+        return aiohttp.web.ServerRunner(srv, debug=debug, shutdown_timeout=0.5, **kwargs)
+
+
+class EmulatorServer:
+    """Runs an ``ApiEmulator`` on http://127.0.0.1:<free port> in a dedicated thread.
+
+    Usage::
+
+        with EmulatorServer(validator=fn) as server:
+            server.url              # 'http://127.0.0.1:PORT'
+            server.emulator         # the ApiEmulator (KMock handler) -- see call()
+            server.bindings         # list[BindingRecord], thread-safe copy
+            server.call(lambda em: em.objects[...])   # run in the emulator's loop
+            server.disconnect_watches()
+    """
+
+    def __init__(
+        self, *, host: str = "127.0.0.1", startup_timeout: float = 5.0, **emulator_kwargs: Any
+    ) -> None:
+        self._host = host
+        self._startup_timeout = startup_timeout
+        self._kwargs = emulator_kwargs
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self.emulator: ApiEmulator | None = None
+        self.url: str = ""
+
+    def __enter__(self) -> EmulatorServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="k8s-emulator", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(self._startup_timeout) or self._error is not None:
+            raise RuntimeError(f"The emulator did not start: {self._error!r}")
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if self._thread is None or self._loop is None or self._stop is None:
+            return
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise RuntimeError("The emulator thread did not stop in time.")
+        self._thread = None
+        if self._error is not None:
+            raise RuntimeError("The emulator failed") from self._error
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as e:
+            self._error = e
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        emulator = ApiEmulator(**self._kwargs)
+        async with (
+            emulator,
+            kmock.Server(emulator, host=self._host, server_cls=_QuickShutdownServer) as server,
+        ):
+            self.emulator = emulator
+            self.url = str(server.url).rstrip("/")
+            self._ready.set()
+            await self._stop.wait()
+            await emulator.disconnect_watches()
+
+    def call(self, fn: Callable[[ApiEmulator], Any], timeout: float = 5.0) -> Any:
+        """Run ``fn(emulator)`` (sync or async) in the emulator's loop; return its result."""
+        assert self._loop is not None and self.emulator is not None
+        emulator = self.emulator
+
+        async def runner() -> Any:
+            result = fn(emulator)
+            return await result if asyncio.iscoroutine(result) else result
+
+        return asyncio.run_coroutine_threadsafe(runner(), self._loop).result(timeout)
+
+    @property
+    def bindings(self) -> list[BindingRecord]:
+        assert self.emulator is not None
+        return self.emulator.bindings
+
+    @property
+    def unexpected_errors(self) -> list[BaseException]:
+        """Exceptions the emulator answered with 500 (its own bugs, not API errors like 404/409)."""
+        return list(
+            self.call(lambda em: [e for e in em.errors if not isinstance(e, kmock.KubernetesError)])
+        )
+
+    def disconnect_watches(self) -> None:
+        self.call(lambda em: em.disconnect_watches())
+
+    def set_validator(self, validator: Validator | None, resource: str = POLICY_RESOURCE) -> None:
+        """Install (or remove, with None) the validation hook for a resource key."""
+
+        def setter(em: ApiEmulator) -> None:
+            if validator is None:
+                em.validators.pop(resource, None)
+            else:
+                em.validators[resource] = validator
+
+        self.call(setter)

@@ -1,0 +1,471 @@
+"""The e2e harness itself: the emulator behaves like an API server, Kopf runs against it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import kmock
+import kopf
+import pytest
+from kubernetes_asyncio import client as k8s_client
+
+from e2e.emulator import EmulatorServer, validator_from_crd
+from e2e.harness import ApiError, KubeClient, run_kopf_in_thread, wait_until
+
+CRD_PATH = Path(__file__).parents[2] / "crds" / "schedulingpolicies.policyscheduler.io.yaml"
+
+
+def node_body(name: str, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {
+            "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def pod_body(
+    name: str | None = None, *, scheduler: str = "policy-scheduler", **extra: Any
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name} if name else {"generateName": "pod-"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {
+            "schedulerName": scheduler,
+            "containers": [{"name": "c", "image": "busybox"}],
+            **extra,
+        },
+    }
+
+
+def policy_body(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "policyscheduler.io/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {"name": name},
+        "spec": {"schedulerName": "policy-scheduler", **spec},
+    }
+
+
+def pod_events_registry() -> tuple[kopf.OperatorRegistry, list[dict[str, Any]]]:
+    registry = kopf.OperatorRegistry()
+    seen: list[dict[str, Any]] = []
+
+    @kopf.on.event("pods", registry=registry)
+    def remember(type: str | None, body: kopf.Body, **_: Any) -> None:
+        seen.append(
+            {
+                "type": type,
+                "name": body.metadata.name,
+                "nodeName": body.spec.get("nodeName"),
+                "resourceVersion": body.metadata.get("resourceVersion"),
+            }
+        )
+
+    return registry, seen
+
+
+async def test_discovery_declares_our_resources(emulator: KubeClient) -> None:
+    status, core = await emulator.request("GET", "/api/v1")
+    assert status == 200
+    names = {r["name"]: r for r in core["resources"]}
+    assert {
+        "namespaces",
+        "pods",
+        "pods/binding",
+        "pods/status",
+        "nodes",
+        "events",
+        "persistentvolumes",
+        "persistentvolumeclaims",
+        "services",
+        "replicationcontrollers",
+    } <= set(names)
+    assert names["pods"]["namespaced"] is True and names["nodes"]["namespaced"] is False
+
+    status, apis = await emulator.request("GET", "/apis")
+    groups = {g["name"]: g for g in apis["groups"]}
+    assert {
+        "apps",
+        "storage.k8s.io",
+        "coordination.k8s.io",
+        "events.k8s.io",
+        "apiextensions.k8s.io",
+        "policyscheduler.io",
+    } <= set(groups)
+    assert groups["policyscheduler.io"]["preferredVersion"]["version"] == "v1alpha1"
+
+    status, ours = await emulator.request("GET", "/apis/policyscheduler.io/v1alpha1")
+    resources = {r["name"]: r for r in ours["resources"]}
+    assert set(resources) == {"schedulingpolicies", "schedulingpolicies/status"}
+    policy = resources["schedulingpolicies"]
+    assert policy["kind"] == "SchedulingPolicy" and policy["namespaced"] is False
+    assert policy["shortNames"] == ["schedpol"] and {"watch", "list", "patch"} <= set(
+        policy["verbs"]
+    )
+
+    status, _ = await emulator.request("GET", "/apis/example.com/v1/things")
+    assert status == 404
+
+
+async def test_create_fills_metadata_like_a_server(emulator: KubeClient, namespace: str) -> None:
+    pod = await emulator.create(pod_body(), namespace=namespace)
+    meta = pod["metadata"]
+    assert meta["name"].startswith("pod-") and len(meta["name"]) == len("pod-") + 5
+    assert meta["namespace"] == namespace and meta["uid"] and meta["creationTimestamp"]
+    assert pod["status"]["phase"] == "Pending" and pod["spec"]["priority"] == 0
+
+    node = await emulator.create(node_body("node-1"))
+    assert "namespace" not in node["metadata"]
+    assert int(node["metadata"]["resourceVersion"]) > int(meta["resourceVersion"])
+
+    other = await emulator.create(pod_body("plain", scheduler=""), namespace=namespace)
+    assert other["spec"]["schedulerName"] == "default-scheduler"
+
+    with pytest.raises(ApiError) as err:
+        await emulator.create(node_body("node-1"))
+    assert err.value.status == 409 and err.value.body["reason"] == "AlreadyExists"
+    if emulator.is_emulated:  # a real cluster may have admission rules of its own
+        with pytest.raises(ApiError) as err:
+            await emulator.create(pod_body("x"), namespace="no-such-namespace")
+        assert err.value.status == 404
+
+    got = await emulator.get("v1", "Pod", meta["name"], namespace)
+    assert got is not None and got["metadata"]["uid"] == meta["uid"]
+    assert await emulator.get("v1", "Pod", "absent", namespace) is None
+
+
+async def test_kopf_sees_pods_and_binding_is_exclusive(
+    emulator: KubeClient,
+    namespace: str,
+    kubeconfig: Any,
+    api_client: k8s_client.ApiClient,
+) -> None:
+    await emulator.create(node_body("node-1"))
+    await emulator.create(node_body("node-2"))
+    await emulator.create(pod_body("web-1"), namespace=namespace)
+    registry, seen = pod_events_registry()
+
+    async with run_kopf_in_thread(registry, clusterwide=True):
+        await wait_until(
+            lambda: any(e["name"] == "web-1" for e in seen), message="Kopf to see the pod"
+        )
+
+        core = k8s_client.CoreV1Api(api_client)
+        binding = k8s_client.V1Binding(
+            metadata=k8s_client.V1ObjectMeta(name="web-1"),
+            target=k8s_client.V1ObjectReference(kind="Node", name="node-1"),
+        )
+        first = await core.create_namespaced_pod_binding(
+            "web-1", namespace, binding, _preload_content=False
+        )
+        assert first.status == 201
+        assert (await first.json())["status"] == "Success"
+
+        binding.target.name = "node-2"
+        second = await core.create_namespaced_pod_binding(
+            "web-1", namespace, binding, _preload_content=False
+        )
+        assert second.status == 409
+        conflict = await second.json()
+        assert (
+            conflict["kind"] == "Status"
+            and conflict["reason"] == "Conflict"
+            and conflict["code"] == 409
+        )
+        assert 'already assigned to node "node-1"' in conflict["message"]
+
+        await wait_until(
+            lambda: any(e["name"] == "web-1" and e["nodeName"] == "node-1" for e in seen),
+            message="Kopf to see spec.nodeName",
+        )
+
+    pod = await emulator.get("v1", "Pod", "web-1", namespace)
+    assert pod is not None and pod["spec"]["nodeName"] == "node-1"
+    scheduled = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert scheduled and scheduled[0]["status"] == "True"
+    assert not any(k.startswith("kopf.") for k in pod["metadata"].get("annotations", {}))
+    assert not pod["metadata"].get("finalizers")
+
+    bindings = emulator.bindings  # skips on a real cluster
+    assert [(b.pod, b.node, b.status) for b in bindings] == [
+        ("web-1", "node-1", 201),
+        ("web-1", "node-2", 409),
+    ]
+    assert len([b for b in bindings if b.ok]) == 1
+
+    status, body = await emulator.bind(namespace, "missing", "node-1")
+    assert status == 404 and body["kind"] == "Status"
+
+
+async def test_status_patches_land_in_the_stored_object(
+    emulator: KubeClient, namespace: str, api_client: k8s_client.ApiClient
+) -> None:
+    await emulator.create(pod_body("p"), namespace=namespace)
+    unschedulable = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/0 nodes are available.",
+    }
+
+    # JSON merge patch (as Kopf sends) to the status subresource.
+    patched = await emulator.patch(
+        "v1",
+        "Pod",
+        "p",
+        {"status": {"conditions": [unschedulable]}},
+        namespace,
+        subresource="status",
+    )
+    assert patched["status"]["conditions"] == [unschedulable]
+    assert patched["status"]["phase"] == "Pending"
+
+    # Strategic merge patch (as kubernetes-asyncio sends for dicts): conditions merge by type.
+    core = k8s_client.CoreV1Api(api_client)
+    ready = {"type": "Ready", "status": "False"}
+    await core.patch_namespaced_pod_status("p", namespace, {"status": {"conditions": [ready]}})
+    pod = await emulator.get("v1", "Pod", "p", namespace)
+    assert pod is not None
+    assert {c["type"]: c["status"] for c in pod["status"]["conditions"]} == {
+        "PodScheduled": "False",
+        "Ready": "False",
+    }
+
+    # The main endpoint ignores status; the status endpoint ignores the rest.
+    rv = pod["metadata"]["resourceVersion"]
+    same = await emulator.patch("v1", "Pod", "p", {"status": {"phase": "Running"}}, namespace)
+    assert (
+        same["status"]["phase"] == "Pending" and same["metadata"]["resourceVersion"] == rv
+    )  # a no-op
+    other = await emulator.patch(
+        "v1",
+        "Pod",
+        "p",
+        {"metadata": {"labels": {"a": "b"}}, "status": {"phase": "Failed"}},
+        namespace,
+        subresource="status",
+    )
+    assert other["status"]["phase"] == "Failed" and "labels" not in other["metadata"]
+
+
+async def test_validator_refuses_invalid_policies(
+    emulator: KubeClient, emulator_server: EmulatorServer
+) -> None:
+    checked: list[dict[str, Any]] = []
+
+    def validate(obj: dict[str, Any]) -> list[str]:
+        checked.append(obj)
+        weights = [p.get("weight", 1) for p in obj.get("spec", {}).get("priorities", [])]
+        return [
+            f"spec.priorities[{i}].weight: must be positive"
+            for i, w in enumerate(weights)
+            if w <= 0
+        ]
+
+    emulator_server.set_validator(validate)
+    with pytest.raises(ApiError) as err:
+        await emulator.create(
+            policy_body("bad", priorities=[{"name": "EqualPriority", "weight": 0}])
+        )
+    assert err.value.status == 422 and err.value.body["reason"] == "Invalid"
+    assert "spec.priorities[0].weight: must be positive" in err.value.body["message"]
+    assert await emulator.get("policyscheduler.io/v1alpha1", "SchedulingPolicy", "bad") is None
+
+    good = await emulator.create(
+        policy_body("good", priorities=[{"name": "EqualPriority", "weight": 1}])
+    )
+    assert good["metadata"]["generation"] == 1 and "namespace" not in good["metadata"]
+
+    # The validator sees the object after the patch, not the patch body.
+    with pytest.raises(ApiError) as err:
+        await emulator.patch(
+            "policyscheduler.io/v1alpha1",
+            "SchedulingPolicy",
+            "good",
+            {"spec": {"priorities": [{"name": "EqualPriority", "weight": -1}]}},
+        )
+    assert err.value.status == 422
+    assert (
+        checked[-1]["metadata"]["name"] == "good"
+        and checked[-1]["spec"]["schedulerName"] == "policy-scheduler"
+    )
+
+    updated = await emulator.patch(
+        "policyscheduler.io/v1alpha1",
+        "SchedulingPolicy",
+        "good",
+        {"spec": {"alwaysCheckAllPredicates": True}},
+    )
+    assert updated["metadata"]["generation"] == 2
+    status = await emulator.patch(
+        "policyscheduler.io/v1alpha1",
+        "SchedulingPolicy",
+        "good",
+        {"status": {"observedGeneration": 2}},
+        subresource="status",
+    )
+    assert status["status"] == {"observedGeneration": 2} and status["metadata"]["generation"] == 2
+
+
+async def test_kubeconfig_fixture_clears_in_cluster_env(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    path = request.getfixturevalue("kubeconfig")
+    assert (
+        "KUBERNETES_SERVICE_HOST" not in os.environ and "KUBERNETES_SERVICE_PORT" not in os.environ
+    )
+    assert path.exists()
+    emulated = request.getfixturevalue("_emulator_server")
+    if emulated is not None:
+        assert os.environ["KUBECONFIG"] == str(path) and emulated.url in path.read_text()
+
+
+async def test_watch_replays_on_reconnect_and_login_with_kubeconfig(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Any
+) -> None:
+    await emulator.create(pod_body("p"), namespace=namespace)
+    registry, seen = pod_events_registry()
+
+    @kopf.on.login(registry=registry)
+    def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+        return kopf.login_with_kubeconfig(**kwargs)
+
+    async with run_kopf_in_thread(registry, namespaces=[namespace]):
+        await wait_until(
+            lambda: any(e["type"] == "ADDED" for e in seen), message="the first watch replay"
+        )
+        count = sum(e["type"] == "ADDED" for e in seen)
+        await asyncio.to_thread(emulator_server.disconnect_watches)
+        await wait_until(
+            lambda: sum(e["type"] == "ADDED" for e in seen) > count, message="a replay"
+        )
+        await emulator.patch("v1", "Pod", "p", {"metadata": {"labels": {"x": "y"}}}, namespace)
+        await wait_until(lambda: any(e["type"] == "MODIFIED" for e in seen), message="a live event")
+
+
+async def test_watch_selectors_and_transitions(emulator: KubeClient, namespace: str) -> None:
+    await emulator.create(pod_body("a"), namespace=namespace)
+    events: list[tuple[str, str]] = []
+    await emulator.patch("v1", "Pod", "a", {"metadata": {"labels": {"app": "web"}}}, namespace)
+
+    async def watch() -> None:
+        stream = emulator.watch(
+            "v1",
+            "Pod",
+            namespace,
+            field_selector="spec.nodeName=",
+            label_selector="app in (web),!skip",
+        )
+        async for event in stream:
+            events.append((event["type"], event["object"]["metadata"]["name"]))
+
+    task = asyncio.create_task(watch())
+    try:
+        await wait_until(lambda: ("ADDED", "a") in events, message="the replay")
+        await emulator.create(pod_body("b"), namespace=namespace)  # no label: not matching
+        status, _ = await emulator.bind(namespace, "a", "node-1")  # stops matching spec.nodeName=
+        assert status == 201
+        await wait_until(lambda: ("DELETED", "a") in events, message="the transition out")
+        assert ("ADDED", "b") not in events
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    listed = await emulator.list("v1", "Pod", namespace, field_selector="spec.nodeName=")
+    assert [p["metadata"]["name"] for p in listed] == ["b"]
+    listed = await emulator.list("v1", "Pod", namespace, label_selector="app=web")
+    assert [p["metadata"]["name"] for p in listed] == ["a"]
+
+
+async def test_optimistic_concurrency_and_finalizers(emulator: KubeClient, namespace: str) -> None:
+    lease = await emulator.create(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "policy-scheduler"},
+            "spec": {"holderIdentity": "a"},
+        },
+        namespace=namespace,
+    )
+    lease["spec"]["holderIdentity"] = "b"
+    replaced = await emulator.replace(lease)
+    assert replaced["spec"]["holderIdentity"] == "b"
+    lease["spec"]["holderIdentity"] = "c"  # still the old resourceVersion
+    with pytest.raises(ApiError) as err:
+        await emulator.replace(lease)
+    assert err.value.status == 409 and err.value.body["reason"] == "Conflict"
+
+    await emulator.create(
+        pod_body(
+            "f",
+        )
+        | {"metadata": {"name": "f", "finalizers": ["x/y"]}},
+        namespace=namespace,
+    )
+    deleted = await emulator.delete("v1", "Pod", "f", namespace)
+    assert deleted is not None and deleted["metadata"]["deletionTimestamp"]
+    assert await emulator.get("v1", "Pod", "f", namespace) is not None
+    await emulator.patch("v1", "Pod", "f", {"metadata": {"finalizers": None}}, namespace)
+    assert await emulator.get("v1", "Pod", "f", namespace) is None
+
+
+async def test_intercepted_binding_does_not_bind(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str
+) -> None:
+    await emulator.create(pod_body("p"), namespace=namespace)
+    reaction: list[Any] = []
+
+    def intercept(em: Any) -> None:
+        reaction.append(
+            em["post", kmock.subresource("binding")][:1] << 500 << {"kind": "Status", "code": 500}
+        )
+
+    emulator_server.call(intercept)
+
+    status, _ = await emulator.bind(namespace, "p", "node-1")
+    assert status == 500
+    pod = await emulator.get("v1", "Pod", "p", namespace)
+    assert pod is not None and not pod["spec"].get("nodeName")
+    status, _ = await emulator.bind(namespace, "p", "node-1")  # the reaction is used up ([:1])
+    assert status == 201
+    assert [b.status for b in emulator.bindings] == [201]  # intercepted requests are not recorded
+
+
+def test_emulator_server_runs_standalone() -> None:
+    with EmulatorServer() as server:
+        assert server.url.startswith("http://127.0.0.1:")
+        names = server.call(lambda em: sorted(key[2] for key in em.objects))
+        assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+        thread = server._thread
+        assert thread is not None and thread.is_alive()
+    assert not thread.is_alive()
+
+
+async def test_validator_from_the_crd_schema(
+    emulator: KubeClient, emulator_server: EmulatorServer
+) -> None:
+    if not CRD_PATH.exists():
+        pytest.skip(f"No CRD at {CRD_PATH}")
+    validate = validator_from_crd(CRD_PATH)
+    assert validate(policy_body("ok", priorities=[{"name": "EqualPriority", "weight": 1}])) == []
+    errors = validate(policy_body("bad", priorities=[{"name": "EqualPriority", "weight": 0}]))
+    assert errors and errors[0].startswith("spec.priorities[0].weight:")
+
+    emulator_server.set_validator(validate)
+    with pytest.raises(ApiError) as err:
+        await emulator.create(
+            policy_body("bad", priorities=[{"name": "EqualPriority", "weight": 0}])
+        )
+    assert err.value.status == 422 and "spec.priorities[0].weight" in err.value.body["message"]
+    await emulator.create(policy_body("ok", priorities=[{"name": "EqualPriority", "weight": 1}]))
