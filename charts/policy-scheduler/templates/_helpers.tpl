@@ -1,0 +1,67 @@
+{{/*
+Names and labels shared by every template.
+*/}}
+
+{{- define "policy-scheduler.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The full name: the release name, plus the chart name unless the release name has it.
+Truncated to 63 characters (DNS label limit of some name fields).
+*/}}
+{{- define "policy-scheduler.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "policy-scheduler.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "policy-scheduler.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "policy-scheduler.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "policy-scheduler.labels" -}}
+helm.sh/chart: {{ include "policy-scheduler.chart" . }}
+{{ include "policy-scheduler.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "policy-scheduler.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "policy-scheduler.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when leader election is on: as set, or (null) when more than one replica runs.
+*/}}
+{{- define "policy-scheduler.leaderElect" -}}
+{{- if kindIs "invalid" .Values.leaderElection.enabled }}
+{{- gt (int .Values.replicaCount) 1 }}
+{{- else }}
+{{- .Values.leaderElection.enabled }}
+{{- end }}
+{{- end }}
+
+{{- define "policy-scheduler.leaseName" -}}
+{{- default (include "policy-scheduler.fullname" .) .Values.leaderElection.leaseName }}
+{{- end }}
+
+{{- define "policy-scheduler.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
