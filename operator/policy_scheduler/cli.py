@@ -147,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     conv.set_defaults(func=cmd_convert)
 
+    crd = sub.add_parser("crd", help="print the SchedulingPolicy CustomResourceDefinition")
+    crd.set_defaults(func=cmd_crd)
+
     run = sub.add_parser("run", help="run the scheduler against a cluster (the operator)")
     run.add_argument(
         "--scheduler-name",
@@ -201,6 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", choices=("table", "json"), default="table")
     exp.set_defaults(func=cmd_explain)
     return parser
+
+
+def cmd_crd(args: argparse.Namespace) -> int:
+    from .crd import render_yaml
+
+    sys.stdout.write(render_yaml())
+    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:

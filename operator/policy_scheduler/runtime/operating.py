@@ -19,7 +19,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +99,8 @@ class Operator:
         )
         self.policy_status = PolicyStatusWriter(self.runtime)
         self._loop_task: asyncio.Task[None] | None = None
+        self._background: list[asyncio.Task[Any]] = []
+        self._stop_metrics: Callable[[], Awaitable[None]] | None = None
 
     def is_leader(self) -> bool:
         return self.elector is None or self.elector.is_leader
@@ -131,22 +133,18 @@ class Operator:
                 await task
             logger.info("stopped scheduling")
 
-    async def run(
-        self,
-        *,
-        stop_flag: asyncio.Event | threading.Event | None = None,
-        ready_flag: asyncio.Event | threading.Event | None = None,
-        registry: kopf.OperatorRegistry | None = None,
-    ) -> None:
-        stop_metrics = None
+    async def start(self) -> None:
+        """Metrics, housekeeping, and leader election (or scheduling at once)."""
         if self.options.metrics_port:
-            stop_metrics = await self.metrics.serve(self.options.host, self.options.metrics_port)
-        background: list[asyncio.Task[Any]] = [
+            self._stop_metrics = await self.metrics.serve(
+                self.options.host, self.options.metrics_port
+            )
+        self._background = [
             asyncio.create_task(self.policy_status.run_refresher(), name="policy-status"),
             asyncio.create_task(self._housekeeping(), name="housekeeping"),
         ]
         if self.elector is not None:
-            background.append(
+            self._background.append(
                 asyncio.create_task(
                     self.elector.run(self.start_scheduling, self.stop_scheduling),
                     name="leader-election",
@@ -154,6 +152,29 @@ class Operator:
             )
         else:
             await self.start_scheduling()
+
+    async def stop(self) -> None:
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        self._background = []
+        await self.stop_scheduling()
+        if self._stop_metrics is not None:
+            await self._stop_metrics()
+            self._stop_metrics = None
+
+    def memo(self) -> kopf.Memo:
+        """What the handlers find in Kopf's ``memo``."""
+        return kopf.Memo(runtime=self.runtime, policy_status=self.policy_status)
+
+    async def run(
+        self,
+        *,
+        stop_flag: asyncio.Event | threading.Event | None = None,
+        ready_flag: asyncio.Event | threading.Event | None = None,
+        registry: kopf.OperatorRegistry | None = None,
+    ) -> None:
+        await self.start()
         liveness = (
             f"http://{self.options.host}:{self.options.health_port}/healthz"
             if self.options.health_port
@@ -164,18 +185,13 @@ class Operator:
                 registry=registry or handlers.registry,
                 clusterwide=True,
                 standalone=True,
-                memo=kopf.Memo(runtime=self.runtime, policy_status=self.policy_status),
+                memo=self.memo(),
                 liveness_endpoint=liveness,
                 stop_flag=stop_flag,
                 ready_flag=ready_flag,
             )
         finally:
-            for task in background:
-                task.cancel()
-            await asyncio.gather(*background, return_exceptions=True)
-            await self.stop_scheduling()
-            if stop_metrics is not None:
-                await stop_metrics()
+            await self.stop()
 
     async def _housekeeping(self, interval: float = 1.0) -> None:
         while True:

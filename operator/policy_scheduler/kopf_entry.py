@@ -1,0 +1,54 @@
+"""``kopf run -m policy_scheduler.kopf_entry``: the scheduler under Kopf's own CLI.
+
+For people who run their operators with ``kopf run`` (its flags for namespaces,
+liveness, peering, logging). The handlers are the same as ``policy-scheduler run``;
+the runtime starts in a startup handler and stops in a cleanup handler. Options come
+from environment variables, as flags belong to Kopf here:
+
+``POLICY_SCHEDULER_NAME`` (default policy-scheduler), ``POLICY_SCHEDULER_LEADER_ELECT``
+("true" to take a Lease), ``POLICY_SCHEDULER_METRICS_PORT`` (default 9090, 0 = off),
+``POLICY_SCHEDULER_QPS`` / ``POLICY_SCHEDULER_BURST``, ``POD_NAMESPACE`` for the Lease.
+Health: use Kopf's ``--liveness=http://0.0.0.0:8081/healthz``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import kopf
+
+from .handlers import registry
+from .runtime.operating import Operator, Options, load_client
+
+
+def options_from_environment() -> Options:
+    env = os.environ
+    return Options(
+        scheduler_name=env.get("POLICY_SCHEDULER_NAME", "policy-scheduler"),
+        leader_elect=env.get("POLICY_SCHEDULER_LEADER_ELECT", "").lower() == "true",
+        metrics_port=int(env.get("POLICY_SCHEDULER_METRICS_PORT", "9090")),
+        health_port=0,  # Kopf's --liveness serves it
+        qps=float(env.get("POLICY_SCHEDULER_QPS", "200")),
+        burst=int(env.get("POLICY_SCHEDULER_BURST", "400")),
+    )
+
+
+@kopf.on.startup(registry=registry)
+async def start_runtime(memo: kopf.Memo, **_: Any) -> None:
+    options = options_from_environment()
+    operator = Operator(options, await load_client(options.burst))
+    memo.update(operator.memo())
+    memo.operator = operator
+    await operator.start()
+
+
+@kopf.on.cleanup(registry=registry)
+async def stop_runtime(memo: kopf.Memo, **_: Any) -> None:
+    operator: Operator | None = getattr(memo, "operator", None)
+    if operator is not None:
+        await operator.stop()
+        await operator.api_client.close()
+
+
+kopf.set_default_registry(registry)
