@@ -12,8 +12,10 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -36,6 +38,9 @@ from .simulation import (
     report_to_json,
     simulate,
 )
+
+if TYPE_CHECKING:
+    from .runtime.operating import Options
 
 USER_ERRORS = (InputError, ObjectError, PolicyError, SelectorError)
 
@@ -213,12 +218,12 @@ def cmd_crd(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    import os
+def options_from_args(args: argparse.Namespace) -> Options:
+    """The operator's options from ``run``'s flags (and the pod's environment)."""
+    # Imported here: the offline commands should not pay for importing Kopf.
+    from .runtime.operating import Options
 
-    from .runtime.operating import Options, operate
-
-    options = Options(
+    return Options(
         scheduler_name=args.scheduler_name,
         namespaces=tuple(args.namespaces),
         log_level=args.log_level,
@@ -232,8 +237,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         burst=args.burst,
         bind_workers=args.bind_workers,
     )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .runtime.operating import operate
+
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(operate(options))
+        asyncio.run(operate(options_from_args(args)))
     return 0
 
 

@@ -204,6 +204,15 @@ RESOURCES: tuple[ResourceSpec, ...] = (
         ("status",),
         categories=("all",),
     ),
+    # What the Helm chart installs (tests/e2e/test_chart_install.py applies it).
+    ResourceSpec("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+    ResourceSpec("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("status",)),
+    ResourceSpec("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    ResourceSpec(
+        "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False
+    ),
+    ResourceSpec("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
+    ResourceSpec("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
     ResourceSpec("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     ResourceSpec("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     ResourceSpec("coordination.k8s.io", "v1", "leases", "Lease", True),
