@@ -9,9 +9,9 @@ event identical to one already sent for the same object (same type, reason, mess
 source) is not created again: the existing one gets ``count + 1`` and a new
 ``lastTimestamp``. A pod retried 30 times for the same reason therefore has one
 ``FailedScheduling`` event with count 30, not 30 events. When the message changes (the
-cluster changed), a new event starts. Past ``MAX_SIMILAR`` distinct messages for one
-pod and reason within ``SIMILAR_WINDOW`` seconds, messages are combined into a single
-event prefixed ``(combined from similar events): ``, as the aggregator does.
+cluster changed), a new event starts. From the ``MAX_SIMILAR``-th distinct message for
+one pod and reason within ``SIMILAR_WINDOW`` seconds, messages are combined into a
+single event prefixed ``(combined from similar events): ``, as the aggregator does.
 
 The ``PodScheduled=False`` condition is written with a strategic merge patch keyed by
 condition type, so retries update the one condition instead of adding another, and
@@ -164,7 +164,8 @@ class Reporter:
         if key not in self._sent:
             similar[:] = [t for t in similar if now - t < SIMILAR_WINDOW]
             similar.append(now)
-            if len(similar) > MAX_SIMILAR:
+            # client-go's EventAggregator: the 10th distinct message is already combined.
+            if len(similar) >= MAX_SIMILAR:
                 message = COMBINED_PREFIX + message
                 key = (uid, event_type, reason, COMBINED_PREFIX, component)
         sent = self._sent.get(key)

@@ -238,20 +238,20 @@ class SchedulerRuntime:
     def on_policy_deleted(self, name: str) -> list[Verdict]:
         verdicts = self.book.remove(name)
         self._after_policy_change()
-        for pods in self._pending.values():
-            for pod in pods.values():
-                if self.book.orphaned(pod.scheduler_name):
-                    self.queue.delete(pod.uid)
-                    self._report(self._no_policy(pod))
         return verdicts
 
     def _after_policy_change(self) -> None:
+        """Queue the pods a policy now serves; park, with a condition, those none serves."""
         for scheduler_name, pods in self._pending.items():
-            if self.book.policy_for(scheduler_name) is None:
-                continue
-            for pod in pods.values():
-                if pod.uid not in self.queue:
-                    self.queue.add(pod)
+            if self.book.policy_for(scheduler_name) is not None:
+                for pod in pods.values():
+                    if pod.uid not in self.queue:
+                        self.queue.add(pod)
+            elif self.book.orphaned(scheduler_name):
+                for pod in pods.values():
+                    if pod.uid in self.queue:
+                        self.queue.delete(pod.uid)
+                        self._report(self._no_policy(pod))
         self.queue.move_all()
 
     def pending_pods(self, scheduler_name: str) -> list[Pod]:

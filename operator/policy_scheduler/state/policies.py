@@ -8,7 +8,8 @@ Each SchedulingPolicy object the operator sees goes through::
     remove(name) ──> its schedulerName is freed: the oldest policy waiting for the name
                      is accepted in its place; if none, pods with that name wait
                      (the name is remembered as orphaned), except for the default name,
-                     which the built-in default policy serves again.
+                     which the built-in default policy serves again. An update that
+                     changes the schedulerName a policy serves orphans the old name too.
 
 "Older" is by ``metadata.creationTimestamp``, then name, so the outcome does not depend
 on the order events arrive in. Every call returns the :class:`Verdict` of each policy
@@ -58,6 +59,7 @@ class PolicyBook:
         self.default_scheduler_name = default_scheduler_name
         self._records: dict[str, _Record] = {}
         self._orphaned: set[str] = set()
+        self._removed_serving: set[str] = set()
         builtin = default_policy()
         spec = builtin.spec.model_copy(update={"schedulerName": default_scheduler_name})
         self._builtin = compile_policy(SchedulingPolicy(name=builtin.name, spec=spec))
@@ -136,11 +138,25 @@ class PolicyBook:
         if record is None:
             return []
         if record.serving is not None:
-            self._orphaned.add(record.serving.scheduler_name)
+            self._removed_serving.add(record.serving.scheduler_name)
         return self._settle()
 
     def _settle(self) -> list[Verdict]:
-        """Give each schedulerName to its oldest valid claimant; report what changed."""
+        """Give each schedulerName to its oldest valid claimant; report what changed.
+
+        A name that was served before and is served by nobody now (its policy was
+        deleted, or renamed the schedulerName it serves) becomes orphaned.
+        """
+        served_before = {r.serving.scheduler_name for r in self._records.values() if r.serving}
+        served_before |= self._removed_serving
+        self._removed_serving = set()
+        changed = self._hand_out()
+        served_now = {r.serving.scheduler_name for r in self._records.values() if r.serving}
+        self._orphaned |= served_before - served_now
+        self._orphaned -= served_now
+        return changed
+
+    def _hand_out(self) -> list[Verdict]:
         order = sorted(self._records.values(), key=lambda r: (r.created, r.name))
         owner: dict[str, str] = {}
         for record in order:
@@ -156,7 +172,6 @@ class PolicyBook:
             if record.candidate is not None:
                 if owner.get(record.wanted_name or "") == record.name:
                     record.serving = record.candidate
-                    self._orphaned.discard(record.candidate.scheduler_name)
                 else:
                     record.serving = None
             elif record.serving is not None:

@@ -1,0 +1,114 @@
+"""A fake Kubernetes API for runtime tests: records every call, answers as configured.
+
+:class:`FakeApi` implements the runtime's :class:`~policy_scheduler.runtime.kubeapi.Api`
+protocol in memory. Each method appends a :class:`Call` to ``calls`` and answers with the
+status configured for that method (``statuses["bind"] = 409``); a status may also be an
+exception instance, which is raised instead, or a list, consumed one answer per call (the
+last answer repeats). Tests assert on what was sent, the way a user would see it in
+``kubectl get events`` or ``kubectl describe pod``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+Answer = int | BaseException
+
+
+@dataclass
+class Call:
+    method: str
+    args: tuple[Any, ...]
+
+
+@dataclass
+class FakeApi:
+    statuses: dict[str, Answer | list[Answer]] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    leases: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+    _DEFAULTS: ClassVar[dict[str, int]] = {
+        "bind": 201,
+        "patch_pod_status": 200,
+        "create_event": 201,
+        "patch_event": 200,
+        "patch_policy_status": 200,
+        "create_lease": 201,
+        "replace_lease": 200,
+    }
+
+    def _answer(self, method: str, *args: Any) -> int:
+        self.calls.append(Call(method, args))
+        answer = self.statuses.get(method, self._DEFAULTS[method])
+        if isinstance(answer, list):
+            answer = answer.pop(0) if len(answer) > 1 else answer[0]
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    # -- the Api protocol ----------------------------------------------------------------
+
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> int:
+        return self._answer("bind", namespace, name, uid, node)
+
+    async def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
+        return self._answer("patch_pod_status", namespace, name, patch)
+
+    async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int:
+        return self._answer("create_event", namespace, body)
+
+    async def patch_event(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
+        return self._answer("patch_event", namespace, name, patch)
+
+    async def patch_policy_status(self, name: str, status: Mapping[str, Any]) -> int:
+        return self._answer("patch_policy_status", name, status)
+
+    async def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self.calls.append(Call("get_lease", (namespace, name)))
+        return self.leases.get((namespace, name))
+
+    async def create_lease(self, namespace: str, body: Mapping[str, Any]) -> int:
+        return self._answer("create_lease", namespace, body)
+
+    async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int:
+        return self._answer("replace_lease", namespace, name, body)
+
+    # -- what tests look at ----------------------------------------------------------------
+
+    def of(self, method: str) -> list[tuple[Any, ...]]:
+        return [c.args for c in self.calls if c.method == method]
+
+    @property
+    def bindings(self) -> list[tuple[str, str]]:
+        """(namespace/name, node) of every binding sent."""
+        return [(f"{ns}/{name}", node) for ns, name, _uid, node in self.of("bind")]
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Bodies of the events created."""
+        return [dict(body) for _ns, body in self.of("create_event")]
+
+    @property
+    def event_patches(self) -> list[dict[str, Any]]:
+        return [dict(patch) for _ns, _name, patch in self.of("patch_event")]
+
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        """The PodScheduled conditions written, in order."""
+        return [
+            condition
+            for _ns, _name, patch in self.of("patch_pod_status")
+            for condition in patch["status"]["conditions"]
+        ]
+
+
+@dataclass
+class FakeClock:
+    """Monotonic time that moves only when a test says so: ``clock.now += 5``."""
+
+    now: float = 1000.0
+
+    def __call__(self) -> float:
+        return self.now

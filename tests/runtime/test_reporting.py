@@ -1,0 +1,260 @@
+"""Reporter: what ``kubectl describe pod`` and ``kubectl get events`` show after
+scheduling attempts — FailedScheduling aggregation, the PodScheduled condition, the
+Scheduled event — and that a failing API never makes reporting raise."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from builders import parsed_pod
+from fakes import FakeApi, FakeClock
+from policy_scheduler.objects import Pod
+from policy_scheduler.runtime.reporting import COMBINED_PREFIX, Reporter
+
+COMPONENT = "policy-scheduler"
+NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+STAMP = "2024-05-01T12:00:00Z"
+NO_CPU = "0/3 nodes are available: 3 Insufficient cpu."
+NO_MEM = "0/3 nodes are available: 3 Insufficient memory."
+
+
+@pytest.fixture
+def api() -> FakeApi:
+    return FakeApi()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def reporter(api: FakeApi, clock: FakeClock) -> Reporter:
+    return Reporter(api, instance="replica-0", clock=clock, wall=lambda: NOW)
+
+
+@pytest.fixture
+def web() -> Pod:
+    return parsed_pod("web", namespace="shop")
+
+
+# -- FailedScheduling aggregation ------------------------------------------------------------
+
+
+async def test_the_first_failure_creates_an_event_and_a_condition(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    [(namespace, _)] = api.of("create_event")
+    assert namespace == "shop"
+    [event] = api.events
+    assert event["type"] == "Warning"
+    assert event["reason"] == "FailedScheduling"
+    assert event["message"] == NO_CPU
+    assert event["count"] == 1
+    assert event["source"] == {"component": COMPONENT}
+    assert event["reportingComponent"] == COMPONENT
+    assert event["reportingInstance"] == "replica-0"
+    assert event["firstTimestamp"] == event["lastTimestamp"] == STAMP
+    assert event["metadata"]["namespace"] == "shop"
+    assert event["involvedObject"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": "shop",
+        "name": "web",
+        "uid": web.uid,
+    }
+    assert api.of("patch_pod_status")[0][:2] == ("shop", "web")
+
+
+async def test_the_same_message_counts_up_one_event(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    for _ in range(30):
+        await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    assert len(api.events) == 1
+    name = api.events[0]["metadata"]["name"]
+    patches = api.of("patch_event")
+    assert len(patches) == 29
+    assert all(ns == "shop" and event == name for ns, event, _ in patches)
+    assert [p["count"] for p in api.event_patches] == list(range(2, 31))
+    assert all(p["lastTimestamp"] == STAMP and "message" not in p for p in api.event_patches)
+
+
+async def test_a_new_message_starts_a_new_event(api: FakeApi, reporter: Reporter, web: Pod) -> None:
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.unschedulable(web, NO_MEM, COMPONENT)
+    await reporter.unschedulable(web, NO_MEM, COMPONENT)
+    assert [e["message"] for e in api.events] == [NO_CPU, NO_MEM]
+    assert [p["count"] for p in api.event_patches] == [2]
+    assert api.of("patch_event")[0][1] == api.events[1]["metadata"]["name"]
+
+
+async def test_events_of_different_pods_are_not_aggregated(
+    api: FakeApi, reporter: Reporter
+) -> None:
+    for name in ("a", "b"):
+        await reporter.unschedulable(parsed_pod(name), NO_CPU, COMPONENT)
+    assert [e["involvedObject"]["name"] for e in api.events] == ["a", "b"]
+    assert api.event_patches == []
+
+
+def message(i: int) -> str:
+    return f"0/{i + 1} nodes are available: {i + 1} Insufficient cpu."
+
+
+async def test_from_the_10th_distinct_message_in_10_minutes_they_are_combined(
+    api: FakeApi, reporter: Reporter, clock: FakeClock, web: Pod
+) -> None:
+    for i in range(13):
+        await reporter.unschedulable(web, message(i), COMPONENT)
+        clock.now += 30  # 13 attempts within 6 minutes
+    # Nine events as they came, then one combined event that keeps the latest message
+    # (client-go combines once its set of distinct messages reaches 10).
+    assert [e["message"] for e in api.events] == [
+        *(message(i) for i in range(9)),
+        COMBINED_PREFIX + message(9),
+    ]
+    combined = api.events[-1]["metadata"]["name"]
+    assert [
+        (name, p["count"], p["message"])
+        for (_, name, _), p in zip(api.of("patch_event"), api.event_patches, strict=True)
+    ] == [
+        (combined, 2, COMBINED_PREFIX + message(10)),
+        (combined, 3, COMBINED_PREFIX + message(11)),
+        (combined, 4, COMBINED_PREFIX + message(12)),
+    ]
+
+
+async def test_distinct_messages_spread_over_more_than_10_minutes_stay_separate(
+    api: FakeApi, reporter: Reporter, clock: FakeClock, web: Pod
+) -> None:
+    for i in range(13):
+        await reporter.unschedulable(web, message(i), COMPONENT)
+        clock.now += 70  # any 10 messages span more than the 600 s window
+    assert [e["message"] for e in api.events] == [message(i) for i in range(13)]
+    assert api.event_patches == []
+
+
+async def test_an_expired_event_is_created_again(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    api.statuses["patch_event"] = 404  # the event was garbage-collected by its TTL
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    assert [e["message"] for e in api.events] == [NO_CPU, NO_CPU]
+    assert api.events[0]["metadata"]["name"] != api.events[1]["metadata"]["name"]
+    api.statuses["patch_event"] = 200
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    assert api.of("patch_event")[-1][1] == api.events[1]["metadata"]["name"]
+
+
+# -- the PodScheduled condition --------------------------------------------------------------
+
+
+async def test_the_condition_is_a_strategic_merge_patch_of_pod_scheduled(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    [(namespace, name, patch)] = api.of("patch_pod_status")
+    assert (namespace, name) == ("shop", "web")
+    # Only the one condition, keyed by type: the API server merges it by type.
+    assert patch == {
+        "status": {
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": NO_CPU,
+                    "lastProbeTime": None,
+                    "lastTransitionTime": STAMP,
+                }
+            ]
+        }
+    }
+
+
+async def test_the_condition_is_written_once_per_distinct_message(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    for msg in [NO_CPU, NO_CPU, NO_CPU, NO_MEM, NO_MEM, NO_CPU]:
+        await reporter.unschedulable(web, msg, COMPONENT)
+    assert [c["message"] for c in api.conditions] == [NO_CPU, NO_MEM, NO_CPU]
+
+
+async def test_a_failed_condition_write_is_retried_next_time(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    api.statuses["patch_pod_status"] = [500, 200]
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    assert [c["message"] for c in api.conditions] == [NO_CPU, NO_CPU]
+
+
+async def test_a_successful_schedule_resets_what_was_written(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.scheduled(web, "node-1", COMPONENT)
+    scheduled = api.events[-1]
+    assert (scheduled["type"], scheduled["reason"], scheduled["message"]) == (
+        "Normal",
+        "Scheduled",
+        "Successfully assigned shop/web to node-1",
+    )
+    assert scheduled["source"] == {"component": COMPONENT}
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)  # e.g. the binding was undone
+    assert [c["message"] for c in api.conditions] == [NO_CPU, NO_CPU]
+
+
+async def test_forget_pod_drops_the_memory_of_a_deleted_pod(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    reporter.forget_pod(web.uid)
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    assert len(api.events) == 2
+    assert len(api.conditions) == 2
+
+
+# -- reporting never raises ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "statuses",
+    [
+        pytest.param({"create_event": RuntimeError("connection reset")}, id="event-raises"),
+        pytest.param({"create_event": 500}, id="event-500"),
+        pytest.param({"create_event": 403}, id="event-forbidden"),
+        pytest.param({"patch_pod_status": OSError("unreachable")}, id="condition-raises"),
+        pytest.param({"patch_pod_status": 500}, id="condition-500"),
+        pytest.param({"patch_pod_status": 404}, id="condition-pod-gone"),
+        pytest.param({"patch_event": TimeoutError()}, id="event-patch-raises"),
+        pytest.param(
+            {"create_event": ValueError(), "patch_pod_status": ValueError(), "patch_event": 500},
+            id="everything-fails",
+        ),
+    ],
+)
+async def test_reporting_errors_never_raise(
+    api: FakeApi, reporter: Reporter, web: Pod, statuses: dict[str, Any]
+) -> None:
+    api.statuses.update(statuses)
+    for _ in range(3):
+        await reporter.unschedulable(web, NO_CPU, COMPONENT)
+        await reporter.scheduled(web, "node-1", COMPONENT)
+
+
+async def test_a_failed_event_is_created_again_rather_than_patched(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    api.statuses["create_event"] = [RuntimeError("down"), 201]
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    assert len(api.of("create_event")) == 2
+    assert api.event_patches == []

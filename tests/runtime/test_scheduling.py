@@ -1,0 +1,436 @@
+"""SchedulerRuntime with a fake API: watch events in, bindings, events and conditions out.
+
+Each test feeds API-shaped nodes, pods and policies through the ``on_*`` methods the
+Kopf handlers call, runs scheduling attempts one at a time (``schedule_one`` on what the
+queue hands out, then ``drain`` for the asynchronous bindings and reports), and asserts
+what a user would notice: which node the pod was bound to, which events and conditions
+appeared, whether the pod is waiting, and where."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from builders import node, pod
+from fakes import FakeApi, FakeClock
+from policy_scheduler.runtime.reporting import Reporter
+from policy_scheduler.runtime.scheduling import NO_POLICY_REASON, SchedulerRuntime
+from policy_scheduler.state.cache import PodState
+
+NAME = "policy-scheduler"
+
+
+def spod(name: str, cpu: str = "500m", *, scheduler: str = NAME, **kw: Any) -> dict[str, Any]:
+    """A pending pod for our scheduler (or ``scheduler``)."""
+    return pod(name, requests={"cpu": cpu, "memory": "256Mi"}, schedulerName=scheduler, **kw)
+
+
+def bound(raw: dict[str, Any], node_name: str) -> dict[str, Any]:
+    """The same pod as the watch shows it once bound."""
+    obj = copy.deepcopy(raw)
+    obj["spec"]["nodeName"] = node_name
+    return obj
+
+
+def deleting(raw: dict[str, Any]) -> dict[str, Any]:
+    raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    return raw
+
+
+def uid(raw: dict[str, Any]) -> str:
+    return str(raw["metadata"]["uid"])
+
+
+def a_policy(
+    name: str, scheduler_name: str, created: str = "2024-01-01T00:00:00Z"
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "policyscheduler.io/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": created},
+        "spec": {"schedulerName": scheduler_name},
+    }
+
+
+@pytest.fixture
+def api() -> FakeApi:
+    return FakeApi()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def make_runtime(api: FakeApi, clock: FakeClock, **kw: Any) -> SchedulerRuntime:
+    reporter = Reporter(
+        api, instance="replica-0", clock=clock, wall=lambda: datetime(2024, 5, 1, tzinfo=UTC)
+    )
+    return SchedulerRuntime(api, reporter=reporter, clock=clock, **kw)
+
+
+@pytest.fixture
+def runtime(api: FakeApi, clock: FakeClock) -> SchedulerRuntime:
+    return make_runtime(api, clock)
+
+
+async def attempt(runtime: SchedulerRuntime) -> None:
+    """One scheduling attempt on the next ready pod, and everything it sends."""
+    queued = runtime.queue.pop_nowait()
+    assert queued is not None, f"no pod ready: {runtime.queue.lengths()}"
+    await runtime.schedule_one(queued)
+    await runtime.drain()
+
+
+def warnings(api: FakeApi) -> list[str]:
+    return [e["message"] for e in api.events if e["type"] == "Warning"]
+
+
+def node_pods(runtime: SchedulerRuntime) -> dict[str, list[str]]:
+    return {
+        name: sorted(p.name for p in info.pods.values())
+        for name, info in runtime.cache.cluster.nodes.items()
+    }
+
+
+# -- the happy path --------------------------------------------------------------------------
+
+
+async def test_a_pod_is_bound_to_the_preferred_node(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    runtime.on_node(node("small", cpu="2", memory="4Gi"))
+    runtime.on_node(node("big", cpu="16", memory="64Gi"))
+    web = spod("web")
+    runtime.on_pod(web)
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "big")]
+    assert api.of("bind")[0][2] == uid(web)
+    [event] = api.events
+    assert (event["type"], event["reason"], event["message"]) == (
+        "Normal",
+        "Scheduled",
+        "Successfully assigned default/web to big",
+    )
+    assert event["source"] == {"component": NAME}
+    assert api.conditions == []
+    # Assumed at once, so the next decision sees it; confirmed by the watch later.
+    assert node_pods(runtime) == {"small": [], "big": ["web"]}
+    assert web["metadata"]["uid"] not in runtime.queue
+    runtime.on_pod(bound(web, "big"))
+    assert runtime.cache.state_of(uid(web)) is PodState.ADDED
+    assert node_pods(runtime) == {"small": [], "big": ["web"]}
+
+
+async def test_two_pods_racing_for_the_last_slot(api: FakeApi, runtime: SchedulerRuntime) -> None:
+    runtime.on_node(node("only", cpu="1"))
+    first, second = spod("first", "600m"), spod("second", "600m")
+    runtime.on_pod(first)
+    runtime.on_pod(second)
+    # The second decision is taken before the first binding is even answered.
+    q1 = runtime.queue.pop_nowait()
+    assert q1 is not None
+    await runtime.schedule_one(q1)
+    q2 = runtime.queue.pop_nowait()
+    assert q2 is not None
+    await runtime.schedule_one(q2)
+    await runtime.drain()
+    assert api.bindings == [("default/first", "only")]
+    assert warnings(api) == ["0/1 nodes are available: 1 Insufficient cpu."]
+    [condition] = api.conditions
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "PodScheduled",
+        "False",
+        "Unschedulable",
+    )
+    assert condition["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert api.of("patch_pod_status")[0][:2] == ("default", "second")
+    assert runtime.queue.where(uid(second)) == "unschedulable"
+    assert node_pods(runtime) == {"only": ["first"]}
+
+
+async def test_an_unschedulable_pod_is_retried_when_a_node_is_added(
+    api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
+) -> None:
+    runtime.on_node(node("small", cpu="1"))
+    web = spod("web", "2")
+    runtime.on_pod(web)
+    await attempt(runtime)
+    assert runtime.queue.where(uid(web)) == "unschedulable"
+    clock.now += 5
+    runtime.on_node(node("big", cpu="8"))
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "big")]
+
+
+async def test_a_freed_node_lets_a_waiting_pod_in(
+    api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
+) -> None:
+    runtime.on_node(node("only", cpu="1"))
+    hog = pod("hog", requests={"cpu": "800m"}, node_name="only")
+    runtime.on_pod(hog)
+    web = spod("web", "500m")
+    runtime.on_pod(web)
+    await attempt(runtime)
+    assert api.bindings == []
+    clock.now += 5
+    runtime.on_pod_deleted(hog)
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "only")]
+
+
+# -- binding answers -------------------------------------------------------------------------
+
+
+async def test_409_forgets_quietly_and_requeues_with_backoff(
+    api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
+) -> None:
+    runtime.on_node(node("n1"))
+    api.statuses["bind"] = 409
+    web = spod("web")
+    runtime.on_pod(web)
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "n1")]
+    assert api.events == [] and api.conditions == []  # an answer, not an error
+    assert node_pods(runtime) == {"n1": []}
+    assert not runtime.cache.is_placed(uid(web))
+    assert runtime.queue.where(uid(web)) == "backoff"
+    # The watch then shows who bound it: the pod leaves the queue for good.
+    runtime.on_pod(bound(web, "n1"))
+    assert uid(web) not in runtime.queue
+    clock.now += 60
+    assert runtime.queue.pop_nowait() is None
+    assert node_pods(runtime) == {"n1": ["web"]}
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        pytest.param(500, "Binding rejected: HTTP 500", id="500"),
+        pytest.param(503, "Binding rejected: HTTP 503", id="503"),
+        pytest.param(
+            ConnectionError("reset"), "Binding rejected: HTTP connection error", id="exception"
+        ),
+    ],
+)
+async def test_a_failed_binding_requeues_and_warns(
+    api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock, answer: Any, message: str
+) -> None:
+    runtime.on_node(node("n1"))
+    api.statuses["bind"] = [answer, 201]
+    web = spod("web")
+    runtime.on_pod(web)
+    await attempt(runtime)
+    assert warnings(api) == [message]
+    [event] = api.events
+    assert event["reason"] == "FailedScheduling"
+    assert event["involvedObject"]["name"] == "web"
+    assert node_pods(runtime) == {"n1": []}
+    assert runtime.queue.where(uid(web)) == "backoff"
+    clock.now += 1  # the first backoff
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "n1")] * 2
+    assert node_pods(runtime) == {"n1": ["web"]}
+
+
+async def test_404_drops_the_pod(api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock) -> None:
+    runtime.on_node(node("n1"))
+    api.statuses["bind"] = 404
+    web = spod("web")
+    runtime.on_pod(web)
+    await attempt(runtime)
+    assert api.events == []
+    assert node_pods(runtime) == {"n1": []}
+    assert uid(web) not in runtime.queue
+    clock.now += 120
+    assert runtime.queue.pop_nowait() is None
+
+
+async def test_a_pod_deleted_while_its_binding_fails_is_not_retried(
+    api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
+) -> None:
+    runtime.on_node(node("n1"))
+    web = spod("web")
+    runtime.on_pod(web)
+    queued = runtime.queue.pop_nowait()
+    assert queued is not None
+    api.statuses["bind"] = 500
+    await runtime.schedule_one(queued)
+    runtime.on_pod_deleted(web)  # the DELETED event arrives before the binding answer
+    await runtime.drain()
+    assert uid(web) not in runtime.queue
+    assert node_pods(runtime) == {"n1": []}
+    clock.now += 120
+    assert runtime.queue.pop_nowait() is None
+
+
+async def test_no_binding_is_sent_when_not_leader(api: FakeApi, clock: FakeClock) -> None:
+    leader = {"now": True}
+    runtime = make_runtime(api, clock, is_leader=lambda: leader["now"])
+    runtime.on_node(node("n1"))
+    web = spod("web")
+    runtime.on_pod(web)
+    queued = runtime.queue.pop_nowait()
+    assert queued is not None
+    leader["now"] = False  # leadership lost between the decision and the binding
+    await runtime.schedule_one(queued)
+    await runtime.drain()
+    assert api.of("bind") == []
+    assert api.events == []
+    assert node_pods(runtime) == {"n1": []}  # the new leader decides again
+    assert not runtime.cache.is_placed(uid(web))
+
+
+# -- which pods are ours ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param(pod("plain", requests={"cpu": "1"}), id="default-scheduler"),
+        pytest.param(spod("other", scheduler="someone-else"), id="unserved-name"),
+        pytest.param(
+            spod("gated", schedulingGates=[{"name": "example.com/wait"}]), id="scheduling-gates"
+        ),
+        pytest.param(spod("bound", nodeName="n1"), id="already-bound"),
+        pytest.param(deleting(spod("deleting")), id="being-deleted"),
+    ],
+)
+async def test_pods_not_for_us_are_untouched(
+    api: FakeApi, runtime: SchedulerRuntime, raw: dict[str, Any]
+) -> None:
+    runtime.on_node(node("n1"))
+    runtime.on_pod(raw)
+    assert uid(raw) not in runtime.queue
+    assert runtime.queue.pop_nowait() is None
+    await runtime.drain()
+    assert api.calls == []
+
+
+async def test_a_malformed_pod_is_reported_and_does_not_stop_the_others(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    runtime.on_node(node("n1"))
+    bad = spod("bad", "lots")
+    runtime.on_pod(bad)
+    good = spod("good")
+    runtime.on_pod(good)
+    await attempt(runtime)
+    await runtime.drain()
+    assert api.bindings == [("default/good", "n1")]
+    [warning] = [e for e in api.events if e["type"] == "Warning"]
+    assert warning["reason"] == "FailedScheduling"
+    assert warning["involvedObject"]["name"] == "bad"
+    assert "spec.containers[0].resources.requests.cpu" in warning["message"]
+    assert "lots" in warning["message"]
+    assert uid(bad) not in runtime.queue
+
+
+async def test_a_malformed_pod_of_another_scheduler_is_not_reported(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    runtime.on_pod(pod("bad", requests={"cpu": "lots"}))
+    await runtime.drain()
+    assert api.calls == []
+
+
+async def test_namespaces_limit_what_is_scheduled_but_all_pods_count(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    runtime = make_runtime(api, clock, namespaces=["team-a"])
+    runtime.on_node(node("n1", cpu="2"))
+    runtime.on_node(node("n2", cpu="2"))
+    # Another team's pod fills n1: it is not ours to schedule, but it uses n1.
+    runtime.on_pod(spod("theirs", "1800m", namespace="team-b", nodeName="n1"))
+    foreign = spod("pending-b", namespace="team-b")
+    runtime.on_pod(foreign)
+    assert uid(foreign) not in runtime.queue
+    runtime.on_pod(spod("ours", "500m", namespace="team-a"))
+    await attempt(runtime)
+    assert runtime.queue.pop_nowait() is None
+    assert api.bindings == [("team-a/ours", "n2")]
+    assert runtime.cache.cluster.nodes["n1"].requested_cpu == 1800
+
+
+# -- policies --------------------------------------------------------------------------------
+
+
+async def test_a_policy_applied_later_picks_up_waiting_pods(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    runtime.on_node(node("n1"))
+    gpu_pod = spod("trainer", scheduler="gpu-scheduler")
+    runtime.on_pod(gpu_pod)
+    assert uid(gpu_pod) not in runtime.queue
+    assert [p.name for p in runtime.pending_pods("gpu-scheduler")] == ["trainer"]
+    await runtime.drain()
+    assert api.calls == []  # nobody promised to serve this name: no condition either
+    [verdict] = runtime.on_policy(a_policy("gpu", "gpu-scheduler"))
+    assert verdict.accepted
+    await attempt(runtime)
+    assert api.bindings == [("default/trainer", "n1")]
+    [event] = api.events
+    assert event["source"] == {"component": "gpu-scheduler"}
+
+
+async def test_a_pod_whose_policy_is_deleted_waits_with_a_condition(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    runtime.on_node(node("n1", cpu="1"))
+    runtime.on_policy(a_policy("gpu", "gpu-scheduler"))
+    waiting = spod("waiting", "2", scheduler="gpu-scheduler")
+    runtime.on_pod(waiting)
+    await attempt(runtime)  # too big: unschedulable
+    assert runtime.queue.where(uid(waiting)) == "unschedulable"
+    runtime.on_policy_deleted("gpu")
+    await runtime.drain()
+    assert uid(waiting) not in runtime.queue
+    condition = api.conditions[-1]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "PodScheduled",
+        "False",
+        NO_POLICY_REASON,
+    )
+    assert '"gpu-scheduler"' in condition["message"]
+    # A pod created for the orphaned name is told too, and waits.
+    newcomer = spod("newcomer", "2", scheduler="gpu-scheduler")
+    runtime.on_pod(newcomer)
+    await runtime.drain()
+    assert uid(newcomer) not in runtime.queue
+    assert api.of("patch_pod_status")[-1][1] == "newcomer"
+    assert api.conditions[-1]["reason"] == NO_POLICY_REASON
+    # A new policy for the name takes both.
+    runtime.on_node(node("n2", cpu="4"))
+    runtime.on_policy(a_policy("gpu-v2", "gpu-scheduler", created="2024-02-01T00:00:00Z"))
+    assert uid(waiting) in runtime.queue and uid(newcomer) in runtime.queue
+    await attempt(runtime)
+    await attempt(runtime)
+    assert sorted(api.bindings) == [("default/newcomer", "n2"), ("default/waiting", "n2")]
+
+
+async def test_a_pod_popped_after_its_policy_went_away_is_not_decided(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    runtime.on_node(node("n1"))
+    runtime.on_policy(a_policy("gpu", "gpu-scheduler"))
+    web = spod("web", scheduler="gpu-scheduler")
+    runtime.on_pod(web)
+    queued = runtime.queue.pop_nowait()
+    assert queued is not None
+    runtime.on_policy_deleted("gpu")
+    assert await runtime.schedule_one(queued) is None
+    await runtime.drain()
+    assert api.of("bind") == []
+    assert [p.name for p in runtime.pending_pods("gpu-scheduler")] == ["web"]
+
+
+async def test_the_builtin_default_policy_serves_the_default_name(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    runtime.on_node(node("n1"))
+    runtime.on_pod(spod("web"))
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "n1")]
