@@ -60,7 +60,14 @@ def _progress_printer() -> Callable[[int, int], None] | None:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.file)
-    policy = compile_policy(choose_policy(inputs, args.policy))
+    chosen = choose_policy(inputs, args.policy)
+    policy = compile_policy(chosen)
+    if chosen.spec.extenders:
+        print(
+            f"warning: policy {chosen.name!r} has {len(chosen.spec.extenders)} extender(s); "
+            "simulate does not call extenders, so their filters and scores are left out",
+            file=sys.stderr,
+        )
     for warning in inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for pod, why in inputs.skipped:

@@ -28,13 +28,15 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
             f"({len(decision.feasible)} feasible of {decision.evaluated or decision.num_all_nodes}"
             f" evaluated, {decision.num_all_nodes} nodes)"
         ]
-    priority_names = [name for name, _, _ in policy.priorities]
+    # Score columns only when some node was scored.
+    priority_names = [name for name, _, _ in policy.priorities] if decision.scores else []
     weights = {name: weight for name, weight, _ in policy.priorities}
     header = ["", "NODE", "RESULT"]
     header += [
         f"{_column(n)}(x{weights[n]})" if weights[n] != 1 else _column(n) for n in priority_names
     ]
-    header.append("TOTAL")
+    if decision.scores:
+        header.append("TOTAL")
     rows: list[list[str]] = []
     ranked = sorted(decision.scores.items(), key=lambda item: -item[1].total)
     for name, score in ranked:

@@ -1,0 +1,264 @@
+"""The offline commands as a person runs them: output contract, errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from builders import node, pod, policy
+from policy_scheduler.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "cluster.yaml"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(tmp_path: Path, name: str, *docs: Any) -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(list(docs)))
+    return str(path)
+
+
+def test_simulate_json_matches_the_contract_key_for_key(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["simulate", "-f", str(EXAMPLE), "-o", "json"], capsys)
+    assert code == 0
+    report = json.loads(out)
+    assert list(report) == ["policy", "decisions"]
+    assert report["policy"] == "default"
+    for decision in report["decisions"]:
+        assert list(decision) == [
+            "pod",
+            "node",
+            "feasibleNodes",
+            "failedPredicates",
+            "scores",
+            "message",
+        ]
+        for score in decision["scores"].values():
+            assert list(score) == ["total", "priorities"]
+            assert all(0 <= s <= 10 for s in score["priorities"].values())
+        if decision["node"] is None:
+            assert decision["message"].startswith("0/8 nodes are available: ")
+        else:
+            assert decision["message"] == "" and decision["node"] in decision["feasibleNodes"]
+    placed = {d["pod"]: d["node"] for d in report["decisions"]}
+    assert placed["ml/gpu-train"] == "node-b2"  # the only GPU node, tainted and tolerated
+    assert placed["research/giant-simulation"] is None
+    assert placed["shop/cache-1"] != "node-a2"  # anti-affinity with cache-0
+
+
+def test_simulate_table_names_the_choice_and_the_refusals(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(["simulate", "-f", str(EXAMPLE)], capsys)
+    assert code == 0
+    assert "ml/gpu-train -> node-b2" in out
+    assert "research/giant-simulation: not scheduled: 0/8 nodes are available:" in out
+    assert "node-b3  node(s) were not ready" in out
+    assert "skipping pod batch/gated-job: has schedulingGates" in err
+
+
+def test_decisions_in_one_file_see_each_other(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One node with room for one of the two pods: the second must not get it too.
+    path = write(
+        tmp_path,
+        "c.yaml",
+        node("only", cpu="1", memory="1Gi"),
+        pod("a", requests={"cpu": "600m"}),
+        pod("b", requests={"cpu": "600m"}),
+    )
+    _, out, _ = run(["simulate", "-f", path, "-o", "json"], capsys)
+    decisions = json.loads(out)["decisions"]
+    assert [d["node"] for d in decisions] == ["only", None]
+    assert decisions[1]["failedPredicates"] == {"only": ["Insufficient cpu"]}
+    assert decisions[1]["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+
+
+def test_queue_order_is_priority_then_age(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, young, vip = pod("old"), pod("young"), pod("vip", priority=100)
+    old["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z"
+    young["metadata"]["creationTimestamp"] = "2024-06-01T00:00:00Z"
+    vip["metadata"]["creationTimestamp"] = "2024-09-01T00:00:00Z"
+    path = write(tmp_path, "c.yaml", node("n"), young, old, vip)
+    _, out, _ = run(["simulate", "-f", path, "-o", "json"], capsys)
+    assert [d["pod"] for d in json.loads(out)["decisions"]] == [
+        "default/vip",
+        "default/old",
+        "default/young",
+    ]
+
+
+def test_simulate_reads_a_kind_list_and_a_policy_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listing = {"apiVersion": "v1", "kind": "List", "items": [node("a"), node("b"), pod("p")]}
+    path = write(tmp_path, "list.yaml", listing)
+    pol = write(tmp_path, "p.yaml", policy(["PodFitsResources"], [("EqualPriority", 3)]))
+    code, out, _ = run(["simulate", "-f", path, "--policy", pol, "-o", "json"], capsys)
+    assert code == 0
+    [decision] = json.loads(out)["decisions"]
+    assert decision["scores"]["a"] == {"total": 3, "priorities": {"EqualPriority": 1}}
+
+
+def test_simulate_warns_that_extenders_are_not_called(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "c.yaml", node("n"), pod("p"))
+    code, _, err = run(
+        ["simulate", "-f", path, "--policy", str(ROOT / "examples" / "legacy-policy.json")], capsys
+    )
+    assert code == 0
+    assert "simulate does not call extenders" in err
+
+
+BAD_QUANTITY = pod("bad", requests={"cpu": "lots"})
+NAMELESS_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {}, "status": {}}
+
+
+@pytest.mark.parametrize(
+    ("docs", "message"),
+    [
+        pytest.param(
+            [node("n"), BAD_QUANTITY],
+            'Pod "default/bad": spec.containers[0].resources.requests.cpu: '
+            "not a quantity: 'lots'",
+            id="malformed pod",
+        ),
+        pytest.param([NAMELESS_NODE], "Node: metadata.name: is required", id="malformed node"),
+        pytest.param(
+            [node("n", cpu="four")],
+            "Node \"n\": status.allocatable.cpu: not a quantity: 'four'",
+            id="bad node quantity",
+        ),
+        pytest.param(
+            [policy(priorities=[("LeastRequestedPriority", 0)])],
+            'SchedulingPolicy "test": spec.priorities[0].weight: must be a positive integer, got 0',
+            id="invalid policy",
+        ),
+    ],
+)
+def test_bad_input_exits_1_naming_the_field_without_traceback(
+    tmp_path: Path, docs: list[Any], message: str
+) -> None:
+    path = write(tmp_path, "bad.yaml", *docs)
+    result = subprocess.run(
+        [sys.executable, "-m", "policy_scheduler.cli", "simulate", "-f", path],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("legacy", "field"),
+    [
+        pytest.param(
+            {"priorities": [{"name": "LeastRequestedPriority", "weight": 0}]},
+            "priorities[0].weight",
+            id="zero weight",
+        ),
+        pytest.param(
+            {"predicates": [{"name": "NoSuchPredicate"}]},
+            "predicates[0].name",
+            id="unknown name without argument",
+        ),
+        pytest.param(
+            {"hardPodAffinitySymmetricWeight": 101},
+            "hardPodAffinitySymmetricWeight",
+            id="symmetric weight out of range",
+        ),
+        pytest.param(
+            {
+                "extenders": [
+                    {"urlPrefix": "http://a", "bindVerb": "bind"},
+                    {"urlPrefix": "http://b", "bindVerb": "bind"},
+                ]
+            },
+            "extenders",
+            id="two binders",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", ["convert", "validate"])
+def test_legacy_policies_the_old_scheduler_refused_are_refused(
+    tmp_path: Path, legacy: dict[str, Any], field: str, command: str
+) -> None:
+    path = tmp_path / "legacy.json"
+    path.write_text(json.dumps({"kind": "Policy", "apiVersion": "v1", **legacy}))
+    result = subprocess.run(
+        [sys.executable, "-m", "policy_scheduler.cli", command, str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1
+    assert field in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_convert_prints_an_accepted_policy_with_the_legacy_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        ["convert", str(ROOT / "examples" / "legacy-policy.json"), "--name", "migrated"], capsys
+    )
+    assert code == 0
+    converted = yaml.safe_load(out)
+    assert converted["metadata"]["name"] == "migrated"
+    orders = {p["name"]: p["order"] for p in converted["spec"]["predicates"]}
+    # Legacy fixed order: HostName, PodFitsHostPorts, MatchNodeSelector, PodFitsResources,
+    # NoDiskConflict, then the labelsPresence predicate in CheckNodeLabelPresence's slot.
+    assert sorted(orders, key=orders.__getitem__) == [
+        "HostName",
+        "PodFitsHostPorts",
+        "MatchNodeSelector",
+        "PodFitsResources",
+        "NoDiskConflict",
+        "ZoneRequired",
+    ]
+    path = tmp_path / "converted.yaml"
+    path.write_text(out)
+    assert run(["validate", str(path)], capsys)[0] == 0
+
+
+def test_validate_reports_every_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = policy(
+        [{"name": "Custom"}],
+        [("LeastRequestedPriority", -1)],
+        hardPodAffinitySymmetricWeight=200,
+    )
+    code, _, err = run(["validate", write(tmp_path, "p.yaml", bad)], capsys)
+    assert code == 1
+    for field in (
+        "spec.predicates[0]",
+        "spec.priorities[0].weight",
+        "spec.hardPodAffinitySymmetricWeight",
+    ):
+        assert field in err
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_only_on_a_terminal(
+    tty: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pods = [pod(f"p{i}") for i in range(40)]
+    path = write(tmp_path, "c.yaml", node("n"), *pods)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    _, _, err = run(["simulate", "-f", path, "-o", "json"], capsys)
+    assert ("scheduling: 40/40 pods" in err) is tty
