@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from policy_scheduler.engine.algorithm import Decision, Scheduler
@@ -237,3 +237,121 @@ def decide(
 
     compiled = compile_policy(parse_policy(policy_obj) if policy_obj else default_policy())
     return asyncio.run((scheduler or Scheduler()).schedule(parse_pod(pod_obj), state, compiled))
+
+
+# -- storage --------------------------------------------------------------------------------
+
+
+def pv(
+    name: str,
+    *,
+    source: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+    storage_class: str | None = None,
+    capacity: str | None = None,
+    access_modes: Sequence[str] = (),
+    affinity: Mapping[str, Sequence[str]] | None = None,
+    claim: tuple[str, str] | None = None,
+    phase: str = "Available",
+    volume_mode: str | None = None,
+) -> dict[str, Any]:
+    """A PV; ``affinity`` is {label: values} as one required In term per label."""
+    spec: dict[str, Any] = dict(source or {})
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    if capacity is not None:
+        spec["capacity"] = {"storage": capacity}
+    if access_modes:
+        spec["accessModes"] = list(access_modes)
+    if affinity is not None:
+        exprs = [{"key": k, "operator": "In", "values": list(v)} for k, v in affinity.items()]
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}}
+    if claim is not None:
+        spec["claimRef"] = {"namespace": claim[0], "name": claim[1]}
+    if volume_mode is not None:
+        spec["volumeMode"] = volume_mode
+    meta: dict[str, Any] = {"name": name}
+    if labels:
+        meta["labels"] = dict(labels)
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def pvc(
+    name: str,
+    *,
+    namespace: str = "default",
+    volume_name: str = "",
+    storage_class: str | None = None,
+    request: str | None = None,
+    access_modes: Sequence[str] = (),
+    annotations: Mapping[str, str] | None = None,
+    selector: Mapping[str, Any] | None = None,
+    volume_mode: str | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if volume_name:
+        spec["volumeName"] = volume_name
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    if request is not None:
+        spec["resources"] = {"requests": {"storage": request}}
+    if access_modes:
+        spec["accessModes"] = list(access_modes)
+    if selector is not None:
+        spec["selector"] = dict(selector)
+    if volume_mode is not None:
+        spec["volumeMode"] = volume_mode
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}"}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
+
+
+def storage_class(
+    name: str,
+    provisioner: str = "kubernetes.io/no-provisioner",
+    *,
+    mode: str | None = None,
+    topologies: Sequence[Mapping[str, Sequence[str]]] | None = None,
+) -> dict[str, Any]:
+    """A StorageClass; ``topologies`` is a list of {label: values} terms."""
+    sc: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+    }
+    if mode is not None:
+        sc["volumeBindingMode"] = mode
+    if topologies is not None:
+        sc["allowedTopologies"] = [
+            {"matchLabelExpressions": [{"key": k, "values": list(v)} for k, v in t.items()]}
+            for t in topologies
+        ]
+    return sc
+
+
+def csi_node(name: str, drivers: Mapping[str, int | None]) -> dict[str, Any]:
+    entries = []
+    for driver, count in drivers.items():
+        entry: dict[str, Any] = {"name": driver, "nodeID": name}
+        if count is not None:
+            entry["allocatable"] = {"count": count}
+        entries.append(entry)
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": name},
+        "spec": {"drivers": entries},
+    }
+
+
+def claim_volume(claim: str, name: str | None = None) -> dict[str, Any]:
+    """A pod volume using a PVC."""
+    return {"name": name or f"v-{claim}", "persistentVolumeClaim": {"claimName": claim}}

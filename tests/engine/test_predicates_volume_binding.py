@@ -14,7 +14,18 @@ from typing import Any
 
 import pytest
 
-from builders import cluster, cycle, decide, node, pod, policy
+from builders import (
+    claim_volume,
+    cluster,
+    cycle,
+    decide,
+    node,
+    pod,
+    policy,
+    pv,
+    pvc,
+    storage_class,
+)
 from policy_scheduler import names
 from policy_scheduler.engine.predicates.volumes import check_volume_binding
 from policy_scheduler.objects import parse_pod
@@ -34,109 +45,6 @@ RWO = "ReadWriteOnce"
 ROX = "ReadOnlyMany"
 
 BOUND = {"pv.kubernetes.io/bind-completed": "yes"}
-
-
-# -- object helpers (the same as test_predicates_volumes'; test modules cannot import
-# -- each other under pytest's importlib mode) ---------------------------------------------
-
-
-def pv(
-    name: str,
-    *,
-    source: Mapping[str, Any] | None = None,
-    labels: Mapping[str, str] | None = None,
-    storage_class: str | None = None,
-    capacity: str | None = None,
-    access_modes: Sequence[str] = (),
-    affinity: Mapping[str, Sequence[str]] | None = None,
-    claim: tuple[str, str] | None = None,
-    phase: str = "Available",
-    volume_mode: str | None = None,
-) -> dict[str, Any]:
-    """A PV; ``affinity`` is {label: values} as one required In term per label."""
-    spec: dict[str, Any] = dict(source or {})
-    if storage_class is not None:
-        spec["storageClassName"] = storage_class
-    if capacity is not None:
-        spec["capacity"] = {"storage": capacity}
-    if access_modes:
-        spec["accessModes"] = list(access_modes)
-    if affinity is not None:
-        exprs = [{"key": k, "operator": "In", "values": list(v)} for k, v in affinity.items()]
-        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}}
-    if claim is not None:
-        spec["claimRef"] = {"namespace": claim[0], "name": claim[1]}
-    if volume_mode is not None:
-        spec["volumeMode"] = volume_mode
-    meta: dict[str, Any] = {"name": name}
-    if labels:
-        meta["labels"] = dict(labels)
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": meta,
-        "spec": spec,
-        "status": {"phase": phase},
-    }
-
-
-def pvc(
-    name: str,
-    *,
-    namespace: str = "default",
-    volume_name: str = "",
-    storage_class: str | None = None,
-    request: str | None = None,
-    access_modes: Sequence[str] = (),
-    annotations: Mapping[str, str] | None = None,
-    selector: Mapping[str, Any] | None = None,
-    volume_mode: str | None = None,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {}
-    if volume_name:
-        spec["volumeName"] = volume_name
-    if storage_class is not None:
-        spec["storageClassName"] = storage_class
-    if request is not None:
-        spec["resources"] = {"requests": {"storage": request}}
-    if access_modes:
-        spec["accessModes"] = list(access_modes)
-    if selector is not None:
-        spec["selector"] = dict(selector)
-    if volume_mode is not None:
-        spec["volumeMode"] = volume_mode
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}"}
-    if annotations:
-        meta["annotations"] = dict(annotations)
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
-
-
-def storage_class(
-    name: str,
-    provisioner: str = "kubernetes.io/no-provisioner",
-    *,
-    mode: str | None = None,
-    topologies: Sequence[Mapping[str, Sequence[str]]] | None = None,
-) -> dict[str, Any]:
-    """A StorageClass; ``topologies`` is a list of {label: values} terms."""
-    sc: dict[str, Any] = {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "StorageClass",
-        "metadata": {"name": name},
-        "provisioner": provisioner,
-    }
-    if mode is not None:
-        sc["volumeBindingMode"] = mode
-    if topologies is not None:
-        sc["allowedTopologies"] = [
-            {"matchLabelExpressions": [{"key": k, "values": list(v)} for k, v in t.items()]}
-            for t in topologies
-        ]
-    return sc
-
-
-def claim_volume(claim: str, name: str | None = None) -> dict[str, Any]:
-    return {"name": name or f"v-{claim}", "persistentVolumeClaim": {"claimName": claim}}
 
 
 CLASSES = [
@@ -169,16 +77,28 @@ PV_NODE1A = pv("pv-node1a", affinity=on("node1"), capacity="5G", storage_class=W
 PV_NODE1B = pv("pv-node1b", affinity=on("node1"), capacity="10G", storage_class=WAIT)
 PV_NODE2 = pv("pv-node2", affinity=on("node2"), capacity="1G", storage_class=WAIT)
 PV_BOUND = pv(
-    "pv-bound", affinity=on("node1"), capacity="1G", storage_class=WAIT,
-    claim=("default", "bound-pvc"), phase="Bound",
+    "pv-bound",
+    affinity=on("node1"),
+    capacity="1G",
+    storage_class=WAIT,
+    claim=("default", "bound-pvc"),
+    phase="Bound",
 )
 PV_BOUND_IMMEDIATE = pv(
-    "pv-bound-immediate", affinity=on("node1"), capacity="1G", storage_class=IMMEDIATE_CLASS,
-    claim=("default", "immediate-bound-pvc"), phase="Bound",
+    "pv-bound-immediate",
+    affinity=on("node1"),
+    capacity="1G",
+    storage_class=IMMEDIATE_CLASS,
+    claim=("default", "immediate-bound-pvc"),
+    phase="Bound",
 )
 PV_BOUND_IMMEDIATE_NODE2 = pv(
-    "pv-bound-immediate", affinity=on("node2"), capacity="1G", storage_class=IMMEDIATE_CLASS,
-    claim=("default", "immediate-bound-pvc"), phase="Bound",
+    "pv-bound-immediate",
+    affinity=on("node2"),
+    capacity="1G",
+    storage_class=IMMEDIATE_CLASS,
+    claim=("default", "immediate-bound-pvc"),
+    phase="Bound",
 )
 
 UNBOUND = pvc("unbound-pvc", request="1G", storage_class=WAIT)
@@ -192,23 +112,29 @@ BOUND_PVC_GONE = pvc(
 )
 IMMEDIATE_UNBOUND = pvc("immediate-unbound-pvc", request="1G", storage_class=IMMEDIATE_CLASS)
 IMMEDIATE_BOUND = pvc(
-    "immediate-bound-pvc", request="1G", storage_class=IMMEDIATE_CLASS,
-    volume_name="pv-bound-immediate", annotations=BOUND,
+    "immediate-bound-pvc",
+    request="1G",
+    storage_class=IMMEDIATE_CLASS,
+    volume_name="pv-bound-immediate",
+    annotations=BOUND,
 )
 NO_CLASS_UNBOUND = pvc("no-class-pvc", request="1G")
 MISSING_CLASS_UNBOUND = pvc("missing-class-pvc", request="1G", storage_class="nope")
 PROVISIONED_PVC = pvc("provisioned-pvc", request="1Gi", storage_class=PROVISIONED)
 SELECTED_NODE1 = pvc(
-    "selected-node1-pvc", request="1Gi", storage_class=PROVISIONED,
+    "selected-node1-pvc",
+    request="1Gi",
+    storage_class=PROVISIONED,
     annotations={"volume.kubernetes.io/selected-node": "node1"},
 )
 SELECTED_NODE2 = pvc(
-    "selected-node2-pvc", request="1Gi", storage_class=PROVISIONED,
+    "selected-node2-pvc",
+    request="1Gi",
+    storage_class=PROVISIONED,
     annotations={"volume.kubernetes.io/selected-node": "node2"},
 )
 NO_PROVISIONER_PVC = pvc("no-provisioner-pvc", request="1Gi", storage_class=NO_PROVISIONER)
-EMPTY_PROVISIONER_PVC = pvc("empty-provisioner-pvc", request="1Gi",
-                            storage_class=EMPTY_PROVISIONER)
+EMPTY_PROVISIONER_PVC = pvc("empty-provisioner-pvc", request="1Gi", storage_class=EMPTY_PROVISIONER)
 TOPO_MISMATCH_PVC = pvc("topo-mismatch-pvc", request="1Gi", storage_class=TOPO_MISMATCH)
 TOPO_MATCH_PVC = pvc("topo-match-pvc", request="1Gi", storage_class=TOPO_MATCH)
 
@@ -246,59 +172,133 @@ def run_binding(
         pytest.param([BOUND_PVC], [PV_BOUND], "node1", (), id="bound-pvc"),
         pytest.param([BOUND_PVC], [PV_BOUND], "node2", (NODE_CONFLICT,), id="bound-pvc,wrong-node"),
         pytest.param(
-            [BOUND_PVC_GONE], [], "node1", ('could not find v1.PersistentVolume "pv-gone"',),
+            [BOUND_PVC_GONE],
+            [],
+            "node1",
+            ('could not find v1.PersistentVolume "pv-gone"',),
             id="bound-pvc,pv-not-exists",
         ),
         pytest.param([PREBOUND], [PV_NODE1A], "node1", (IMMEDIATE,), id="prebound-pvc"),
-        pytest.param([UNBOUND], [PV_NODE2, PV_NODE1A, PV_NODE1B], "node1", (),
-                     id="unbound-pvc,pv-same-node"),
-        pytest.param([UNBOUND], [PV_NODE2, PV_NODE1A, PV_NODE1B], "node2", (),
-                     id="unbound-pvc,pv-on-node2"),
-        pytest.param([UNBOUND], [PV_NODE1A, PV_NODE1B], "node2", (BIND,),
-                     id="unbound-pvc,pv-different-node"),
-        pytest.param([UNBOUND, UNBOUND2], [PV_NODE1A, PV_NODE1B], "node1", (),
-                     id="two-unbound-pvcs"),
-        pytest.param([UNBOUND2, UNBOUND], [PV_NODE1A, PV_NODE1B], "node1", (),
-                     id="two-unbound-pvcs,order-by-size"),
-        pytest.param([UNBOUND, UNBOUND2], [PV_NODE1A], "node1", (BIND,),
-                     id="two-unbound-pvcs,partial-match"),
-        pytest.param([UNBOUND, BOUND_PVC], [PV_NODE1A, PV_BOUND], "node1", (),
-                     id="one-bound,one-unbound"),
-        pytest.param([UNBOUND, BOUND_PVC], [PV_BOUND, PV_NODE2], "node1", (BIND,),
-                     id="one-bound,one-unbound,no-match"),
-        pytest.param([UNBOUND, BOUND_PVC], [PV_BOUND, PV_NODE1A], "node2", (NODE_CONFLICT, BIND),
-                     id="one-bound-wrong-node,one-unbound-no-match"),
-        pytest.param([UNBOUND, PREBOUND], [PV_NODE1A, PV_NODE1B], "node1", (IMMEDIATE,),
-                     id="one-prebound,one-unbound"),
-        pytest.param([IMMEDIATE_BOUND], [PV_BOUND_IMMEDIATE], "node1", (),
-                     id="immediate-bound-pvc"),
-        pytest.param([IMMEDIATE_BOUND], [PV_BOUND_IMMEDIATE_NODE2], "node1", (NODE_CONFLICT,),
-                     id="immediate-bound-pvc-wrong-node"),
-        pytest.param([IMMEDIATE_UNBOUND], [PV_NODE1A], "node1", (IMMEDIATE,),
-                     id="immediate-unbound-pvc"),
-        pytest.param([IMMEDIATE_UNBOUND, BOUND_PVC], [PV_BOUND], "node1", (IMMEDIATE,),
-                     id="immediate-unbound-pvc,delayed-mode-bound"),
-        pytest.param([IMMEDIATE_UNBOUND, UNBOUND], [PV_NODE1A], "node1", (IMMEDIATE,),
-                     id="immediate-unbound-pvc,delayed-mode-unbound"),
-        pytest.param([NO_CLASS_UNBOUND], [], "node1", (IMMEDIATE,),
-                     id="unbound-pvc-without-class-is-immediate"),
-        pytest.param([MISSING_CLASS_UNBOUND], [], "node1", (IMMEDIATE,),
-                     id="unbound-pvc-of-unknown-class-is-immediate"),
+        pytest.param(
+            [UNBOUND], [PV_NODE2, PV_NODE1A, PV_NODE1B], "node1", (), id="unbound-pvc,pv-same-node"
+        ),
+        pytest.param(
+            [UNBOUND], [PV_NODE2, PV_NODE1A, PV_NODE1B], "node2", (), id="unbound-pvc,pv-on-node2"
+        ),
+        pytest.param(
+            [UNBOUND], [PV_NODE1A, PV_NODE1B], "node2", (BIND,), id="unbound-pvc,pv-different-node"
+        ),
+        pytest.param(
+            [UNBOUND, UNBOUND2], [PV_NODE1A, PV_NODE1B], "node1", (), id="two-unbound-pvcs"
+        ),
+        pytest.param(
+            [UNBOUND2, UNBOUND],
+            [PV_NODE1A, PV_NODE1B],
+            "node1",
+            (),
+            id="two-unbound-pvcs,order-by-size",
+        ),
+        pytest.param(
+            [UNBOUND, UNBOUND2], [PV_NODE1A], "node1", (BIND,), id="two-unbound-pvcs,partial-match"
+        ),
+        pytest.param(
+            [UNBOUND, BOUND_PVC], [PV_NODE1A, PV_BOUND], "node1", (), id="one-bound,one-unbound"
+        ),
+        pytest.param(
+            [UNBOUND, BOUND_PVC],
+            [PV_BOUND, PV_NODE2],
+            "node1",
+            (BIND,),
+            id="one-bound,one-unbound,no-match",
+        ),
+        pytest.param(
+            [UNBOUND, BOUND_PVC],
+            [PV_BOUND, PV_NODE1A],
+            "node2",
+            (NODE_CONFLICT, BIND),
+            id="one-bound-wrong-node,one-unbound-no-match",
+        ),
+        pytest.param(
+            [UNBOUND, PREBOUND],
+            [PV_NODE1A, PV_NODE1B],
+            "node1",
+            (IMMEDIATE,),
+            id="one-prebound,one-unbound",
+        ),
+        pytest.param(
+            [IMMEDIATE_BOUND], [PV_BOUND_IMMEDIATE], "node1", (), id="immediate-bound-pvc"
+        ),
+        pytest.param(
+            [IMMEDIATE_BOUND],
+            [PV_BOUND_IMMEDIATE_NODE2],
+            "node1",
+            (NODE_CONFLICT,),
+            id="immediate-bound-pvc-wrong-node",
+        ),
+        pytest.param(
+            [IMMEDIATE_UNBOUND], [PV_NODE1A], "node1", (IMMEDIATE,), id="immediate-unbound-pvc"
+        ),
+        pytest.param(
+            [IMMEDIATE_UNBOUND, BOUND_PVC],
+            [PV_BOUND],
+            "node1",
+            (IMMEDIATE,),
+            id="immediate-unbound-pvc,delayed-mode-bound",
+        ),
+        pytest.param(
+            [IMMEDIATE_UNBOUND, UNBOUND],
+            [PV_NODE1A],
+            "node1",
+            (IMMEDIATE,),
+            id="immediate-unbound-pvc,delayed-mode-unbound",
+        ),
+        pytest.param(
+            [NO_CLASS_UNBOUND],
+            [],
+            "node1",
+            (IMMEDIATE,),
+            id="unbound-pvc-without-class-is-immediate",
+        ),
+        pytest.param(
+            [MISSING_CLASS_UNBOUND],
+            [],
+            "node1",
+            (IMMEDIATE,),
+            id="unbound-pvc-of-unknown-class-is-immediate",
+        ),
         # TestFindPodVolumesWithProvisioning
         pytest.param([PROVISIONED_PVC], [], "node1", (), id="one-provisioned"),
-        pytest.param([UNBOUND, PROVISIONED_PVC], [PV_NODE1A], "node1", (),
-                     id="two-unbound-pvcs,one-matched,one-provisioned"),
-        pytest.param([BOUND_PVC, PROVISIONED_PVC], [PV_BOUND], "node1", (),
-                     id="one-bound,one-provisioned"),
-        pytest.param([UNBOUND, SELECTED_NODE1], [PV_NODE1A], "node1", (),
-                     id="one-binding,one-selected-node"),
-        pytest.param([UNBOUND, SELECTED_NODE2], [PV_NODE1A], "node1", (BIND,),
-                     id="selected-node-is-another-node"),
+        pytest.param(
+            [UNBOUND, PROVISIONED_PVC],
+            [PV_NODE1A],
+            "node1",
+            (),
+            id="two-unbound-pvcs,one-matched,one-provisioned",
+        ),
+        pytest.param(
+            [BOUND_PVC, PROVISIONED_PVC], [PV_BOUND], "node1", (), id="one-bound,one-provisioned"
+        ),
+        pytest.param(
+            [UNBOUND, SELECTED_NODE1], [PV_NODE1A], "node1", (), id="one-binding,one-selected-node"
+        ),
+        pytest.param(
+            [UNBOUND, SELECTED_NODE2],
+            [PV_NODE1A],
+            "node1",
+            (BIND,),
+            id="selected-node-is-another-node",
+        ),
         pytest.param([SELECTED_NODE2], [], "node2", (), id="selected-node-is-this-node"),
-        pytest.param([IMMEDIATE_UNBOUND], [], "node1", (IMMEDIATE,),
-                     id="provisioning,immediate-unbound-pvc"),
-        pytest.param([IMMEDIATE_BOUND, PROVISIONED_PVC], [PV_BOUND_IMMEDIATE], "node1", (),
-                     id="one-immediate-bound,one-provisioned"),
+        pytest.param(
+            [IMMEDIATE_UNBOUND], [], "node1", (IMMEDIATE,), id="provisioning,immediate-unbound-pvc"
+        ),
+        pytest.param(
+            [IMMEDIATE_BOUND, PROVISIONED_PVC],
+            [PV_BOUND_IMMEDIATE],
+            "node1",
+            (),
+            id="one-immediate-bound,one-provisioned",
+        ),
         pytest.param([NO_PROVISIONER_PVC], [], "node1", (BIND,), id="invalid-provisioner"),
         pytest.param([EMPTY_PROVISIONER_PVC], [], "node1", (BIND,), id="empty-provisioner"),
         pytest.param([TOPO_MISMATCH_PVC], [], "node1", (BIND,), id="volume-topology-unsatisfied"),
@@ -307,7 +307,9 @@ def run_binding(
     ],
 )
 def test_find_pod_volumes(
-    claims: list[dict[str, Any]], pvs: list[dict[str, Any]], node_name: str,
+    claims: list[dict[str, Any]],
+    pvs: list[dict[str, Any]],
+    node_name: str,
     expected: tuple[str, ...],
 ) -> None:
     assert run_binding(claims, pvs, node_name) == expected
@@ -344,29 +346,59 @@ def claim(**kwargs: Any) -> dict[str, Any]:
         pytest.param(claim(), free("v"), True, id="match"),
         pytest.param(claim(request="6G"), free("v"), False, id="too small"),
         pytest.param(claim(request="5G"), free("v"), True, id="exactly the size"),
-        pytest.param(claim(access_modes=[RWO]), free("v", access_modes=[RWO, ROX]), True,
-                     id="access modes subset"),
-        pytest.param(claim(access_modes=[RWO, ROX]), free("v", access_modes=[RWO]), False,
-                     id="access mode missing"),
-        pytest.param(claim(selector={"matchLabels": {"tier": "db"}}),
-                     free("v", labels={"tier": "db"}), True, id="selector matched"),
-        pytest.param(claim(selector={"matchLabels": {"tier": "db"}}),
-                     free("v", labels={"tier": "web"}), False, id="selector not matched"),
+        pytest.param(
+            claim(access_modes=[RWO]),
+            free("v", access_modes=[RWO, ROX]),
+            True,
+            id="access modes subset",
+        ),
+        pytest.param(
+            claim(access_modes=[RWO, ROX]),
+            free("v", access_modes=[RWO]),
+            False,
+            id="access mode missing",
+        ),
+        pytest.param(
+            claim(selector={"matchLabels": {"tier": "db"}}),
+            free("v", labels={"tier": "db"}),
+            True,
+            id="selector matched",
+        ),
+        pytest.param(
+            claim(selector={"matchLabels": {"tier": "db"}}),
+            free("v", labels={"tier": "web"}),
+            False,
+            id="selector not matched",
+        ),
         pytest.param(claim(), free("v", volume_mode="Block"), False, id="volume mode differs"),
-        pytest.param(claim(volume_mode="Block"), free("v", volume_mode="Block"), True,
-                     id="block volume mode"),
+        pytest.param(
+            claim(volume_mode="Block"), free("v", volume_mode="Block"), True, id="block volume mode"
+        ),
         pytest.param(claim(), free("v", phase="Released"), False, id="pv not available"),
-        pytest.param(claim(), free("v", claim=("default", "other")), False,
-                     id="pv claimed by another claim"),
+        pytest.param(
+            claim(), free("v", claim=("default", "other")), False, id="pv claimed by another claim"
+        ),
         pytest.param(claim(), free("v", storage_class="other"), False, id="other class"),
         pytest.param(claim(), free("v", affinity=on("node2")), False, id="pv on another node"),
         pytest.param(claim(), free("v", affinity=None), True, id="pv without node affinity"),
-        pytest.param(claim(), free("v", claim=("default", "c"), phase="Pending"), True,
-                     id="pv pre-bound to the claim"),
-        pytest.param(claim(), free("v", claim=("default", "c"), affinity=on("node2")), False,
-                     id="pv pre-bound to the claim on another node"),
-        pytest.param(claim(request="6G"), free("v", claim=("default", "c")), False,
-                     id="pv pre-bound to the claim too small"),
+        pytest.param(
+            claim(),
+            free("v", claim=("default", "c"), phase="Pending"),
+            True,
+            id="pv pre-bound to the claim",
+        ),
+        pytest.param(
+            claim(),
+            free("v", claim=("default", "c"), affinity=on("node2")),
+            False,
+            id="pv pre-bound to the claim on another node",
+        ),
+        pytest.param(
+            claim(request="6G"),
+            free("v", claim=("default", "c")),
+            False,
+            id="pv pre-bound to the claim too small",
+        ),
     ],
 )
 def test_matching_volume_rules(

@@ -14,7 +14,19 @@ from typing import Any
 
 import pytest
 
-from builders import cluster, cycle, decide, node, pod, policy
+from builders import (
+    claim_volume,
+    cluster,
+    csi_node,
+    cycle,
+    decide,
+    node,
+    pod,
+    policy,
+    pv,
+    pvc,
+    storage_class,
+)
 from policy_scheduler import names
 from policy_scheduler.engine.cluster import ClusterState
 from policy_scheduler.engine.framework import Predicate
@@ -37,123 +49,6 @@ BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 GA_ZONE = "topology.kubernetes.io/zone"
 BOUND = {"pv.kubernetes.io/bind-completed": "yes"}
-
-
-# -- object helpers (shared with test_predicates_volume_binding) ---------------------------
-
-
-def pv(
-    name: str,
-    *,
-    source: Mapping[str, Any] | None = None,
-    labels: Mapping[str, str] | None = None,
-    storage_class: str | None = None,
-    capacity: str | None = None,
-    access_modes: Sequence[str] = (),
-    affinity: Mapping[str, Sequence[str]] | None = None,
-    claim: tuple[str, str] | None = None,
-    phase: str = "Available",
-    volume_mode: str | None = None,
-) -> dict[str, Any]:
-    """A PV; ``affinity`` is {label: values} as one required In term per label."""
-    spec: dict[str, Any] = dict(source or {})
-    if storage_class is not None:
-        spec["storageClassName"] = storage_class
-    if capacity is not None:
-        spec["capacity"] = {"storage": capacity}
-    if access_modes:
-        spec["accessModes"] = list(access_modes)
-    if affinity is not None:
-        exprs = [{"key": k, "operator": "In", "values": list(v)} for k, v in affinity.items()]
-        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}}
-    if claim is not None:
-        spec["claimRef"] = {"namespace": claim[0], "name": claim[1]}
-    if volume_mode is not None:
-        spec["volumeMode"] = volume_mode
-    meta: dict[str, Any] = {"name": name}
-    if labels:
-        meta["labels"] = dict(labels)
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": meta,
-        "spec": spec,
-        "status": {"phase": phase},
-    }
-
-
-def pvc(
-    name: str,
-    *,
-    namespace: str = "default",
-    volume_name: str = "",
-    storage_class: str | None = None,
-    request: str | None = None,
-    access_modes: Sequence[str] = (),
-    annotations: Mapping[str, str] | None = None,
-    selector: Mapping[str, Any] | None = None,
-    volume_mode: str | None = None,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {}
-    if volume_name:
-        spec["volumeName"] = volume_name
-    if storage_class is not None:
-        spec["storageClassName"] = storage_class
-    if request is not None:
-        spec["resources"] = {"requests": {"storage": request}}
-    if access_modes:
-        spec["accessModes"] = list(access_modes)
-    if selector is not None:
-        spec["selector"] = dict(selector)
-    if volume_mode is not None:
-        spec["volumeMode"] = volume_mode
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}"}
-    if annotations:
-        meta["annotations"] = dict(annotations)
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
-
-
-def storage_class(
-    name: str,
-    provisioner: str = "kubernetes.io/no-provisioner",
-    *,
-    mode: str | None = None,
-    topologies: Sequence[Mapping[str, Sequence[str]]] | None = None,
-) -> dict[str, Any]:
-    """A StorageClass; ``topologies`` is a list of {label: values} terms."""
-    sc: dict[str, Any] = {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "StorageClass",
-        "metadata": {"name": name},
-        "provisioner": provisioner,
-    }
-    if mode is not None:
-        sc["volumeBindingMode"] = mode
-    if topologies is not None:
-        sc["allowedTopologies"] = [
-            {"matchLabelExpressions": [{"key": k, "values": list(v)} for k, v in t.items()]}
-            for t in topologies
-        ]
-    return sc
-
-
-def csi_node(name: str, drivers: Mapping[str, int | None]) -> dict[str, Any]:
-    entries = []
-    for driver, count in drivers.items():
-        entry: dict[str, Any] = {"name": driver, "nodeID": name}
-        if count is not None:
-            entry["allocatable"] = {"count": count}
-        entries.append(entry)
-    return {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "CSINode",
-        "metadata": {"name": name},
-        "spec": {"drivers": entries},
-    }
-
-
-def claim_volume(claim: str, name: str | None = None) -> dict[str, Any]:
-    return {"name": name or f"v-{claim}", "persistentVolumeClaim": {"claimName": claim}}
 
 
 def vol_pod(name: str, *volumes: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -243,7 +138,9 @@ ISCSI_1_OTHER_LUN = {"iscsi": {**ISCSI_1["iscsi"], "lun": 1}}
         pytest.param([ISCSI_1_OTHER_LUN], [[ISCSI_1]], False, id="iscsi lun is not compared"),
         pytest.param([GCE_FOO], [[EBS_FOO]], True, id="different kinds never conflict"),
         pytest.param(
-            [{"hostPath": {"path": "/data"}}], [[{"hostPath": {"path": "/data"}}]], True,
+            [{"hostPath": {"path": "/data"}}],
+            [[{"hostPath": {"path": "/data"}}]],
+            True,
             id="host paths are not checked",
         ),
     ],
@@ -291,7 +188,9 @@ ZONE_OBJECTS = [
         pytest.param([], {BETA_ZONE: "us-west1-a"}, (), id="pod without volume"),
         pytest.param(["PVC_1"], {}, (), id="node without labels"),
         pytest.param(
-            ["PVC_1"], {BETA_ZONE: "us-west1-a", "uselessLabel": "none"}, (),
+            ["PVC_1"],
+            {BETA_ZONE: "us-west1-a", "uselessLabel": "none"},
+            (),
             id="label zone failure domain matched",
         ),
         pytest.param(["PVC_2"], {BETA_REGION: "us-west1-b"}, (), id="label zone region matched"),
@@ -299,18 +198,24 @@ ZONE_OBJECTS = [
             ["PVC_2"], {BETA_REGION: "no_us-west1-b"}, (ZONE,), id="label zone region failed match"
         ),
         pytest.param(
-            ["PVC_1"], {BETA_ZONE: "no_us-west1-a"}, (ZONE,),
+            ["PVC_1"],
+            {BETA_ZONE: "no_us-west1-a"},
+            (ZONE,),
             id="label zone failure domain failed match",
         ),
         pytest.param(
             ["PVC_2"], {BETA_ZONE: "us-west1-a"}, (ZONE,), id="node lacks the pv's label key"
         ),
         pytest.param(
-            ["PVC_1", "PVC_3"], {BETA_ZONE: "us-west1-a", BETA_REGION: "us-west1-c"}, (),
+            ["PVC_1", "PVC_3"],
+            {BETA_ZONE: "us-west1-a", BETA_REGION: "us-west1-c"},
+            (),
             id="two volumes both matched",
         ),
         pytest.param(
-            ["PVC_1", "PVC_2"], {BETA_ZONE: "us-west1-a", BETA_REGION: "us-west1-c"}, (ZONE,),
+            ["PVC_1", "PVC_2"],
+            {BETA_ZONE: "us-west1-a", BETA_REGION: "us-west1-c"},
+            (ZONE,),
             id="second volume mismatched",
         ),
         pytest.param(["PVC_multi"], {BETA_ZONE: "us-west1-c"}, (), id="multi-zone value matched"),
@@ -328,33 +233,40 @@ ZONE_OBJECTS = [
         ),
         pytest.param(["PVC_none"], {BETA_ZONE: "us-west1-a"}, (), id="pv without zone labels"),
         pytest.param(
-            ["PVC_4"], {BETA_ZONE: "us-west1-a"}, ('persistentvolume "Vol_not_exist" not found',),
+            ["PVC_4"],
+            {BETA_ZONE: "us-west1-a"},
+            ('persistentvolume "Vol_not_exist" not found',),
             id="pv not found is an error",
         ),
+        pytest.param(["PVC_4"], {"other": "x"}, (), id="pv not found on node without zone labels"),
         pytest.param(
-            ["PVC_4"], {"other": "x"}, (), id="pv not found on node without zone labels"
-        ),
-        pytest.param(
-            ["PVC_1", "PVC_4"], {BETA_ZONE: "elsewhere"}, (ZONE,),
+            ["PVC_1", "PVC_4"],
+            {BETA_ZONE: "elsewhere"},
+            (ZONE,),
             id="conflict before a later error",
         ),
         pytest.param(
-            ["missing"], {BETA_ZONE: "us-west1-a"}, ('persistentvolumeclaim "missing" not found',),
+            ["missing"],
+            {BETA_ZONE: "us-west1-a"},
+            ('persistentvolumeclaim "missing" not found',),
             id="pvc not found is an error",
         ),
         # TestVolumeZonePredicateWithVolumeBinding
         pytest.param(
-            ["PVC_EmptySC"], {BETA_ZONE: "us-west1-a"},
+            ["PVC_EmptySC"],
+            {BETA_ZONE: "us-west1-a"},
             ('PersistentVolumeClaim was not found: "PVC_EmptySC"',),
             id="unbound volume empty storage class",
         ),
         pytest.param(
-            ["PVC_NoSC"], {BETA_ZONE: "us-west1-a"},
+            ["PVC_NoSC"],
+            {BETA_ZONE: "us-west1-a"},
             ('PersistentVolumeClaim was not found: "PVC_NoSC"',),
             id="unbound volume no storage class",
         ),
         pytest.param(
-            ["PVC_ImmediateSC"], {BETA_ZONE: "us-west1-a"},
+            ["PVC_ImmediateSC"],
+            {BETA_ZONE: "us-west1-a"},
             ('PersistentVolumeClaim was not found: "PVC_ImmediateSC"',),
             id="unbound volume immediate binding mode",
         ),
@@ -381,14 +293,34 @@ def test_zone_ignores_inline_volumes() -> None:
 # -- MaxEBS / MaxGCEPD / MaxAzureDisk / MaxCinder ------------------------------------------
 
 FILTERS = {
-    "EBS": (max_ebs_volume_count, "awsElasticBlockStore", "volumeID", "kubernetes.io/aws-ebs",
-            "attachable-volumes-aws-ebs"),
-    "GCE": (max_gce_pd_volume_count, "gcePersistentDisk", "pdName", "kubernetes.io/gce-pd",
-            "attachable-volumes-gce-pd"),
-    "AzureDisk": (max_azure_disk_volume_count, "azureDisk", "diskName",
-                  "kubernetes.io/azure-disk", "attachable-volumes-azure-disk"),
-    "Cinder": (max_cinder_volume_count, "cinder", "volumeID", "kubernetes.io/cinder",
-               "attachable-volumes-cinder"),
+    "EBS": (
+        max_ebs_volume_count,
+        "awsElasticBlockStore",
+        "volumeID",
+        "kubernetes.io/aws-ebs",
+        "attachable-volumes-aws-ebs",
+    ),
+    "GCE": (
+        max_gce_pd_volume_count,
+        "gcePersistentDisk",
+        "pdName",
+        "kubernetes.io/gce-pd",
+        "attachable-volumes-gce-pd",
+    ),
+    "AzureDisk": (
+        max_azure_disk_volume_count,
+        "azureDisk",
+        "diskName",
+        "kubernetes.io/azure-disk",
+        "attachable-volumes-azure-disk",
+    ),
+    "Cinder": (
+        max_cinder_volume_count,
+        "cinder",
+        "volumeID",
+        "kubernetes.io/cinder",
+        "attachable-volumes-cinder",
+    ),
 }
 
 
@@ -441,32 +373,67 @@ EBS_CASES = [
     ("oneVol", ["twoVol", "oneVol"], 4, True, "fits when node capacity >= new pod's volumes"),
     ("twoVol", ["oneVol"], 2, False, "doesn't fit when node capacity < new pod's volumes"),
     ("splitVols", ["twoVol"], 3, True, "new pod's count ignores other volumes"),
-    ("twoVol", ["splitVols", "nonApplicable", "empty"], 3, True,
-     "existing pods' counts ignore other volumes"),
-    ("onePVC", ["splitVols", "nonApplicable", "empty"], 3, True,
-     "new pod's count considers PVCs backed by the kind"),
-    ("splitPVC", ["splitVols", "oneVol"], 3, True,
-     "new pod's count ignores PVCs not backed by the kind"),
+    (
+        "twoVol",
+        ["splitVols", "nonApplicable", "empty"],
+        3,
+        True,
+        "existing pods' counts ignore other volumes",
+    ),
+    (
+        "onePVC",
+        ["splitVols", "nonApplicable", "empty"],
+        3,
+        True,
+        "new pod's count considers PVCs backed by the kind",
+    ),
+    (
+        "splitPVC",
+        ["splitVols", "oneVol"],
+        3,
+        True,
+        "new pod's count ignores PVCs not backed by the kind",
+    ),
     ("twoVol", ["oneVol", "onePVC"], 3, False, "existing pods' counts consider PVCs"),
     ("twoVol", ["oneVol", "twoVol", "onePVC"], 4, True, "already-mounted volumes are ok"),
-    ("splitVols", ["oneVol", "oneVol", "onePVC"], 3, True,
-     "the same volumes are not counted multiple times"),
+    (
+        "splitVols",
+        ["oneVol", "oneVol", "onePVC"],
+        3,
+        True,
+        "the same volumes are not counted multiple times",
+    ),
     ("onePVC", ["oneVol", "deletedPVC"], 1, False, "missing PVC is not counted (limit 1)"),
     ("onePVC", ["oneVol", "deletedPVC"], 2, True, "missing PVC is not counted (limit 2)"),
     ("onePVC", ["oneVol", "twoDeletedPVC"], 2, True, "two missing PVCs not counted twice"),
     ("unboundPVCwithInvalidSC", ["oneVol"], 1, True, "unbound PVC with invalid SC not counted"),
-    ("unboundPVCwithDefaultSC", ["oneVol"], 1, True,
-     "unbound PVC from different provisioner not counted"),
+    (
+        "unboundPVCwithDefaultSC",
+        ["oneVol"],
+        1,
+        True,
+        "unbound PVC from different provisioner not counted",
+    ),
     ("onePVC", ["oneVol", "deletedPV"], 2, False, "pod with missing PV is counted (limit 2)"),
     ("onePVC", ["oneVol", "deletedPV"], 3, True, "pod with missing PV is counted (limit 3)"),
     ("deletedPV", ["oneVol", "deletedPV"], 2, True, "two pods missing the same PV counted once"),
-    ("anotherDeletedPV", ["oneVol", "deletedPV"], 2, False,
-     "two pods missing different PVs counted twice"),
+    (
+        "anotherDeletedPV",
+        ["oneVol", "deletedPV"],
+        2,
+        False,
+        "two pods missing different PVs counted twice",
+    ),
     ("onePVC", ["oneVol", "unboundPVC"], 2, False, "pod with unbound PVC counted (limit 2)"),
     ("onePVC", ["oneVol", "unboundPVC"], 3, True, "pod with unbound PVC counted (limit 3)"),
     ("unboundPVC", ["oneVol", "unboundPVC"], 2, True, "the same unbound PVC counted once"),
-    ("anotherUnboundPVC", ["oneVol", "unboundPVC"], 2, False,
-     "two different unbound PVCs count as two volumes"),
+    (
+        "anotherUnboundPVC",
+        ["oneVol", "unboundPVC"],
+        2,
+        False,
+        "two different unbound PVCs count as two volumes",
+    ),
 ]
 
 # GCE, Azure and Cinder reuse the table: upstream's GCE/Azure expectations differ only
@@ -496,8 +463,9 @@ def test_max_pd_volume_count(
         target = node("n1")
     else:
         monkeypatch.delenv("KUBE_MAX_PD_VOLS", raising=False)
-        target = node("n1", allocatable={"cpu": "4", "memory": "8Gi", "pods": 110,
-                                         limit_key: str(limit)})
+        target = node(
+            "n1", allocatable={"cpu": "4", "memory": "8Gi", "pods": 110, limit_key: str(limit)}
+        )
     others = [vol_pod(f"e{i}", *pods[shape]) for i, shape in enumerate(existing)]
     reasons = run(fn, vol_pod("new", *pods[new]), others, count_objects(kind), target)
     assert reasons == (() if fits else (COUNT,))
@@ -532,8 +500,10 @@ def test_claim_counts_only_by_spec_class(monkeypatch: pytest.MonkeyPatch) -> Non
         pvc("annotated", annotations={"volume.beta.kubernetes.io/storage-class": "EBS"}),
     ]
     existing = [vol_pod("e", disk("EBS", "ovp"))]
-    assert run(max_ebs_volume_count, vol_pod("new", claim_volume("annotated")), existing,
-               objects) == ()
+    assert (
+        run(max_ebs_volume_count, vol_pod("new", claim_volume("annotated")), existing, objects)
+        == ()
+    )
 
 
 @pytest.mark.parametrize(
@@ -579,8 +549,13 @@ def test_ebs_default_limit_by_instance_type(
     monkeypatch.delenv("KUBE_MAX_PD_VOLS", raising=False)
     labels = {"beta.kubernetes.io/instance-type": instance_type} if instance_type else {}
     existing = [vol_pod("e", *[disk("EBS", f"d{i}") for i in range(volumes - 1)])]
-    reasons = run(max_ebs_volume_count, vol_pod("new", disk("EBS", "new")), existing, (),
-                  node("n1", labels=labels))
+    reasons = run(
+        max_ebs_volume_count,
+        vol_pod("new", disk("EBS", "new")),
+        existing,
+        (),
+        node("n1", labels=labels),
+    )
     assert reasons == (() if fits else (COUNT,))
 
 
@@ -595,8 +570,9 @@ def test_node_allocatable_limit_wins_over_env(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("KUBE_MAX_PD_VOLS", "10")
     target = node("n1", allocatable={"cpu": "1", "attachable-volumes-azure-disk": "1"})
     existing = [vol_pod("e", disk("AzureDisk", "a"))]
-    reasons = run(max_azure_disk_volume_count, vol_pod("new", disk("AzureDisk", "b")), existing,
-                  (), target)
+    reasons = run(
+        max_azure_disk_volume_count, vol_pod("new", disk("AzureDisk", "b")), existing, (), target
+    )
     assert reasons == (COUNT,)
 
 
@@ -642,42 +618,145 @@ def claims(*names_: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     ("new", "existing", "limits", "source", "fits"),
     [
-        pytest.param(["csi-ebs-0", "csi-ebs-1"], [["csi-ebs-2", "csi-ebs-3"]], {EBS_CSI: 4},
-                     "csinode", True, id="fits when node volume limit >= new pods CSI volume"),
-        pytest.param(["csi-ebs-0", "csi-ebs-1"], [["csi-ebs-2", "csi-ebs-3"]], {EBS_CSI: 3},
-                     "csinode", False, id="doesn't when node volume limit <= pods CSI volume"),
-        pytest.param(["csi-ebs-0", "csi-ebs-1"], [["csi-ebs-2", "csi-ebs-3"]], {EBS_CSI: 3},
-                     "node", False, id="limit from node allocatable"),
-        pytest.param(["csi-ebs-0", "csi-ebs-1"], [["csi-ebs-2", "csi-ebs-3"]], {EBS_CSI: 3},
-                     "both", False, id="limit from both"),
-        pytest.param(["csi-ebs-0", "csi-ebs-1"], [["csi-ebs-2", "csi-ebs-3"]], {EBS_CSI: 3},
-                     "csinode-with-no-limit", True, id="csinode without limit"),
-        pytest.param(["csi-ebs-0", "csi-ebs-1"], [["csi-ebs-2", "csi-ebs-3"]], {EBS_CSI: 3},
-                     "none", True, id="no limits anywhere"),
-        pytest.param(["csi-ebs-0", "csi-ebs-1"], [["csi-ebs-0", "csi-ebs-2"]], {EBS_CSI: 3},
-                     "csinode", True, id="already attached volume counted once"),
-        pytest.param(["csi-ebs-0"], [["csi-gce-0", "csi-gce-1", "csi-gce-2"]],
-                     {EBS_CSI: 1, GCE_CSI: 3}, "csinode", True, id="limits per driver"),
-        pytest.param(["csi-gce-3"], [["csi-gce-0", "csi-gce-1", "csi-gce-2"]],
-                     {EBS_CSI: 10, GCE_CSI: 3}, "csinode", False, id="other driver full"),
-        pytest.param(["csi-gce-3"], [["csi-ebs-0"]], {EBS_CSI: 1}, "csinode", True,
-                     id="driver without limit is unlimited"),
-        pytest.param(["unbound-0"], [["csi-ebs-0"]], {EBS_CSI: 1}, "csinode", False,
-                     id="unbound claim counts by class provisioner"),
-        pytest.param(["unbound-0"], [["unbound-0"]], {EBS_CSI: 1}, "csinode", True,
-                     id="same unbound claim counted once"),
-        pytest.param(["unbound-1"], [["unbound-0"]], {EBS_CSI: 1}, "csinode", False,
-                     id="two unbound claims count twice"),
-        pytest.param(["pv-missing"], [["csi-ebs-0"]], {EBS_CSI: 1}, "csinode", False,
-                     id="claim with missing pv counts by class"),
-        pytest.param(["unbound-intree"], [["csi-ebs-0"]], {EBS_CSI: 1}, "csinode", True,
-                     id="in-tree provisioner not counted without migration"),
-        pytest.param(["unbound-noclass"], [["csi-ebs-0"]], {EBS_CSI: 1}, "csinode", True,
-                     id="unbound claim without class not counted"),
-        pytest.param(["intree"], [["csi-ebs-0"]], {EBS_CSI: 1}, "csinode", True,
-                     id="in-tree pv not counted"),
-        pytest.param(["missing-claim"], [["csi-ebs-0"]], {EBS_CSI: 1}, "csinode", True,
-                     id="missing claim not counted"),
+        pytest.param(
+            ["csi-ebs-0", "csi-ebs-1"],
+            [["csi-ebs-2", "csi-ebs-3"]],
+            {EBS_CSI: 4},
+            "csinode",
+            True,
+            id="fits when node volume limit >= new pods CSI volume",
+        ),
+        pytest.param(
+            ["csi-ebs-0", "csi-ebs-1"],
+            [["csi-ebs-2", "csi-ebs-3"]],
+            {EBS_CSI: 3},
+            "csinode",
+            False,
+            id="doesn't when node volume limit <= pods CSI volume",
+        ),
+        pytest.param(
+            ["csi-ebs-0", "csi-ebs-1"],
+            [["csi-ebs-2", "csi-ebs-3"]],
+            {EBS_CSI: 3},
+            "node",
+            False,
+            id="limit from node allocatable",
+        ),
+        pytest.param(
+            ["csi-ebs-0", "csi-ebs-1"],
+            [["csi-ebs-2", "csi-ebs-3"]],
+            {EBS_CSI: 3},
+            "both",
+            False,
+            id="limit from both",
+        ),
+        pytest.param(
+            ["csi-ebs-0", "csi-ebs-1"],
+            [["csi-ebs-2", "csi-ebs-3"]],
+            {EBS_CSI: 3},
+            "csinode-with-no-limit",
+            True,
+            id="csinode without limit",
+        ),
+        pytest.param(
+            ["csi-ebs-0", "csi-ebs-1"],
+            [["csi-ebs-2", "csi-ebs-3"]],
+            {EBS_CSI: 3},
+            "none",
+            True,
+            id="no limits anywhere",
+        ),
+        pytest.param(
+            ["csi-ebs-0", "csi-ebs-1"],
+            [["csi-ebs-0", "csi-ebs-2"]],
+            {EBS_CSI: 3},
+            "csinode",
+            True,
+            id="already attached volume counted once",
+        ),
+        pytest.param(
+            ["csi-ebs-0"],
+            [["csi-gce-0", "csi-gce-1", "csi-gce-2"]],
+            {EBS_CSI: 1, GCE_CSI: 3},
+            "csinode",
+            True,
+            id="limits per driver",
+        ),
+        pytest.param(
+            ["csi-gce-3"],
+            [["csi-gce-0", "csi-gce-1", "csi-gce-2"]],
+            {EBS_CSI: 10, GCE_CSI: 3},
+            "csinode",
+            False,
+            id="other driver full",
+        ),
+        pytest.param(
+            ["csi-gce-3"],
+            [["csi-ebs-0"]],
+            {EBS_CSI: 1},
+            "csinode",
+            True,
+            id="driver without limit is unlimited",
+        ),
+        pytest.param(
+            ["unbound-0"],
+            [["csi-ebs-0"]],
+            {EBS_CSI: 1},
+            "csinode",
+            False,
+            id="unbound claim counts by class provisioner",
+        ),
+        pytest.param(
+            ["unbound-0"],
+            [["unbound-0"]],
+            {EBS_CSI: 1},
+            "csinode",
+            True,
+            id="same unbound claim counted once",
+        ),
+        pytest.param(
+            ["unbound-1"],
+            [["unbound-0"]],
+            {EBS_CSI: 1},
+            "csinode",
+            False,
+            id="two unbound claims count twice",
+        ),
+        pytest.param(
+            ["pv-missing"],
+            [["csi-ebs-0"]],
+            {EBS_CSI: 1},
+            "csinode",
+            False,
+            id="claim with missing pv counts by class",
+        ),
+        pytest.param(
+            ["unbound-intree"],
+            [["csi-ebs-0"]],
+            {EBS_CSI: 1},
+            "csinode",
+            True,
+            id="in-tree provisioner not counted without migration",
+        ),
+        pytest.param(
+            ["unbound-noclass"],
+            [["csi-ebs-0"]],
+            {EBS_CSI: 1},
+            "csinode",
+            True,
+            id="unbound claim without class not counted",
+        ),
+        pytest.param(
+            ["intree"], [["csi-ebs-0"]], {EBS_CSI: 1}, "csinode", True, id="in-tree pv not counted"
+        ),
+        pytest.param(
+            ["missing-claim"],
+            [["csi-ebs-0"]],
+            {EBS_CSI: 1},
+            "csinode",
+            True,
+            id="missing claim not counted",
+        ),
     ],
 )
 def test_max_csi_volume_count(
@@ -697,8 +776,13 @@ def test_max_csi_volume_count(
     if source == "csinode-with-no-limit":
         objects.append(csi_node("n1", {driver: None for driver in limits}))
     others = [vol_pod(f"e{i}", *claims(*names_)) for i, names_ in enumerate(existing)]
-    reasons = run(max_csi_volume_count, vol_pod("new", *claims(*new)), others, objects,
-                  node("n1", allocatable=allocatable))
+    reasons = run(
+        max_csi_volume_count,
+        vol_pod("new", *claims(*new)),
+        others,
+        objects,
+        node("n1", allocatable=allocatable),
+    )
     assert reasons == (() if fits else (COUNT,))
 
 
@@ -759,8 +843,10 @@ def test_volume_count_end_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBE_MAX_PD_VOLS", "2")
     state = cluster(
         [node("n1"), node("n2")],
-        [vol_pod("a", disk("EBS", "x"), disk("EBS", "y"), node_name="n1"),
-         vol_pod("b", disk("EBS", "z"), disk("EBS", "w"), node_name="n2")],
+        [
+            vol_pod("a", disk("EBS", "x"), disk("EBS", "y"), node_name="n1"),
+            vol_pod("b", disk("EBS", "z"), disk("EBS", "w"), node_name="n2"),
+        ],
     )
     only_ebs = policy([names.MAX_EBS_VOLUME_COUNT], [])
     decision = decide(vol_pod("new", disk("EBS", "v")), state, only_ebs)
