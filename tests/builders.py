@@ -18,13 +18,8 @@ from policy_scheduler.engine.framework import CycleState, PolicySettings
 from policy_scheduler.objects import (
     Node,
     Pod,
-    parse_csi_node,
     parse_node,
-    parse_persistent_volume,
-    parse_persistent_volume_claim,
     parse_pod,
-    parse_storage_class,
-    parse_workload,
 )
 
 _uids = itertools.count(1)
@@ -167,18 +162,6 @@ def parsed_node(name: str = "n", **kwargs: Any) -> Node:
     return parse_node(node(name, **kwargs))
 
 
-_PARSERS = {
-    "PersistentVolume": lambda raw, c: c.set_persistent_volume(parse_persistent_volume(raw)),
-    "PersistentVolumeClaim": lambda raw, c: c.set_claim(parse_persistent_volume_claim(raw)),
-    "StorageClass": lambda raw, c: c.set_storage_class(parse_storage_class(raw)),
-    "CSINode": lambda raw, c: c.set_csi_node(parse_csi_node(raw)),
-    "Service": lambda raw, c: c.set_workload(parse_workload(raw)),
-    "ReplicationController": lambda raw, c: c.set_workload(parse_workload(raw)),
-    "ReplicaSet": lambda raw, c: c.set_workload(parse_workload(raw)),
-    "StatefulSet": lambda raw, c: c.set_workload(parse_workload(raw)),
-}
-
-
 def cluster(
     nodes: Iterable[Mapping[str, Any]] = (),
     pods: Iterable[Mapping[str, Any]] = (),
@@ -191,7 +174,7 @@ def cluster(
     for p in pods:
         state.add_pod(parse_pod(p))
     for obj in objects:
-        _PARSERS[obj["kind"]](obj, state)
+        assert state.apply_object(obj), f"not a kind ClusterState keeps: {obj['kind']}"
     return state
 
 

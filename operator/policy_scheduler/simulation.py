@@ -24,21 +24,10 @@ from typing import Any
 import yaml
 
 from .engine.algorithm import Decision, Scheduler
-from .engine.cluster import ClusterState
+from .engine.cluster import OTHER_KINDS, ClusterState
 from .engine.compiler import CompiledPolicy, compile_policy
 from .legacy import convert_legacy
-from .objects import (
-    WORKLOAD_KINDS,
-    ObjectError,
-    Pod,
-    parse_csi_node,
-    parse_node,
-    parse_persistent_volume,
-    parse_persistent_volume_claim,
-    parse_pod,
-    parse_storage_class,
-    parse_workload,
-)
+from .objects import ObjectError, Pod, parse_node, parse_pod
 from .policy import PolicyError, SchedulingPolicy, default_policy, parse_policy
 
 SCHEDULING_POLICY_KIND = "SchedulingPolicy"
@@ -149,16 +138,8 @@ def _sort_object(doc: dict[str, Any], inputs: Inputs, placed: list[Pod], source:
             inputs.pending.append(pod)
     elif kind == "Node":
         cluster.set_node(parse_node(doc))
-    elif kind == "PersistentVolume":
-        cluster.set_persistent_volume(parse_persistent_volume(doc))
-    elif kind == "PersistentVolumeClaim":
-        cluster.set_claim(parse_persistent_volume_claim(doc))
-    elif kind == "StorageClass":
-        cluster.set_storage_class(parse_storage_class(doc))
-    elif kind == "CSINode":
-        cluster.set_csi_node(parse_csi_node(doc))
-    elif kind in WORKLOAD_KINDS:
-        cluster.set_workload(parse_workload(doc))
+    elif kind in OTHER_KINDS:
+        cluster.apply_object(doc)
     elif kind == SCHEDULING_POLICY_KIND:
         inputs.policies.append(parse_policy(doc))
     elif is_legacy_policy(doc):

@@ -16,10 +16,12 @@ appears, as the scheduler cache does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from ..objects import (
     REGION_LABELS,
+    WORKLOAD_KINDS,
     ZONE_LABELS,
     CSINode,
     Node,
@@ -28,8 +30,17 @@ from ..objects import (
     Pod,
     StorageClass,
     Workload,
+    parse_csi_node,
+    parse_persistent_volume,
+    parse_persistent_volume_claim,
+    parse_storage_class,
+    parse_workload,
 )
 from .nodeinfo import NodeInfo
+
+#: Kinds besides Pods and Nodes that the predicates read (what apply_object takes).
+STORAGE_KINDS = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode"})
+OTHER_KINDS = STORAGE_KINDS | WORKLOAD_KINDS
 
 
 def zone_key(node: Node) -> str:
@@ -155,6 +166,46 @@ class ClusterState:
                     yield pod
 
     # -- other kinds ---------------------------------------------------------------
+
+    def apply_object(self, raw: Mapping[str, Any]) -> bool:
+        """Parse and store a PV, PVC, StorageClass, CSINode or workload; False for others.
+
+        Raises ObjectError for a malformed object of a known kind.
+        """
+        kind = raw.get("kind")
+        if kind == "PersistentVolume":
+            self.set_persistent_volume(parse_persistent_volume(raw))
+        elif kind == "PersistentVolumeClaim":
+            self.set_claim(parse_persistent_volume_claim(raw))
+        elif kind == "StorageClass":
+            self.set_storage_class(parse_storage_class(raw))
+        elif kind == "CSINode":
+            self.set_csi_node(parse_csi_node(raw))
+        elif kind in WORKLOAD_KINDS:
+            self.set_workload(parse_workload(raw))
+        else:
+            return False
+        return True
+
+    def delete_object(self, raw: Mapping[str, Any]) -> bool:
+        """Forget an object of a kind :meth:`apply_object` takes; False for others."""
+        kind = raw.get("kind")
+        meta = raw.get("metadata") or {}
+        name = str(meta.get("name", ""))
+        key = f"{meta.get('namespace') or 'default'}/{name}"
+        if kind == "PersistentVolume":
+            self.remove_persistent_volume(name)
+        elif kind == "PersistentVolumeClaim":
+            self.remove_claim(key)
+        elif kind == "StorageClass":
+            self.remove_storage_class(name)
+        elif kind == "CSINode":
+            self.remove_csi_node(name)
+        elif kind in WORKLOAD_KINDS:
+            self.remove_workload(f"{kind}/{key}")
+        else:
+            return False
+        return True
 
     def set_persistent_volume(self, pv: PersistentVolume) -> None:
         self.persistent_volumes[pv.name] = pv

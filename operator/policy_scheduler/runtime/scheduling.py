@@ -29,19 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..engine.algorithm import Decision, Scheduler
+from ..engine.cluster import STORAGE_KINDS
 from ..engine.compiler import CompiledPolicy, instrument
-from ..objects import (
-    WORKLOAD_KINDS,
-    ObjectError,
-    Pod,
-    parse_csi_node,
-    parse_node,
-    parse_persistent_volume,
-    parse_persistent_volume_claim,
-    parse_pod,
-    parse_storage_class,
-    parse_workload,
-)
+from ..objects import ObjectError, Pod, parse_node, parse_pod
 from ..selectors import SelectorError
 from ..state.cache import SchedulerCache
 from ..state.policies import PolicyBook, Verdict
@@ -55,33 +45,38 @@ NO_POLICY_REASON = "NoSchedulingPolicy"
 
 
 class MetricsSink(Protocol):
-    """What the runtime reports to metrics (see :class:`.metrics.Metrics`)."""
+    """What the runtime reports to metrics (see :class:`.metrics.Metrics`).
 
-    def attempt(self, result: str, profile: str, seconds: float) -> None: ...
-    def e2e(self, result: str, profile: str, seconds: float) -> None: ...
-    def pending(self, lengths: Mapping[str, int]) -> None: ...
-    def phases(self, filter_s: float, score_s: float) -> None: ...
-    def per_plugin(
-        self, predicates: Mapping[str, float], priorities: Mapping[str, float]
-    ) -> None: ...
-    def binding(self, result: str, seconds: float) -> None: ...
-    def attempts_until_scheduled(self, attempts: int) -> None: ...
-    def cache(self, nodes: int, pods: int, assumed: int) -> None: ...
+    The bodies do nothing, so :class:`NullMetrics` is this Protocol as a class.
+    """
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        return None
+
+    def e2e(self, result: str, profile: str, seconds: float) -> None:
+        return None
+
+    def pending(self, lengths: Mapping[str, int]) -> None:
+        return None
+
+    def phases(self, filter_s: float, score_s: float) -> None:
+        return None
+
+    def per_plugin(self, predicates: Mapping[str, float], priorities: Mapping[str, float]) -> None:
+        return None
+
+    def binding(self, result: str, seconds: float) -> None:
+        return None
+
+    def attempts_until_scheduled(self, attempts: int) -> None:
+        return None
+
+    def cache(self, nodes: int, pods: int, assumed: int) -> None:
+        return None
 
 
-class NullMetrics:
+class NullMetrics(MetricsSink):
     """Metrics off: every report is dropped."""
-
-    def attempt(self, result: str, profile: str, seconds: float) -> None: ...
-    def e2e(self, result: str, profile: str, seconds: float) -> None: ...
-    def pending(self, lengths: Mapping[str, int]) -> None: ...
-    def phases(self, filter_s: float, score_s: float) -> None: ...
-    def per_plugin(
-        self, predicates: Mapping[str, float], priorities: Mapping[str, float]
-    ) -> None: ...
-    def binding(self, result: str, seconds: float) -> None: ...
-    def attempts_until_scheduled(self, attempts: int) -> None: ...
-    def cache(self, nodes: int, pods: int, assumed: int) -> None: ...
 
 
 @dataclass(slots=True)
@@ -187,44 +182,14 @@ class SchedulerRuntime:
 
     def on_object(self, raw: Mapping[str, Any], *, deleted: bool = False) -> None:
         """PVs, PVCs, StorageClasses, CSINodes, Services and controllers."""
-        kind = raw.get("kind")
         cluster = self.cache.cluster
-        meta = raw.get("metadata") or {}
-        name = str(meta.get("name", ""))
-        key = f"{meta.get('namespace') or 'default'}/{name}"
         try:
-            if kind == "PersistentVolume":
-                if deleted:
-                    cluster.remove_persistent_volume(name)
-                else:
-                    cluster.set_persistent_volume(parse_persistent_volume(raw))
-            elif kind == "PersistentVolumeClaim":
-                if deleted:
-                    cluster.remove_claim(key)
-                else:
-                    cluster.set_claim(parse_persistent_volume_claim(raw))
-            elif kind == "StorageClass":
-                if deleted:
-                    cluster.remove_storage_class(name)
-                else:
-                    cluster.set_storage_class(parse_storage_class(raw))
-            elif kind == "CSINode":
-                if deleted:
-                    cluster.remove_csi_node(name)
-                else:
-                    cluster.set_csi_node(parse_csi_node(raw))
-            elif kind in WORKLOAD_KINDS:
-                if deleted:
-                    cluster.remove_workload(f"{kind}/{key}")
-                else:
-                    cluster.set_workload(parse_workload(raw))
-            else:
-                return
+            known = cluster.delete_object(raw) if deleted else cluster.apply_object(raw)
         except (ObjectError, SelectorError) as exc:
             logger.warning("ignoring an object the scheduler cannot read: %s", exc)
             return
-        if kind in ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode"):
-            self.queue.move_all()
+        if known and raw.get("kind") in STORAGE_KINDS:
+            self.queue.move_all()  # a volume may now be bindable
 
     # -- watch side: policies ------------------------------------------------------------
 

@@ -156,9 +156,7 @@ def _volumes_conflict(new: Volume, old: Volume) -> bool:
         return not both_read_only
     # RBD: the image is the same only in the same pool behind a shared monitor.
     return (
-        bool(set(new.monitors) & set(old.monitors))
-        and new.pool == old.pool
-        and not both_read_only
+        bool(set(new.monitors) & set(old.monitors)) and new.pool == old.pool and not both_read_only
     )
 
 
@@ -396,15 +394,11 @@ def _max_pd_predicate(flt: VolumeFilter) -> Callable[[Pod, NodeInfo, CycleState]
 
 
 max_ebs_volume_count = predicate(names.MAX_EBS_VOLUME_COUNT)(_max_pd_predicate(EBS_FILTER))
-max_gce_pd_volume_count = predicate(names.MAX_GCE_PD_VOLUME_COUNT)(
-    _max_pd_predicate(GCE_PD_FILTER)
-)
+max_gce_pd_volume_count = predicate(names.MAX_GCE_PD_VOLUME_COUNT)(_max_pd_predicate(GCE_PD_FILTER))
 max_azure_disk_volume_count = predicate(names.MAX_AZURE_DISK_VOLUME_COUNT)(
     _max_pd_predicate(AZURE_DISK_FILTER)
 )
-max_cinder_volume_count = predicate(names.MAX_CINDER_VOLUME_COUNT)(
-    _max_pd_predicate(CINDER_FILTER)
-)
+max_cinder_volume_count = predicate(names.MAX_CINDER_VOLUME_COUNT)(_max_pd_predicate(CINDER_FILTER))
 
 
 # -- MaxCSIVolumeCountPred -----------------------------------------------------------------
