@@ -1,0 +1,394 @@
+"""Every command shown in the docs is exercised, by this test, by another test, or by CI.
+
+Commands are the lines of fenced ``bash``/``sh``/``shell`` blocks (comment lines skipped,
+``\\`` continuations joined) and the ``$ `` lines of ``console`` blocks, in README.md and
+docs/*.md. A line is split into simple commands at ``&&``, ``||``, ``;`` and ``|``;
+redirections are dropped and leading ``VAR=value`` assignments become the environment.
+
+* ``policy-scheduler simulate|validate|convert|crd`` run offline: they are run here,
+  in-process through ``policy_scheduler.cli.main(argv)`` with the repository root as
+  the working directory. The exit code must be the one the doc implies: 0, unless the
+  line's comment says ``exit N`` / ``exits N``. In a ``console`` block, the lines shown
+  under the command must appear in its output (stdout then stderr), in that order, with
+  gaps allowed (``...`` marks an elision for the reader). Files must exist in the
+  repository, except the few names the docs use for the reader's own files
+  (``PLACEHOLDERS``), which are replaced by a repository file of the same kind.
+* Every other command (helm, kubectl, curl, ``policy-scheduler run|explain``, kopf,
+  pip, venv, pytest, ...) must match a prefix of ``EXERCISED_ELSEWHERE``, which names
+  the tests (``path::test_function``, checked to exist) or the CI script lines
+  (``.ci/run`` plus a string it must contain) that exercise it.
+
+A documented command matching neither fails the test: document only what is exercised,
+or exercise what you document.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from policy_scheduler import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+CI_SCRIPT = ".ci/run"
+
+SHELL_LANGUAGES = {"bash", "sh", "shell"}
+CONSOLE_LANGUAGES = {"console"}
+OFFLINE_SUBCOMMANDS = {"simulate", "validate", "convert", "crd"}
+#: Shell built-ins that only set the stage for the next command.
+STAGE_SETTERS = {"cd"}
+
+#: Names the docs use for the reader's own files -> (a valid stand-in, an invalid one).
+#: The invalid stand-in is used when the doc says the command exits 1.
+PLACEHOLDERS: dict[str, tuple[str, str | None]] = {
+    "cluster.yaml": ("examples/cluster.yaml", None),
+    "my-policy.yaml": ("examples/policies/bin-packing.yaml", "docs/examples/invalid-policy.yaml"),
+    "policy.yaml": ("examples/policies/zone-spread.yaml", "docs/examples/invalid-policy.yaml"),
+    "gpu-policy.yaml": ("examples/policies/gpu.yaml", "docs/examples/invalid-policy.yaml"),
+    "old-policy.json": ("examples/legacy-policy.json", "docs/examples/invalid-legacy-policy.json"),
+}
+
+CHART_TEST = "tests/chart/test_chart.py"
+CRD_TEST = "tests/chart/test_crd.py"
+E2E_OPERATOR = "tests/e2e/test_operator.py"
+UNSCHEDULABLE_E2E = (
+    f"{E2E_OPERATOR}::"
+    "test_unschedulable_pod_gets_condition_and_one_aggregated_event_then_a_new_node_helps"
+)
+POLICY_STATUS_E2E = (
+    f"{E2E_OPERATOR}::test_invalid_policy_is_refused_and_the_last_good_one_keeps_scheduling"
+)
+METRICS_OVER_HTTP = (
+    "tests/runtime/test_metrics.py::test_metrics_are_served_over_http_and_the_server_stops"
+)
+
+#: Command prefix (normalised: ``.venv/bin/`` dropped, ``python3`` is ``python``) -> what
+#: exercises it: ``path::test_function`` or ``.ci/run::<text the script contains>``.
+EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
+    # installing and testing: what CI runs
+    "python -m venv": (f"{CI_SCRIPT}::$PY -m venv .venv",),
+    "pip install -q -e .[dev]": (f"{CI_SCRIPT}::.venv/bin/pip install -q -e '.[dev]'",),
+    "python -m pytest": (f"{CI_SCRIPT}::.venv/bin/python -m pytest",),
+    "lint-imports --config ../.importlinter": (
+        f"{CI_SCRIPT}::lint-imports --config ../.importlinter",
+    ),
+    # the chart and the CRD
+    "helm install policy-scheduler charts/policy-scheduler": (
+        "tests/e2e/test_chart_install.py::test_default_chart_applied_to_the_emulator_schedules_pods",
+        f"{CHART_TEST}::test_every_manifest_validates",
+        f"{CHART_TEST}::test_ha_turns_leader_election_on_with_a_lease_in_the_release_namespace",
+        f"{CHART_TEST}::test_metrics_service_and_service_monitor_select_each_other",
+    ),
+    "helm upgrade policy-scheduler charts/policy-scheduler": (
+        f"{CHART_TEST}::test_every_manifest_validates",
+        f"{CHART_TEST}::test_single_replica_recreates_rather_than_running_two_schedulers",
+    ),
+    "kubectl apply -f crds/": (
+        f"{CRD_TEST}::test_crd_file_is_build_crd_output",
+        f"{CRD_TEST}::test_crd_passes_kubernetes_validate_strict",
+    ),
+    # `policy-scheduler crd | kubectl apply -f -`: the output is the CRD file
+    "kubectl apply -f -": (f"{CRD_TEST}::test_crd_file_is_build_crd_output",),
+    "python -m policy_scheduler.crd": (f"{CRD_TEST}::test_crd_file_is_build_crd_output",),
+    "cp crds/schedulingpolicies.policyscheduler.io.yaml charts/policy-scheduler/crds/": (
+        f"{CRD_TEST}::test_chart_installs_the_same_crd_file",
+    ),
+    "kubectl apply -f examples/policies/": (
+        f"{CRD_TEST}::test_examples_are_accepted",
+        "tests/e2e/test_chart_install.py::test_default_chart_applied_to_the_emulator_schedules_pods",
+    ),
+    # observing
+    "kubectl get schedpol": (
+        POLICY_STATUS_E2E,
+        f"{CRD_TEST}::test_printer_columns",
+        "tests/cli/test_cli.py::test_simulate_reads_a_kind_list_and_a_policy_file",
+    ),
+    "kubectl describe schedpol": (POLICY_STATUS_E2E,),
+    "kubectl describe pod": (UNSCHEDULABLE_E2E,),
+    "kubectl get events": (UNSCHEDULABLE_E2E,),
+    "kubectl get pod": (
+        UNSCHEDULABLE_E2E,
+        f"{E2E_OPERATOR}::test_pods_of_other_schedulers_are_untouched",
+    ),
+    # `kubectl get ... -A -o yaml > cluster.yaml`, read back by simulate
+    "kubectl get nodes,pods,": (
+        "tests/cli/test_cli.py::test_simulate_reads_a_kind_list_and_a_policy_file",
+    ),
+    "kubectl -n policy-scheduler get lease": (
+        "tests/runtime/test_leadership.py::test_first_elector_creates_the_lease_and_the_other_stands_by",
+        f"{E2E_OPERATOR}::test_standby_takes_over_without_double_binding",
+    ),
+    "kubectl -n policy-scheduler port-forward": (METRICS_OVER_HTTP,),
+    "curl -s localhost:9090/metrics": (METRICS_OVER_HTTP,),
+    # the operator and explain, which need a cluster
+    "policy-scheduler run": (
+        "tests/e2e/test_chart_install.py::test_default_chart_applied_to_the_emulator_schedules_pods",
+        f"{CHART_TEST}::test_chart_args_are_flags_the_cli_accepts",
+        f"{E2E_OPERATOR}::test_pods_land_on_the_node_the_policy_prefers",
+    ),
+    "policy-scheduler explain": (
+        "tests/e2e/test_explain.py::test_the_cli_command_prints_the_table",
+        "tests/e2e/test_explain.py::test_explain_names_the_refusing_predicate_and_scores_the_rest",
+    ),
+    "kopf run --standalone -A -m policy_scheduler.kopf_entry": (
+        "tests/e2e/test_kopf_entry.py::test_kopf_cli_hosts_the_scheduler",
+    ),
+}
+
+
+@dataclass
+class Documented:
+    """One documented command line, where it is, and what the doc shows of its output."""
+
+    where: str
+    line: str
+    comment: str = ""
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def expected_exit(self) -> int:
+        found = re.search(r"\bexits?\s+(\d+)", self.comment)
+        return int(found.group(1)) if found else 0
+
+
+@dataclass
+class Simple:
+    """A simple command: environment assignments and argv."""
+
+    env: dict[str, str]
+    argv: list[str]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.argv)
+
+
+# -- extraction ------------------------------------------------------------------------
+
+
+def split_comment(line: str) -> tuple[str, str]:
+    """(command, comment): the comment starts at a ``#`` outside quotes after a blank."""
+    quote = ""
+    for i, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip(), line[i + 1 :].strip()
+    return line.rstrip(), ""
+
+
+def documented_commands(path: Path) -> Iterator[Documented]:
+    lines = path.read_text().splitlines()
+    relative = path.relative_to(ROOT)
+    language: str | None = None
+    current: Documented | None = None
+    pending = ""
+    pending_at = 0
+    for number, raw in enumerate(lines, start=1):
+        fence = re.match(r"^\s*```\s*([\w-]*)", raw)
+        if fence:
+            if language is None:
+                language = fence.group(1) or "text"
+            else:
+                if current is not None:
+                    yield current
+                language, current, pending = None, None, ""
+            continue
+        if language in SHELL_LANGUAGES:
+            text = raw.strip()
+            if not pending and (not text or text.startswith("#")):
+                continue
+            if not pending:
+                pending_at = number
+            if text.endswith("\\"):
+                pending += text[:-1] + " "
+                continue
+            command, comment = split_comment(pending + text)
+            pending = ""
+            yield Documented(f"{relative}:{pending_at}", command, comment)
+        elif language in CONSOLE_LANGUAGES:
+            if raw.startswith("$ "):
+                if current is not None:
+                    yield current
+                command, comment = split_comment(raw[2:])
+                current = Documented(f"{relative}:{number}", command, comment)
+            elif current is not None:
+                current.output.append(raw.rstrip())
+
+
+def simple_commands(line: str) -> list[Simple]:
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    tokens = list(lexer)
+    out: list[Simple] = []
+    words: list[str] = []
+    for token in [*tokens, ";"]:
+        if token in ("&&", "||", ";", "|"):
+            if words:
+                out.append(_simple(words))
+            words = []
+        else:
+            words.append(token)
+    return out
+
+
+def _simple(words: list[str]) -> Simple:
+    env: dict[str, str] = {}
+    argv: list[str] = []
+    skip = False
+    for i, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if word in (">", ">>", "<", ">&", "&>"):
+            skip = True  # the redirection's target
+            continue
+        if word.isdigit() and i + 1 < len(words) and words[i + 1] in (">", ">>", ">&"):
+            continue  # 2> ...
+        if not argv and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word):
+            name, _, value = word.partition("=")
+            env[name] = value
+            continue
+        argv.append(word)
+    if argv:
+        program = argv[0]
+        if ".venv/bin/" in program:
+            program = program.rsplit("/", 1)[1]
+        argv[0] = {"python3": "python"}.get(program, program)
+    return Simple(env, argv)
+
+
+def all_documented() -> list[Documented]:
+    return [command for path in DOCS for command in documented_commands(path)]
+
+
+# -- checks ----------------------------------------------------------------------------
+
+
+def is_offline(simple: Simple) -> bool:
+    argv = simple.argv
+    return len(argv) >= 2 and argv[0] == "policy-scheduler" and argv[1] in OFFLINE_SUBCOMMANDS
+
+
+def resolve_files(argv: list[str], expected_exit: int, where: str) -> list[str]:
+    """Repository paths as they are; the reader's placeholder files replaced by stand-ins."""
+    resolved: list[str] = []
+    for arg in argv:
+        if arg.startswith("-") or not re.search(r"\.(ya?ml|json)$", arg):
+            resolved.append(arg)
+            continue
+        if (ROOT / arg).is_file():
+            resolved.append(arg)
+            continue
+        standin = PLACEHOLDERS.get(arg)
+        assert standin is not None, (
+            f"{where}: {arg} is not a file in the repository; add it (docs/examples/) "
+            f"or, for a file of the reader's own, to PLACEHOLDERS"
+        )
+        valid, invalid = standin
+        chosen = invalid if expected_exit != 0 and invalid is not None else valid
+        resolved.append(chosen)
+    return resolved
+
+
+def check_exercised(simple: Simple, where: str) -> None:
+    text = simple.text
+    matches = [prefix for prefix in EXERCISED_ELSEWHERE if text.startswith(prefix)]
+    assert matches, (
+        f"{where}: `{text}` is neither an offline policy-scheduler command nor listed in "
+        f"EXERCISED_ELSEWHERE with the test that exercises it"
+    )
+    for target in EXERCISED_ELSEWHERE[max(matches, key=len)]:
+        path, _, needle = target.partition("::")
+        file = ROOT / path
+        assert file.is_file(), f"{where}: {path} (said to exercise `{text}`) does not exist"
+        content = file.read_text()
+        if path.startswith("tests/"):
+            assert re.search(rf"^(async )?def {re.escape(needle)}\(", content, re.M), (
+                f"{where}: {path} has no test {needle} (said to exercise `{text}`)"
+            )
+        else:
+            assert needle in content, f"{where}: {path} does not run `{needle}`"
+
+
+def is_subsequence(expected: list[str], actual: list[str]) -> bool:
+    it = iter(actual)
+    return all(any(line == got for got in it) for line in expected)
+
+
+DOCUMENTED = all_documented()
+
+
+def test_the_docs_show_commands_of_every_kind() -> None:
+    """The extraction itself works: a silent parser would make every check vacuous."""
+    simples = [s for d in DOCUMENTED for s in simple_commands(d.line)]
+    offline = {s.argv[1] for s in simples if is_offline(s)}
+    assert offline == OFFLINE_SUBCOMMANDS
+    assert any(d.expected_exit == 1 for d in DOCUMENTED)
+    assert any(d.output for d in DOCUMENTED)
+    assert any(s.text.startswith("helm install") for s in simples)
+    assert any(s.env for s in simples)
+
+
+@pytest.mark.parametrize("documented", DOCUMENTED, ids=[d.where for d in DOCUMENTED])
+def test_documented_command(
+    documented: Documented,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(ROOT)
+    simples = simple_commands(documented.line)
+    assert simples, f"{documented.where}: no command in {documented.line!r}"
+    # Output shown under commands that need a cluster is illustrative: not compared.
+    for simple in simples:
+        if not simple.argv or simple.argv[0] in STAGE_SETTERS:
+            continue
+        if not is_offline(simple):
+            check_exercised(simple, documented.where)
+            continue
+        for name, value in simple.env.items():
+            monkeypatch.setenv(name, os.path.expanduser(value))
+        argv = resolve_files(simple.argv[1:], documented.expected_exit, documented.where)
+        capsys.readouterr()
+        code = cli.main(argv)
+        out, err = capsys.readouterr()
+        assert code == documented.expected_exit, (
+            f"{documented.where}: `{simple.text}` exited {code}, the doc implies "
+            f"{documented.expected_exit}\n{err}"
+        )
+        shown = [line for line in documented.output if line.strip() and line.strip() != "..."]
+        actual = [line.rstrip() for line in (out + err).splitlines()]
+        assert is_subsequence(shown, actual), (
+            f"{documented.where}: the output shown in the doc is not what "
+            f"`{simple.text}` prints:\n" + "\n".join(actual)
+        )
+
+
+def test_placeholders_point_at_repository_files() -> None:
+    for valid, invalid in PLACEHOLDERS.values():
+        assert (ROOT / valid).is_file()
+        assert invalid is None or (ROOT / invalid).is_file()
+
+
+@pytest.mark.parametrize("line", ["a && b | c; d", "X=1 b > out 2>&1"])
+def test_the_splitter(line: str) -> None:
+    simples = simple_commands(line)
+    if "&&" in line:
+        assert [s.argv for s in simples] == [["a"], ["b"], ["c"], ["d"]]
+    else:
+        assert simples == [Simple({"X": "1"}, ["b"])]
+
+
+def test_a_command_exercised_nowhere_is_refused() -> None:
+    with pytest.raises(AssertionError, match="neither an offline"):
+        check_exercised(Simple({}, ["kubectl", "delete", "node", "n1"]), "here")

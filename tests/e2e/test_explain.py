@@ -1,0 +1,159 @@
+"""``policy-scheduler explain POD -n NS``: why a pending pod is pending, read-only.
+
+Run against the emulator (or a real cluster with KUBECONFIG): the cluster is LISTed
+with the user's credentials, the pod is decided under the policy that serves its
+schedulerName, every node evaluated, and nothing is written (the pod stays pending).
+The CLI form is run too, as the docs show it (docs/troubleshooting.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client as k8s_client
+
+from builders import node, pod
+from e2e.harness import KubeClient
+from policy_scheduler.cli import main
+from policy_scheduler.runtime.explaining import explain
+from policy_scheduler.simulation import InputError
+
+SCHEDULER = "policy-scheduler"
+POLICY_API = "policyscheduler.io/v1alpha1"
+
+
+def pending_pod(name: str, scheduler_name: str = SCHEDULER, **kwargs: Any) -> dict[str, Any]:
+    obj: dict[str, Any] = pod(name, **kwargs)
+    obj["spec"]["schedulerName"] = scheduler_name
+    del obj["metadata"]["uid"]  # the API server assigns it
+    del obj["metadata"]["namespace"]  # the URL decides
+    return obj
+
+
+async def small_and_big(emulator: KubeClient, namespace: str) -> tuple[str, str]:
+    """Two nodes named after the test's namespace (unique on a shared real cluster)."""
+    small, big = f"{namespace}-small", f"{namespace}-big"
+    await emulator.create(node(small, cpu="1", memory="2Gi"))
+    await emulator.create(node(big, cpu="16", memory="64Gi"))
+    return small, big
+
+
+async def test_explain_names_the_refusing_predicate_and_scores_the_rest(
+    emulator: KubeClient, namespace: str, api_client: k8s_client.ApiClient
+) -> None:
+    small, big = await small_and_big(emulator, namespace)
+    await emulator.create(pending_pod("web", requests={"cpu": "2", "memory": "1Gi"}), namespace)
+
+    policy, decision = await explain(api_client, namespace, "web", SCHEDULER)
+
+    assert policy.name == "default"  # the built-in default serves the default name
+    assert policy.percentage_of_nodes_to_score == 100  # every node is in the answer
+    assert decision.failed[small] == ["Insufficient cpu"]
+    assert big in decision.feasible
+    assert set(decision.scores[big].priorities) >= {"LeastRequestedPriority"}
+    if emulator.is_emulated:
+        assert decision.node == big
+    # Read-only: the pod is still pending, with no condition written.
+    obj = await emulator.get("v1", "Pod", "web", namespace)
+    assert obj is not None
+    assert not obj["spec"].get("nodeName")
+    assert not (obj.get("status") or {}).get("conditions")
+
+
+async def test_explain_uses_the_policy_that_serves_the_pods_scheduler_name(
+    emulator: KubeClient, namespace: str, api_client: k8s_client.ApiClient
+) -> None:
+    small, big = await small_and_big(emulator, namespace)
+    policy_name = f"{namespace}-only-small"
+    scheduler_name = f"{namespace}-sched"
+    await emulator.create(
+        {
+            "apiVersion": POLICY_API,
+            "kind": "SchedulingPolicy",
+            "metadata": {"name": policy_name},
+            "spec": {
+                "schedulerName": scheduler_name,
+                "predicates": [
+                    {
+                        "name": "SmallOnly",
+                        "argument": {"labelsPresence": {"labels": ["small"], "presence": True}},
+                    }
+                ],
+                "priorities": [{"name": "EqualPriority", "weight": 1}],
+            },
+        }
+    )
+    await emulator.create(pending_pod("job", scheduler_name=scheduler_name), namespace)
+
+    policy, decision = await explain(api_client, namespace, "job", SCHEDULER)
+
+    assert policy.name == policy_name
+    assert decision.node is None
+    assert decision.failed[small] == ["node(s) didn't have the requested labels"]
+    assert decision.failed[big] == ["node(s) didn't have the requested labels"]
+    assert "node(s) didn't have the requested labels." in decision.message
+
+
+@pytest.mark.parametrize(
+    "setup, expected",
+    [
+        pytest.param("missing", 'pod "{ns}/ghost" not found', id="no-such-pod"),
+        pytest.param("bound", 'pod "{ns}/ghost" is already bound to node', id="already-bound"),
+        pytest.param(
+            "unserved",
+            'no accepted SchedulingPolicy serves schedulerName "nobody-serves-this"',
+            id="no-policy-serves-it",
+        ),
+    ],
+)
+async def test_explain_refuses_what_it_cannot_explain(
+    emulator: KubeClient,
+    namespace: str,
+    api_client: k8s_client.ApiClient,
+    setup: str,
+    expected: str,
+) -> None:
+    small, _ = await small_and_big(emulator, namespace)
+    if setup == "bound":
+        await emulator.create(pending_pod("ghost", node_name=small), namespace)
+    elif setup == "unserved":
+        await emulator.create(pending_pod("ghost", scheduler_name="nobody-serves-this"), namespace)
+    with pytest.raises(InputError) as info:
+        await explain(api_client, namespace, "ghost", SCHEDULER)
+    assert expected.format(ns=namespace) in str(info.value)
+
+
+async def test_the_cli_command_prints_the_table(
+    emulator: KubeClient,
+    namespace: str,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    small, big = await small_and_big(emulator, namespace)
+    await emulator.create(pending_pod("web", requests={"cpu": "2"}), namespace)
+
+    # main() runs its own event loop (asyncio.run), so it needs a thread of its own here.
+    code = await asyncio.to_thread(main, ["explain", "web", "-n", namespace])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"{namespace}/web -> " in out
+    small_row = next(line for line in out.splitlines() if line.split()[:1] == [small])
+    assert "Insufficient cpu" in small_row
+    assert any(line.split()[:2] == [big, "fits"] for line in out.splitlines()) or any(
+        line.split()[:3] == ["*", big, "fits"] for line in out.splitlines()
+    )
+
+
+async def test_the_cli_reports_a_missing_pod_as_a_user_error(
+    emulator: KubeClient,
+    namespace: str,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = await asyncio.to_thread(main, ["explain", "ghost", "-n", namespace])
+    assert code == 1
+    assert f'error: pod "{namespace}/ghost" not found' in capsys.readouterr().err
