@@ -7,7 +7,8 @@ from environment variables, as flags belong to Kopf here:
 
 ``POLICY_SCHEDULER_NAME`` (default policy-scheduler), ``POLICY_SCHEDULER_LEADER_ELECT``
 ("true" to take a Lease), ``POLICY_SCHEDULER_METRICS_PORT`` (default 9090, 0 = off),
-``POLICY_SCHEDULER_QPS`` / ``POLICY_SCHEDULER_BURST``, ``POD_NAMESPACE`` for the Lease.
+``POLICY_SCHEDULER_QPS`` / ``POLICY_SCHEDULER_BURST``, ``POLICY_SCHEDULER_LEASE_NAME``
+(default policy-scheduler) and ``POD_NAMESPACE`` for the Lease.
 Health: use Kopf's ``--liveness=http://0.0.0.0:8081/healthz``.
 """
 
@@ -31,6 +32,7 @@ def options_from_environment() -> Options:
         health_port=0,  # Kopf's --liveness serves it
         qps=float(env.get("POLICY_SCHEDULER_QPS", "200")),
         burst=int(env.get("POLICY_SCHEDULER_BURST", "400")),
+        lease_name=env.get("POLICY_SCHEDULER_LEASE_NAME", "policy-scheduler"),
     )
 
 

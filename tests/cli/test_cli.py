@@ -262,3 +262,14 @@ def test_progress_only_on_a_terminal(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
     _, _, err = run(["simulate", "-f", path, "-o", "json"], capsys)
     assert ("scheduling: 40/40 pods" in err) is tty
+
+
+def test_the_spelled_out_default_policy_example_is_the_default_policy() -> None:
+    from policy_scheduler.engine.compiler import compile_policy
+    from policy_scheduler.policy import default_policy
+    from policy_scheduler.simulation import load_policy_file
+
+    example = compile_policy(load_policy_file(ROOT / "examples" / "policies" / "default.yaml"))
+    builtin = compile_policy(default_policy())
+    assert [name for name, _ in example.predicates] == [name for name, _ in builtin.predicates]
+    assert [(n, w) for n, w, _ in example.priorities] == [(n, w) for n, w, _ in builtin.priorities]

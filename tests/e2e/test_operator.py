@@ -342,3 +342,32 @@ async def test_standby_takes_over_without_double_binding(
     if emulator.is_emulated:
         successes = Counter(b.pod for b in emulator.bindings if b.status < 300)
         assert successes == Counter(["one", "two"])
+
+
+async def test_health_and_metrics_endpoints_answer(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    import socket
+
+    import aiohttp
+
+    def free_port() -> int:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return int(sock.getsockname()[1])
+
+    health, metrics = free_port(), free_port()
+    await emulator.create(node("n1"))
+    await emulator.create(our_pod("counted"), namespace)
+    async with OperatorThread(kubeconfig, health_port=health, metrics_port=metrics):
+        await bound_node(emulator, namespace, "counted")
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"http://127.0.0.1:{health}/healthz") as response:
+                assert response.status == 200
+            async with session.get(f"http://127.0.0.1:{metrics}/metrics") as response:
+                text = await response.text()
+        assert (
+            'scheduler_schedule_attempts_total{profile="policy-scheduler",result="scheduled"} 1.0'
+            in text
+        )
+        assert "scheduler_binding_duration_seconds_count" in text

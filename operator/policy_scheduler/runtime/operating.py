@@ -29,7 +29,7 @@ from kubernetes_asyncio import client, config
 from .. import handlers
 from ..names import DEFAULT_SCHEDULER_NAME
 from .kubeapi import KubeApi, RateLimiter
-from .leadership import LeaderElector
+from .leadership import LeaderElector, default_identity
 from .listing import list_cluster
 from .metrics import Metrics
 from .policies import PolicyStatusWriter
@@ -55,7 +55,8 @@ class Options:
     qps: float = 200.0
     burst: int = 400
     bind_workers: int = 16
-    identity: str = field(default_factory=lambda: os.environ.get("POD_NAME") or os.uname().nodename)
+    #: The Lease holder identity: unique per process (two replicas must never share one).
+    identity: str = field(default_factory=lambda: os.environ.get("POD_NAME") or default_identity())
     host: str = "0.0.0.0"
 
 

@@ -252,6 +252,8 @@ class SchedulerRuntime:
                 except Exception:
                     # A bug must not stop the scheduler nor lose the pod.
                     logger.exception("scheduling %s failed", queued.pod.key)
+                    self.metrics.attempt("error", queued.pod.scheduler_name, 0.0)
+                    self.cache.forget(queued.pod.uid)
                     self.queue.error(queued)
         finally:
             await self.drain()
