@@ -38,6 +38,9 @@ class PolicySettings:
     hard_pod_affinity_weight: int = 1
     #: Extended resources managed by an extender with ignoredByScheduler.
     ignored_resources: frozenset[str] = frozenset()
+    #: Use the fast paths (indexes, per-pod shortcuts, caches). False runs the plain
+    #: definitions; a test decides randomized clusters both ways and compares.
+    fast: bool = True
 
 
 class CycleState:
