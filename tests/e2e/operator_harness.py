@@ -17,7 +17,7 @@ from typing import Any
 from kubernetes_asyncio import client, config
 
 from policy_scheduler import handlers
-from policy_scheduler.runtime.operating import Operator, Options
+from policy_scheduler.runtime.operating import Operator, Options, untrust_env
 
 
 class OperatorThread:
@@ -41,6 +41,7 @@ class OperatorThread:
             config_file=str(self.kubeconfig), client_configuration=configuration
         )
         async with client.ApiClient(configuration) as api_client:
+            untrust_env(api_client)  # as in a cluster: no proxy between us and the API
             self.operator = Operator(self.options, api_client)
             await self.operator.run(
                 stop_flag=self.stop_flag, ready_flag=self.ready_flag, registry=handlers.registry

@@ -60,15 +60,35 @@ class Options:
     host: str = "0.0.0.0"
 
 
-async def load_client(burst: int) -> client.ApiClient:
-    """In-cluster credentials when running in a pod, else KUBECONFIG / ~/.kube/config."""
+async def load_client(burst: int, *, proxy_env: bool = True) -> client.ApiClient:
+    """In-cluster credentials when running in a pod, else KUBECONFIG / ~/.kube/config.
+
+    Outside a cluster, proxy variables and ~/.netrc are honoured unless ``proxy_env``
+    is False.
+    """
     configuration = client.Configuration()
     if os.environ.get("KUBERNETES_SERVICE_HOST"):
         config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
         await config.load_kube_config(client_configuration=configuration)
     configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, burst)
-    return client.ApiClient(configuration)
+    api_client = client.ApiClient(configuration)
+    if os.environ.get("KUBERNETES_SERVICE_HOST") or not proxy_env:
+        untrust_env(api_client)
+    return api_client
+
+
+def untrust_env(api_client: client.ApiClient) -> None:
+    """Skip aiohttp's per-request look-up of proxy variables and ~/.netrc.
+
+    kubernetes-asyncio opens its session with ``trust_env=True``, so every request makes
+    a round trip through a thread pool to read ``~/.netrc``: two per scheduled pod
+    (binding, event). In a cluster the API server is reached directly, never through a
+    proxy from the environment, so the look-up is pure overhead there.
+    """
+    session = getattr(api_client.rest_client, "pool_manager", None)
+    if session is not None and hasattr(session, "_trust_env"):
+        session._trust_env = False
 
 
 class Operator:

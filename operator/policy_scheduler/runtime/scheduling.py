@@ -260,7 +260,6 @@ class SchedulerRuntime:
 
     async def schedule_one(self, queued: QueuedPod) -> Decision | None:
         pod = queued.pod
-        self.cache.cleanup_expired()
         if self.cache.is_placed(pod.uid) or self.cache.was_deleted(pod.uid):
             self.queue.done(pod.uid)
             return None
