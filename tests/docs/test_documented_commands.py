@@ -79,6 +79,14 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "lint-imports --config ../.importlinter": (
         f"{CI_SCRIPT}::lint-imports --config ../.importlinter",
     ),
+    # benchmarks (docs/performance.md)
+    "python benchmarks/engine_bench.py": (
+        "tests/benchmarks/test_bench_smoke.py::test_quick_mode_runs_every_workload_once",
+        "tests/benchmarks/test_bench_smoke.py::test_plot_is_a_png",
+    ),
+    "python benchmarks/e2e_bench.py": (
+        "tests/benchmarks/test_e2e_bench_smoke.py::test_quick_e2e_benchmark_reports_both_rates",
+    ),
     # the chart and the CRD
     "helm install policy-scheduler charts/policy-scheduler": (
         "tests/e2e/test_chart_install.py::test_default_chart_applied_to_the_emulator_schedules_pods",
