@@ -182,6 +182,24 @@ async def test_a_freed_node_lets_a_waiting_pod_in(
     assert api.bindings == [("default/web", "only")]
 
 
+async def test_a_shrunk_pod_lets_a_waiting_pod_in(
+    api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
+) -> None:
+    runtime.on_node(node("only", cpu="1"))
+    hog = pod("hog", requests={"cpu": "800m"}, node_name="only")
+    runtime.on_pod(hog)
+    web = spod("web", "500m")
+    runtime.on_pod(web)
+    await attempt(runtime)
+    assert api.bindings == []
+    clock.now += 5
+    resized = copy.deepcopy(hog)
+    resized["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "200m"
+    runtime.on_pod(resized)  # an in-place resize of a running pod
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "only")]
+
+
 # -- binding answers -------------------------------------------------------------------------
 
 

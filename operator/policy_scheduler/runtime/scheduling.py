@@ -132,8 +132,11 @@ class SchedulerRuntime:
             # A pod we cannot read is reported, never dropped silently nor fatal.
             self._report_malformed_pod(raw, str(exc))
             return
+        before = self.cache.cluster.pods.get(pod.uid)
         if self.cache.pod_seen(pod):
             self._drop_pending(pod)
+            if before is not None and before.node_request != pod.node_request:
+                self.queue.move_all()  # a placed pod was resized: room may have appeared
             return
         if pod.deleting or pod.gated or (self.namespaces and pod.namespace not in self.namespaces):
             self._drop_pending(pod)
