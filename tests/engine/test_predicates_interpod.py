@@ -7,12 +7,16 @@ the real predicate; a few end-to-end cases go through ``decide()``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
 
+import builders
 from builders import cluster, cycle, decide, node, parsed_pod, pod, policy
 from policy_scheduler import names
+from policy_scheduler.engine import compiler
+from policy_scheduler.engine.framework import PolicySettings
 from policy_scheduler.engine.predicates import interpod
 from policy_scheduler.engine.predicates.interpod import (
     AFFINITY_FAILED,
@@ -21,6 +25,17 @@ from policy_scheduler.engine.predicates.interpod import (
     match_inter_pod_affinity,
 )
 from policy_scheduler.objects import parse_pod
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["fast", "plain"])
+def engine_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Every case runs on the fast path (cluster indexes) and on the plain definition."""
+    fast: bool = request.param
+    settings = functools.partial(PolicySettings, fast=fast)
+    monkeypatch.setattr(builders, "PolicySettings", settings)
+    monkeypatch.setattr(compiler, "PolicySettings", settings)
+    return fast
+
 
 FITS: tuple[str, ...] = ()
 
@@ -800,8 +815,10 @@ def test_inter_pod_affinity_multiple_nodes(
     assert result == expected
 
 
-def test_metadata_is_computed_once_per_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scan of placed pods runs once; every further node reads the memo."""
+def test_metadata_is_computed_once_per_attempt(
+    monkeypatch: pytest.MonkeyPatch, engine_path: bool
+) -> None:
+    """The metadata (index lookups or scan of placed pods) is built once per attempt."""
     state = cluster(
         [node(f"n{i}", labels={"zone": f"z{i % 3}"}) for i in range(9)],
         [placed(f"e{i}", f"n{i}", {"app": "web"}) for i in range(9)],
@@ -810,14 +827,15 @@ def test_metadata_is_computed_once_per_attempt(monkeypatch: pytest.MonkeyPatch) 
         "p", affinity=affinity(anti=[term(expr("app", "In", "web"), topology="zone")])
     )
     calls = 0
-    original = interpod.inter_pod_metadata
+    target = "indexed_inter_pod_metadata" if engine_path else "inter_pod_metadata"
+    original = getattr(interpod, target)
 
     def counting(*args: Any) -> Any:
         nonlocal calls
         calls += 1
         return original(*args)
 
-    monkeypatch.setattr(interpod, "inter_pod_metadata", counting)
+    monkeypatch.setattr(interpod, target, counting)
     cyc = cycle(incoming, state)
     results = [match_inter_pod_affinity(incoming, info, cyc) for info in state.nodes.values()]
     assert results == [ANTI_AFFINITY_FAILED] * 9

@@ -8,20 +8,34 @@ namespace "" becomes our "default" (the parser defaults it).
 
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+import builders
 from builders import cluster, cycle, decide, node, parsed_pod, pod, policy
 from policy_scheduler import names
+from policy_scheduler.engine import compiler
 from policy_scheduler.engine.cluster import ClusterState
-from policy_scheduler.engine.framework import REGISTRY
+from policy_scheduler.engine.framework import REGISTRY, PolicySettings
 from policy_scheduler.engine.predicates.spreading import (
     ERR_SERVICE_AFFINITY,
     ERR_TOPOLOGY_SPREAD,
 )
 from policy_scheduler.objects import parse_pod
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["fast", "plain"])
+def engine_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Every case runs on the fast path (cluster indexes) and on the plain definition."""
+    fast: bool = request.param
+    settings = functools.partial(PolicySettings, fast=fast)
+    monkeypatch.setattr(builders, "PolicySettings", settings)
+    monkeypatch.setattr(compiler, "PolicySettings", settings)
+    return fast
+
 
 FOO = {"foo": "bar"}
 

@@ -7,14 +7,29 @@ Tables ported from kube-scheduler v1.13-v1.17
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
 
+import builders
 from builders import cluster, cycle, decide, node, pod, policy
 from policy_scheduler import names
+from policy_scheduler.engine import compiler
+from policy_scheduler.engine.framework import PolicySettings
 from policy_scheduler.engine.priorities.interpod import inter_pod_affinity_priority
 from policy_scheduler.objects import parse_pod
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["fast", "plain"])
+def engine_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Every case runs on the fast path (cluster indexes) and on the plain definition."""
+    fast: bool = request.param
+    settings = functools.partial(PolicySettings, fast=fast)
+    monkeypatch.setattr(builders, "PolicySettings", settings)
+    monkeypatch.setattr(compiler, "PolicySettings", settings)
+    return fast
+
 
 CHINA = {"region": "China"}
 INDIA = {"region": "India"}

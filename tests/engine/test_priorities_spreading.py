@@ -10,6 +10,7 @@ namespace "" becomes our "default" (the parser defaults it) and upstream's expli
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from types import SimpleNamespace
@@ -17,11 +18,24 @@ from typing import Any
 
 import pytest
 
+import builders
 from builders import cluster, cycle, decide, node, pod, policy
 from policy_scheduler import names
-from policy_scheduler.engine.framework import REGISTRY, Priority
+from policy_scheduler.engine import compiler
+from policy_scheduler.engine.framework import REGISTRY, PolicySettings, Priority
 from policy_scheduler.engine.priorities import spreading  # noqa: F401  (registers the names)
 from policy_scheduler.objects import parse_pod
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["fast", "plain"])
+def engine_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Every case runs on the fast path (cluster indexes) and on the plain definition."""
+    fast: bool = request.param
+    settings = functools.partial(PolicySettings, fast=fast)
+    monkeypatch.setattr(builders, "PolicySettings", settings)
+    monkeypatch.setattr(compiler, "PolicySettings", settings)
+    return fast
+
 
 NS = "default"  # upstream ""
 NS_DEFAULT = "ns-default"  # upstream metav1.NamespaceDefault

@@ -12,23 +12,51 @@ below 100, the sample a pod sees is then spread over zones.
 
 A pod whose node is not (yet) known is kept and accounted for as soon as the node
 appears, as the scheduler cache does.
+
+Indexes for the fast paths
+--------------------------
+Predicates and priorities that look at *other* pods (inter-pod affinity, spreading)
+would otherwise walk every placed pod once per decision. ``add_pod`` / ``remove_pod``
+keep, incrementally, what lets them visit only the pods that can matter:
+
+* ``affinity_pods``: the placed pods carrying any pod (anti-)affinity term;
+* ``required_anti_affinity_terms``, ``required_affinity_terms``,
+  ``preferred_affinity_terms``, ``preferred_anti_affinity_terms``: each distinct term of
+  the placed pods on known nodes (terms are frozen values, so the replicas of one
+  workload share one entry) -> topology value (the term's topologyKey on the carrying
+  pod's node) -> how many placed pods carry it there. A decision visits each distinct
+  term once and, when the term selects the incoming pod, takes its topology domains as
+  they are. These depend on node labels, so ``set_node`` (a relabelled node),
+  ``remove_node`` and a node's arrival recount the terms of the pods on that node;
+* placed pods by namespace, and by (namespace, label key, label value):
+  :meth:`candidates` answers "which placed pods can match these selectors in these
+  namespaces" from the smallest bucket of an ``In`` requirement (matchLabels become
+  ``In``), or from the namespaces' pods when no requirement is an ``In``. A bucket of
+  one pod is the pod itself, not a dict, so a unique label value costs one dict entry;
+* ``node_label_values``: label key -> value -> nodes carrying it (topology domains
+  without a walk over the nodes).
+
+The namespace and label indexes hold every placed pod, including pods whose node is not
+known yet; readers skip those by looking the node up in ``nodes``, which is also where
+they read the node's current labels. Each index entry is a dict entry: no per-pod
+object beyond the pod itself, except a dict for a label value shared by several pods.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ..objects import (
-    REGION_LABELS,
     WORKLOAD_KINDS,
-    ZONE_LABELS,
     CSINode,
     Node,
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
+    PodAffinityTerm,
     StorageClass,
+    WeightedPodAffinityTerm,
     Workload,
     parse_csi_node,
     parse_persistent_volume,
@@ -36,21 +64,114 @@ from ..objects import (
     parse_storage_class,
     parse_workload,
 )
-from .nodeinfo import NodeInfo
+from ..selectors import IN, Selector
+from .nodeinfo import NodeInfo, zone_key
 
 #: Kinds besides Pods and Nodes that the predicates read (what apply_object takes).
 STORAGE_KINDS = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode"})
 OTHER_KINDS = STORAGE_KINDS | WORKLOAD_KINDS
 
 
-def zone_key(node: Node) -> str:
-    """Region and zone of a node (utilnode.GetZoneKey); "" for a node without both."""
-    labels = node.labels
-    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
-    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
-    if not region and not zone:
-        return ""
-    return f"{region}:\x00:{zone}"
+__all__ = ["OTHER_KINDS", "STORAGE_KINDS", "Candidates", "ClusterState", "zone_key"]
+
+#: Placed pods sharing a label value: the pod itself when it is alone, else uid -> pod.
+Bucket = Pod | dict[str, Pod]
+#: Term (or weighted term) -> topology value -> placed pods in that domain carrying it.
+TermIndex = dict[PodAffinityTerm, dict[str, int]]
+WeightedTermIndex = dict[WeightedPodAffinityTerm, dict[str, int]]
+_Term = TypeVar("_Term", PodAffinityTerm, WeightedPodAffinityTerm)
+
+
+class Candidates:
+    """Placed pods that may match a query, from :meth:`ClusterState.candidates`.
+
+    Always a superset of the matching pods within the queried namespaces; ``exact``
+    says every pod yielded matches (no need to test the selectors again). ``size`` is
+    the number of pods it yields, known before iterating.
+    """
+
+    __slots__ = ("buckets", "exact", "size")
+
+    def __init__(self, buckets: Sequence[Bucket], size: int, exact: bool) -> None:
+        self.buckets = buckets
+        self.size = size
+        self.exact = exact
+
+    def __iter__(self) -> Iterator[Pod]:
+        for bucket in self.buckets:
+            if isinstance(bucket, dict):
+                yield from bucket.values()
+            else:
+                yield bucket
+
+
+NO_CANDIDATES = Candidates((), 0, True)
+
+
+def _bucket_size(bucket: Bucket) -> int:
+    return len(bucket) if isinstance(bucket, dict) else 1
+
+
+def _bucket_add(values: dict[str, Bucket], value: str, pod: Pod) -> None:
+    bucket = values.get(value)
+    if bucket is None or (not isinstance(bucket, dict) and bucket.uid == pod.uid):
+        values[value] = pod
+    elif isinstance(bucket, dict):
+        bucket[pod.uid] = pod
+    else:
+        values[value] = {bucket.uid: bucket, pod.uid: pod}
+
+
+def _bucket_remove(values: dict[str, Bucket], value: str, pod: Pod) -> None:
+    bucket = values.get(value)
+    if bucket is None:
+        return
+    if isinstance(bucket, dict):
+        bucket.pop(pod.uid, None)
+        if len(bucket) == 1:
+            values[value] = next(iter(bucket.values()))
+        elif not bucket:
+            del values[value]
+    elif bucket.uid == pod.uid:
+        del values[value]
+
+
+def _topology_key(term: PodAffinityTerm | WeightedPodAffinityTerm) -> str:
+    return (
+        term.term.topology_key if isinstance(term, WeightedPodAffinityTerm) else term.topology_key
+    )
+
+
+def _count_terms(
+    index: dict[_Term, dict[str, int]],
+    terms: tuple[_Term, ...],
+    labels: Mapping[str, str],
+    sign: int,
+) -> None:
+    for term in terms:
+        value = labels.get(_topology_key(term))
+        if value is None:
+            continue  # a node without the key shares no domain with anyone
+        values = index.setdefault(term, {})
+        total = values.get(value, 0) + sign
+        if total > 0:
+            values[value] = total
+        else:
+            values.pop(value, None)
+            if not values:
+                del index[term]
+
+
+def _count_labels(index: dict[str, dict[str, int]], labels: Mapping[str, str], sign: int) -> None:
+    for key, value in labels.items():
+        values = index.setdefault(key, {})
+        total = values.get(value, 0) + sign
+        if total > 0:
+            values[value] = total
+        else:
+            values.pop(value, None)
+            if not values:
+                del index[key]
 
 
 class ClusterState:
@@ -64,6 +185,16 @@ class ClusterState:
         self.workloads: dict[str, Workload] = {}  # "Kind/ns/name"
         self.image_nodes: dict[str, int] = {}  # image name -> nodes that have it
         self._zones: dict[str, list[str]] = {}  # zone key -> node names, in arrival order
+        # Indexes (see the module docstring). Placed pods, known node or not:
+        self.affinity_pods: dict[str, Pod] = {}
+        self._by_namespace: dict[str, dict[str, Pod]] = {}
+        self._by_label: dict[str, dict[str, dict[str, Bucket]]] = {}  # ns -> key -> value
+        # Terms of the placed pods on known nodes, by topology domain:
+        self.required_anti_affinity_terms: TermIndex = {}
+        self.required_affinity_terms: TermIndex = {}
+        self.preferred_affinity_terms: WeightedTermIndex = {}
+        self.preferred_anti_affinity_terms: WeightedTermIndex = {}
+        self.node_label_values: dict[str, dict[str, int]] = {}
         self._ordered: list[NodeInfo] | None = None
         #: Bumped on every change; lets per-cycle caches know the world moved.
         self.generation = 0
@@ -75,20 +206,29 @@ class ClusterState:
         if info is None:
             info = NodeInfo(node)
             self.nodes[node.name] = info
-            self._zones.setdefault(zone_key(node), []).append(node.name)
+            self._zones.setdefault(info.zone_key, []).append(node.name)
             self._ordered = None
             for pod in self.pods.values():
                 if pod.node_name == node.name:
                     info.add_pod(pod)
+            for pod in info.pods_with_affinity.values():
+                self._count_pod_terms(pod, node.labels, 1)
         else:
             old = info.node
+            old_zone = info.zone_key
             self._count_images(old, -1)
-            if zone_key(old) != zone_key(node):
-                self._zones[zone_key(old)].remove(node.name)
-                self._zones.setdefault(zone_key(node), []).append(node.name)
-                self._ordered = None
+            _count_labels(self.node_label_values, old.labels, -1)
+            if old.labels != node.labels:
+                for pod in info.pods_with_affinity.values():
+                    self._count_pod_terms(pod, old.labels, -1)
+                    self._count_pod_terms(pod, node.labels, 1)
             info.set_node(node)
+            if old_zone != info.zone_key:
+                self._zones[old_zone].remove(node.name)
+                self._zones.setdefault(info.zone_key, []).append(node.name)
+                self._ordered = None
         self._count_images(node, 1)
+        _count_labels(self.node_label_values, node.labels, 1)
         self.generation += 1
 
     def remove_node(self, name: str) -> None:
@@ -96,10 +236,13 @@ class ClusterState:
         if info is None:
             return
         self._count_images(info.node, -1)
-        zone = self._zones[zone_key(info.node)]
+        _count_labels(self.node_label_values, info.node.labels, -1)
+        for pod in info.pods_with_affinity.values():
+            self._count_pod_terms(pod, info.node.labels, -1)
+        zone = self._zones[info.zone_key]
         zone.remove(name)
         if not zone:
-            del self._zones[zone_key(info.node)]
+            del self._zones[info.zone_key]
         self._ordered = None
         self.generation += 1
 
@@ -137,9 +280,12 @@ class ClusterState:
         if not pod.node_name:
             raise ValueError(f"pod {pod.key} has no node to be placed on")
         old = self.pods.get(pod.uid)
-        if old is not None and old.node_name != pod.node_name:
-            self._unplace(old)
+        if old is not None:
+            self._unindex(old)
+            if old.node_name != pod.node_name:
+                self._unplace(old)
         self.pods[pod.uid] = pod
+        self._index(pod)
         info = self.nodes.get(pod.node_name)
         if info is not None:
             info.add_pod(pod)
@@ -148,9 +294,100 @@ class ClusterState:
     def remove_pod(self, uid: str) -> Pod | None:
         pod = self.pods.pop(uid, None)
         if pod is not None:
+            self._unindex(pod)
             self._unplace(pod)
             self.generation += 1
         return pod
+
+    def _index(self, pod: Pod) -> None:
+        self._by_namespace.setdefault(pod.namespace, {})[pod.uid] = pod
+        if pod.labels:
+            keys = self._by_label.setdefault(pod.namespace, {})
+            for key, value in pod.labels.items():
+                _bucket_add(keys.setdefault(key, {}), value, pod)
+        if pod.has_pod_affinity:
+            self.affinity_pods[pod.uid] = pod
+            info = self.nodes.get(pod.node_name)
+            if info is not None:
+                self._count_pod_terms(pod, info.node.labels, 1)
+
+    def _unindex(self, pod: Pod) -> None:
+        in_namespace = self._by_namespace.get(pod.namespace)
+        if in_namespace is not None:
+            in_namespace.pop(pod.uid, None)
+            if not in_namespace:
+                del self._by_namespace[pod.namespace]
+        keys = self._by_label.get(pod.namespace)
+        if keys is not None:
+            for key, value in pod.labels.items():
+                values = keys.get(key)
+                if values is not None:
+                    _bucket_remove(values, value, pod)
+                    if not values:
+                        del keys[key]
+            if not keys:
+                del self._by_label[pod.namespace]
+        if self.affinity_pods.pop(pod.uid, None) is not None:
+            info = self.nodes.get(pod.node_name)
+            if info is not None:
+                self._count_pod_terms(pod, info.node.labels, -1)
+
+    def _count_pod_terms(self, pod: Pod, labels: Mapping[str, str], sign: int) -> None:
+        """Count a placed pod's terms in the domains of its node (labels: the node's)."""
+        _count_terms(self.required_anti_affinity_terms, pod.anti_affinity_required, labels, sign)
+        _count_terms(self.required_affinity_terms, pod.affinity_required, labels, sign)
+        _count_terms(self.preferred_affinity_terms, pod.affinity_preferred, labels, sign)
+        _count_terms(self.preferred_anti_affinity_terms, pod.anti_affinity_preferred, labels, sign)
+
+    def candidates(
+        self, namespaces: Collection[str] | None, selectors: Sequence[Selector]
+    ) -> Candidates:
+        """Placed pods of ``namespaces`` (distinct; None: all) that may match every selector.
+
+        Served from the smallest (namespace, key, value) buckets of one ``In``
+        requirement of the selectors, else from the namespaces' pods. The result may hold
+        pods that do not match (unless ``exact``) and pods on unknown nodes; it never
+        misses a matching pod.
+        """
+        for selector in selectors:
+            if selector.nothing:
+                return NO_CANDIDATES
+        if namespaces is None:
+            spaces = list(self._by_label.values())
+        else:
+            spaces = [keys for ns in namespaces if (keys := self._by_label.get(ns)) is not None]
+        best: list[Bucket] | None = None
+        best_size = 0
+        for selector in selectors:
+            for requirement in selector.requirements:
+                if requirement.operator != IN:
+                    continue
+                buckets: list[Bucket] = []
+                size = 0
+                for keys in spaces:
+                    values = keys.get(requirement.key)
+                    if values is None:
+                        continue
+                    for value in requirement.values:
+                        bucket = values.get(value)
+                        if bucket is not None:
+                            buckets.append(bucket)
+                            size += _bucket_size(bucket)
+                if size == 0:
+                    return NO_CANDIDATES
+                if best is None or size < best_size:
+                    best, best_size = buckets, size
+        if best is not None:
+            exact = len(selectors) == 1 and len(selectors[0].requirements) == 1
+            return Candidates(best, best_size, exact)
+        # No In requirement to narrow by: the namespaces' pods.
+        exact = all(selector.empty for selector in selectors)
+        if namespaces is None:
+            return Candidates((self.pods,), len(self.pods), exact)
+        pools: list[dict[str, Pod]] = [
+            pods for ns in namespaces if (pods := self._by_namespace.get(ns)) is not None
+        ]
+        return Candidates(pools, sum(len(pods) for pods in pools), exact)
 
     def _unplace(self, pod: Pod) -> None:
         info = self.nodes.get(pod.node_name)

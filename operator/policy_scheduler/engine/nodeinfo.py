@@ -6,18 +6,33 @@ requested resources, the priorities' non-zero requests, used host ports, the pod
 carry affinity terms. Adding or removing a pod updates the sums in O(containers), so no
 decision ever re-sums a node's pods, whatever their number.
 
+``zone_key`` is the node's region/zone key (``utilnode.GetZoneKey``), computed when the
+node is set rather than by every spreading priority for every scored node.
+
 ``generation`` increases on every change; a cache of results keyed by
 (node, generation) can never serve a stale answer.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from itertools import count
 
-from ..objects import HostPort, Node, Pod
+from ..objects import REGION_LABELS, ZONE_LABELS, HostPort, Node, Pod
 
 _generations = count(1)
+
+
+def zone_key(node: Node) -> str:
+    """Region and zone of a node (utilnode.GetZoneKey); "" for a node without both."""
+    labels = node.labels
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    if not region and not zone:
+        return ""
+    # Interned: every node of a zone shares one string instead of holding its own.
+    return sys.intern(f"{region}:\x00:{zone}")
 
 
 class NodeInfo:
@@ -34,11 +49,13 @@ class NodeInfo:
         "requested_memory",
         "requested_scalar",
         "used_ports",
+        "zone_key",
     )
 
     def __init__(self, node: Node) -> None:
         self.node = node
         self.name = node.name
+        self.zone_key = zone_key(node)
         self.pods: dict[str, Pod] = {}
         self.requested_cpu = 0
         self.requested_memory = 0
@@ -52,6 +69,7 @@ class NodeInfo:
 
     def set_node(self, node: Node) -> None:
         self.node = node
+        self.zone_key = zone_key(node)
         self.generation = next(_generations)
 
     def add_pod(self, pod: Pod) -> None:

@@ -24,11 +24,20 @@ three checks, in this order, and stops at the first that fails:
    ``node(s) didn't match pod affinity/anti-affinity`` and
    ``node(s) didn't match pod anti-affinity rules``.
 
-All pairs are computed once per scheduling attempt (``cycle.memo``) by one scan of
-the placed pods: only the pods that carry affinity terms
-(``NodeInfo.pods_with_affinity``) for check 1, every placed pod only when the
-incoming pod has required terms of its own. The per-node check is then a handful of
-dictionary lookups, whatever the number of pods.
+All pairs are computed once per scheduling attempt (``cycle.memo``); the per-node check
+is then a handful of dictionary lookups, whatever the number of pods. Two ways compute
+the same pairs:
+
+* :func:`inter_pod_metadata`, the definition (``settings.fast`` off): one walk over every
+  node, visiting the pods that carry affinity terms (``NodeInfo.pods_with_affinity``)
+  for check 1, and every placed pod when the incoming pod has required terms;
+* :func:`indexed_inter_pod_metadata` (the fast path) reads the cluster's indexes: each
+  distinct required anti-affinity term of the placed pods once, taking its topology
+  domains as a whole when it selects the incoming pod (check 1); for checks 2 and 3,
+  only the placed pods that :meth:`ClusterState.candidates` returns for the pod's own
+  terms (those carrying a label value the term requires). A pod without terms in a
+  cluster where no placed pod has a required anti-affinity term costs O(1); otherwise
+  O(distinct terms + candidate pods), never O(nodes).
 
 A term's namespaces were already defaulted to its own pod's namespace when the pod was
 parsed; a missing label selector selects nothing, as ``LabelSelectorAsSelector(nil)``.
@@ -89,8 +98,16 @@ class InterPodMetadata:
     matches_own_affinity: bool
 
 
+NO_METADATA: Final = InterPodMetadata(
+    forbidden={},
+    affinity_pairs=frozenset(),
+    anti_affinity_pairs=frozenset(),
+    matches_own_affinity=False,
+)
+
+
 def inter_pod_metadata(pod: Pod, cluster: ClusterState) -> InterPodMetadata:
-    """Scan the placed pods once: the pairs of every check for this pod."""
+    """Scan the placed pods once: the pairs of every check for this pod (the definition)."""
     forbidden: dict[str, set[str]] = {}
     affinity_terms = pod.affinity_required
     anti_terms = pod.anti_affinity_required
@@ -128,9 +145,74 @@ def inter_pod_metadata(pod: Pod, cluster: ClusterState) -> InterPodMetadata:
     )
 
 
+def indexed_inter_pod_metadata(pod: Pod, cluster: ClusterState) -> InterPodMetadata:
+    """The same pairs as :func:`inter_pod_metadata`, from the cluster's indexes."""
+    affinity_terms = pod.affinity_required
+    anti_terms = pod.anti_affinity_required
+    if not affinity_terms and not anti_terms and not cluster.required_anti_affinity_terms:
+        return NO_METADATA
+    nodes = cluster.nodes
+
+    # Symmetry: each distinct term once, with the domains of the pods carrying it.
+    forbidden: dict[str, set[str]] = {}
+    for term, domains in cluster.required_anti_affinity_terms.items():
+        if pod_matches_term(term, pod):
+            forbidden.setdefault(term.topology_key, set()).update(domains)
+
+    affinity_pairs: set[TopologyPair] = set()
+    if affinity_terms:
+        # A contributing pod matches every term: the smallest term's candidates suffice.
+        found = min(
+            (cluster.candidates(term.namespaces, (term.selector,)) for term in affinity_terms),
+            key=lambda candidates: candidates.size,
+        )
+        trusted = found.exact and len(affinity_terms) == 1
+        for existing in found:
+            info = nodes.get(existing.node_name)
+            if info is None or not (trusted or pod_matches_all_terms(affinity_terms, existing)):
+                continue
+            labels = info.node.labels
+            for term in affinity_terms:
+                value = labels.get(term.topology_key)
+                if value is not None:
+                    affinity_pairs.add((term.topology_key, value))
+
+    anti_pairs: set[TopologyPair] = set()
+    for term in anti_terms:
+        found = cluster.candidates(term.namespaces, (term.selector,))
+        key = term.topology_key
+        values: set[str | None] = set()
+        if found.exact:
+            for existing in found:
+                info = nodes.get(existing.node_name)
+                if info is not None:
+                    values.add(info.node.labels.get(key))
+        else:
+            for existing in found:
+                info = nodes.get(existing.node_name)
+                if info is not None and pod_matches_term(term, existing):
+                    values.add(info.node.labels.get(key))
+        anti_pairs.update((key, value) for value in values if value is not None)
+
+    return InterPodMetadata(
+        forbidden={key: frozenset(values) for key, values in forbidden.items()},
+        affinity_pairs=frozenset(affinity_pairs),
+        anti_affinity_pairs=frozenset(anti_pairs),
+        matches_own_affinity=pod_matches_all_terms(affinity_terms, pod),
+    )
+
+
+def _metadata(pod: Pod, cycle: CycleState) -> InterPodMetadata:
+    if cycle.settings.fast:
+        return indexed_inter_pod_metadata(pod, cycle.cluster)
+    return inter_pod_metadata(pod, cycle.cluster)
+
+
 @predicate(names.MATCH_INTER_POD_AFFINITY)
 def match_inter_pod_affinity(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
-    meta = cycle.memo(_MEMO_KEY, lambda: inter_pod_metadata(pod, cycle.cluster))
+    meta = cycle.memo(_MEMO_KEY, lambda: _metadata(pod, cycle))
+    if meta is NO_METADATA:
+        return FITS
     labels = node.node.labels
 
     for key, values in meta.forbidden.items():

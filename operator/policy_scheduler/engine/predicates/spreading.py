@@ -27,6 +27,14 @@ upstream's map does. For a candidate node, each constraint requires the key on t
 and ``count(pair of the node) + (1 if the pod matches the selector) - min count over the
 key's pairs <= maxSkew``; otherwise "node(s) didn't match pod topology spread
 constraints". No qualifying pair at all lets every node through.
+
+The per-pod summary is computed two ways that give the same counts: ``_hard_spread``,
+the definition (``settings.fast`` off), walks every node and counts its pods per
+constraint; ``_indexed_hard_spread`` (the fast path) counts only the pods
+:meth:`ClusterState.candidates` returns for each constraint's selector, and takes the
+qualifying pairs from ``ClusterState.node_label_values`` without a walk over the nodes
+when the pod has no node selector or required node affinity and its constraints share
+one topology key (the common case); otherwise a walk over the nodes' labels remains.
 """
 
 from __future__ import annotations
@@ -199,12 +207,94 @@ def _hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
     )
 
 
+class QualifiedNodes:
+    """Whether a node passes the pod's node selector/affinity and carries every key.
+
+    Answers per node name, remembering each answer: the fast paths ask for the nodes
+    of the candidate pods only, not for every node.
+    """
+
+    __slots__ = ("_answers", "_cluster", "_constraints", "_pod")
+
+    def __init__(
+        self, pod: Pod, cluster: ClusterState, constraints: Iterable[TopologySpreadConstraint]
+    ) -> None:
+        self._pod = pod
+        self._cluster = cluster
+        self._constraints = tuple(constraints)
+        self._answers: dict[str, Mapping[str, str] | None] = {}
+
+    def labels(self, node_name: str) -> Mapping[str, str] | None:
+        """The qualified node's labels, or None (unknown node, or not qualified)."""
+        try:
+            return self._answers[node_name]
+        except KeyError:
+            pass
+        info = self._cluster.nodes.get(node_name)
+        labels: Mapping[str, str] | None = None
+        if info is not None:
+            node = info.node
+            if matches_node_selector_and_affinity(self._pod, node) and has_all_keys(
+                node.labels, self._constraints
+            ):
+                labels = node.labels
+        self._answers[node_name] = labels
+        return labels
+
+
+def _indexed_hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
+    """The same summary as :func:`_hard_spread`, counting only the candidate pods."""
+    constraints = [c for c in pod.spread_constraints if c.when_unsatisfiable == DO_NOT_SCHEDULE]
+    if not constraints:
+        return None
+    keys = {c.topology_key for c in constraints}
+    pair_counts: dict[tuple[str, str], int] = {}
+    # Every qualifying node contributes its pairs, with a count of 0 until a pod is seen.
+    if len(keys) == 1 and not pod.has_node_selector and pod.required_node_terms is None:
+        (key,) = keys
+        for value in cluster.node_label_values.get(key, ()):
+            pair_counts[(key, value)] = 0
+    else:
+        for info in cluster.nodes.values():
+            node = info.node
+            if matches_node_selector_and_affinity(pod, node) and has_all_keys(
+                node.labels, constraints
+            ):
+                for constraint in constraints:
+                    pair_counts[(constraint.topology_key, node.labels[constraint.topology_key])] = 0
+    qualified = QualifiedNodes(pod, cluster, constraints)
+    for constraint in constraints:
+        found = cluster.candidates((pod.namespace,), (constraint.selector,))
+        key = constraint.topology_key
+        for existing in found:
+            if not (found.exact or constraint.selector.matches(existing.labels)):
+                continue
+            labels = qualified.labels(existing.node_name)
+            if labels is not None:
+                pair_counts[(key, labels[key])] += 1
+    min_counts: dict[str, int] = {}
+    for (key, _), count in pair_counts.items():
+        if key not in min_counts or count < min_counts[key]:
+            min_counts[key] = count
+    return _HardSpread(
+        constraints=tuple((c, 1 if c.selector.matches(pod.labels) else 0) for c in constraints),
+        pair_counts=pair_counts,
+        min_counts=min_counts,
+    )
+
+
+def _spread_summary(pod: Pod, cycle: CycleState) -> _HardSpread | None:
+    if cycle.settings.fast:
+        return _indexed_hard_spread(pod, cycle.cluster)
+    return _hard_spread(pod, cycle.cluster)
+
+
 @predicate(names.EVEN_PODS_SPREAD)
 def even_pods_spread(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
     """EvenPodsSpreadPredicate: each hard constraint's skew stays within maxSkew."""
     if not pod.spread_constraints:
         return FITS
-    spread = cycle.memo("evenPodsSpread:hard", lambda: _hard_spread(pod, cycle.cluster))
+    spread = cycle.memo("evenPodsSpread:hard", lambda: _spread_summary(pod, cycle))
     if spread is None or not spread.pair_counts:
         return FITS
     labels = node.node.labels

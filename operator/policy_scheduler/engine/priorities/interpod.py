@@ -19,9 +19,17 @@ nodes: with ``min`` and ``max`` starting at 0, a node scores
 ``int(10 * (count - min) / (max - min))`` in float64 arithmetic, and every node scores 0
 when ``max == min``.
 
-The domain weights are computed once per scheduling attempt: pods that carry no
-affinity term are visited only when the incoming pod has preferred terms of its own, so
-a pod without affinity costs one pass over ``NodeInfo.pods_with_affinity``.
+The domain weights are computed once per scheduling attempt, two ways that give the
+same weights:
+
+* :func:`topology_scores`, the definition (``settings.fast`` off): one walk over every
+  node; pods that carry no affinity term are visited only when the incoming pod has
+  preferred terms of its own (otherwise ``NodeInfo.pods_with_affinity`` suffices);
+* :func:`indexed_topology_scores` (the fast path): each distinct term of the placed
+  pods once, from the cluster's term indexes, adding ``weight x pods carrying it`` to
+  each of its topology domains when the term selects the incoming pod; for the incoming
+  pod's preferred terms, only the placed pods :meth:`ClusterState.candidates` returns.
+  A pod without terms in a cluster where no placed pod has one costs O(1).
 """
 
 from __future__ import annotations
@@ -87,13 +95,65 @@ def topology_scores(pod: Pod, cluster: ClusterState, hard_weight: int) -> Topolo
     return scores
 
 
+def indexed_topology_scores(pod: Pod, cluster: ClusterState, hard_weight: int) -> TopologyScores:
+    """The same weights as :func:`topology_scores`, from the cluster's indexes."""
+    scores: TopologyScores = {}
+    wants = pod.affinity_preferred
+    avoids = pod.anti_affinity_preferred
+    if not (wants or avoids or cluster.affinity_pods):
+        return scores
+    nodes = cluster.nodes
+
+    def add(term: PodAffinityTerm, domains: Mapping[str, int], weight: int) -> None:
+        # Each matching pod in a domain adds the weight once; an empty key is no domain.
+        key = term.topology_key
+        if not key or not domains:
+            return
+        by_value = scores.setdefault(key, {})
+        for value, pods in domains.items():
+            by_value[value] = by_value.get(value, 0) + weight * pods
+
+    if hard_weight > 0:
+        for term, domains in cluster.required_affinity_terms.items():
+            if pod_matches_term(term, pod):
+                add(term, domains, hard_weight)
+    for weighted, domains in cluster.preferred_affinity_terms.items():
+        if pod_matches_term(weighted.term, pod):
+            add(weighted.term, domains, weighted.weight)
+    for weighted, domains in cluster.preferred_anti_affinity_terms.items():
+        if pod_matches_term(weighted.term, pod):
+            add(weighted.term, domains, -weighted.weight)
+
+    # The pod's own preferred terms: only the placed pods that can match them.
+    for terms, multiplier in ((wants, 1), (avoids, -1)):
+        for weighted in terms:
+            term = weighted.term
+            if not term.topology_key:
+                continue
+            found = cluster.candidates(term.namespaces, (term.selector,))
+            matched: dict[str, int] = {}
+            for existing in found:
+                info = nodes.get(existing.node_name)
+                if info is None or not (found.exact or pod_matches_term(term, existing)):
+                    continue
+                value = info.node.labels.get(term.topology_key)
+                if value is not None:
+                    matched[value] = matched.get(value, 0) + 1
+            add(term, matched, weighted.weight * multiplier)
+    return scores
+
+
+def _scores(pod: Pod, cycle: CycleState) -> TopologyScores:
+    hard_weight = cycle.settings.hard_pod_affinity_weight
+    if cycle.settings.fast:
+        return indexed_topology_scores(pod, cycle.cluster, hard_weight)
+    return topology_scores(pod, cycle.cluster, hard_weight)
+
+
 def inter_pod_affinity_priority(
     pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState
 ) -> list[int]:
-    scores = cycle.memo(
-        _MEMO_KEY,
-        lambda: topology_scores(pod, cycle.cluster, cycle.settings.hard_pod_affinity_weight),
-    )
+    scores = cycle.memo(_MEMO_KEY, lambda: _scores(pod, cycle))
     if not scores:
         return [0] * len(nodes)
 

@@ -35,11 +35,25 @@ score is the sum of its pairs' counts. Reduce: ``total`` = sum of qualified raw 
 ``min`` = the smallest; if ``total - min`` is 0 every scored node gets 10 (checked before
 qualification, as v1.17 does), else unqualified nodes get 0 and qualified ones
 ``10 * (total - raw) / (total - min)``.
+
+Fast paths (``settings.fast``; off runs the definitions above as written, node by node):
+
+* a pod that no workload selects scores without any per-node counting: every
+  SelectorSpread/ServiceSpreading score is then exactly 10 (node and zone parts are both
+  10, and ``int(10 * 1/3 + 2/3 * 10)`` is 10 in float64), and serviceAntiAffinity gives
+  10 to nodes with the label, 0 to the others;
+* otherwise the matching pods are counted per node name once per decision from
+  :meth:`ClusterState.candidates` (the placed pods carrying a label the selectors
+  require) when those are fewer than the pods on the scored nodes, and node by node
+  otherwise; zones come from ``NodeInfo.zone_key``, set when the node is;
+* EvenPodsSpreadPriority counts only the candidate pods of each constraint's selector,
+  asking whether their node qualifies (:class:`~..predicates.spreading.QualifiedNodes`)
+  instead of walking every node of the cluster.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from ... import names
@@ -50,6 +64,7 @@ from ..framework import CycleState, Priority, priority_factory, register_priorit
 from ..nodeinfo import NodeInfo
 from ..predicates.spreading import (
     SCHEDULE_ANYWAY,
+    QualifiedNodes,
     has_all_keys,
     matches_node_selector_and_affinity,
     pod_services,
@@ -99,20 +114,77 @@ def count_matching(pod: Pod, node: NodeInfo, selectors: tuple[Selector, ...]) ->
     return count
 
 
+def indexed_counts(
+    pod: Pod, nodes: Sequence[NodeInfo], cluster: ClusterState, selectors: tuple[Selector, ...]
+) -> list[int]:
+    """The same counts as :func:`count_matching` per node, from the cluster's indexes.
+
+    Counts the candidate pods by node name when they are fewer than the pods the scored
+    nodes hold (estimated from the cluster's average); otherwise counting node by node
+    visits fewer pods.
+    """
+    if not selectors:
+        return [0] * len(nodes)  # no workload selects the pod: nothing is "like" it
+    found = cluster.candidates((pod.namespace,), selectors)
+    if found.size * len(cluster.nodes) > len(cluster.pods) * len(nodes):
+        return [count_matching(pod, node, selectors) for node in nodes]
+    by_node: dict[str, int] = {}
+    for other in found:
+        if other.deleting:
+            continue
+        if not found.exact:
+            labels = other.labels
+            if not all(selector.matches(labels) for selector in selectors):
+                continue
+        by_node[other.node_name] = by_node.get(other.node_name, 0) + 1
+    if not by_node:
+        return [0] * len(nodes)
+    return [by_node.get(node.name, 0) for node in nodes]
+
+
+def _counts(
+    pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState, selectors: tuple[Selector, ...]
+) -> list[int]:
+    if cycle.settings.fast:
+        return indexed_counts(pod, nodes, cycle.cluster, selectors)
+    return [count_matching(pod, node, selectors) for node in nodes]
+
+
+#: SelectorSpread's score when every count is 0: 10 by node, and 10 by zone for zoned nodes.
+NO_SELECTOR_SCORE: Final = int(
+    MAX_PRIORITY * (1.0 - ZONE_WEIGHTING) + ZONE_WEIGHTING * MAX_PRIORITY
+)
+
+
 def _spread_priority(name: str, kinds: frozenset[str]) -> Priority:
     def spread(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
         selectors = cycle.memo(
             f"{name}:selectors", lambda: spread_selectors(pod, cycle.cluster, kinds)
         )
-        counts = [count_matching(pod, node, selectors) for node in nodes]
-        return spread_reduce(nodes, counts)
+        if cycle.settings.fast:
+            if not selectors and NO_SELECTOR_SCORE == names.MAX_PRIORITY:
+                return [names.MAX_PRIORITY] * len(nodes)
+            return spread_reduce(nodes, _counts(pod, nodes, cycle, selectors), _cached_zone)
+        return spread_reduce(nodes, _counts(pod, nodes, cycle, selectors))
 
     return spread
 
 
-def spread_reduce(nodes: Sequence[NodeInfo], counts: list[int]) -> list[int]:
+def _cached_zone(node: NodeInfo) -> str:
+    return node.zone_key
+
+
+def _computed_zone(node: NodeInfo) -> str:
+    return zone_key(node.node)
+
+
+def spread_reduce(
+    nodes: Sequence[NodeInfo],
+    counts: list[int],
+    zone_of: Callable[[NodeInfo], str] = _computed_zone,
+) -> list[int]:
     """CalculateSpreadPriorityReduce over the scored nodes' counts."""
-    zones = [zone_key(node.node) for node in nodes]
+    zones = [zone_of(node) for node in nodes]
     max_by_node = max(counts, default=0)
     by_zone: dict[str, int] = {}
     for zone, count in zip(zones, counts, strict=True):
@@ -156,9 +228,12 @@ def service_anti_affinity(argument: Any) -> Priority:
         selectors = cycle.memo(
             "serviceAntiAffinity:selector", lambda: _first_service_selector(pod, cycle.cluster)
         )
-        counts = [count_matching(pod, node, selectors) for node in nodes]
-        total = sum(counts)
         values = [node.node.labels.get(label) for node in nodes]
+        if not selectors and cycle.settings.fast:
+            # No Service: every count and the total are 0.
+            return [0 if value is None else names.MAX_PRIORITY for value in values]
+        counts = _counts(pod, nodes, cycle, selectors)
+        total = sum(counts)
         by_value: dict[str, int] = {}
         for value, count in zip(values, counts, strict=True):
             if value is not None:
@@ -214,6 +289,38 @@ def _soft_pair_counts(
     return pairs
 
 
+def _indexed_soft_pair_counts(
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    cluster: ClusterState,
+    constraints: tuple[TopologySpreadConstraint, ...],
+) -> dict[tuple[str, str], int]:
+    """The same counts as :func:`_soft_pair_counts`, visiting only the candidate pods."""
+    pairs: dict[tuple[str, str], int] = {}
+    for info in nodes:
+        labels = info.node.labels
+        if has_all_keys(labels, constraints):
+            for constraint in constraints:
+                pairs.setdefault((constraint.topology_key, labels[constraint.topology_key]), 0)
+    if not pairs:
+        return pairs
+    qualified = QualifiedNodes(pod, cluster, constraints)
+    for constraint in constraints:
+        # Every namespace, as in the definition.
+        found = cluster.candidates(None, (constraint.selector,))
+        key = constraint.topology_key
+        for existing in found:
+            if not (found.exact or constraint.selector.matches(existing.labels)):
+                continue
+            node_labels = qualified.labels(existing.node_name)
+            if node_labels is None:
+                continue
+            pair = (key, node_labels[key])
+            if pair in pairs:
+                pairs[pair] += 1
+    return pairs
+
+
 def even_pods_spread_priority(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
     """CalculateEvenPodsSpreadPriorityMap + Reduce for ScheduleAnyway constraints."""
     constraints = tuple(
@@ -221,8 +328,9 @@ def even_pods_spread_priority(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleS
     )
     if not constraints or not nodes:
         return [0] * len(nodes)
+    count_pairs = _indexed_soft_pair_counts if cycle.settings.fast else _soft_pair_counts
     pairs = cycle.memo(
-        "evenPodsSpread:soft", lambda: _soft_pair_counts(pod, nodes, cycle.cluster, constraints)
+        "evenPodsSpread:soft", lambda: count_pairs(pod, nodes, cycle.cluster, constraints)
     )
     raw: list[int | None] = []
     for info in nodes:
