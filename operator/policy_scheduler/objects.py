@@ -18,15 +18,27 @@ Resource accounting follows kube-scheduler v1.13-v1.17:
 
 A malformed object raises :class:`ObjectError`, which names the object and the field:
 ``Pod "default/web-1": spec.containers[0].resources.requests.cpu: not a quantity: 'x'``.
+
+Memory. The cache keeps one :class:`Pod` per bound pod, so a Pod keeps no copy of its
+API object: what the scheduler needs later is parsed, plus ``Pod.fingerprint``, a
+16-byte digest of the canonical JSON of ``spec``, labels, namespace and controller
+reference. Two pods with the same fingerprint are the same to every predicate and
+priority (the engine's equivalence cache keys on it) and the queue compares it to tell
+a spec or label change from a status update. Label keys and values, resource names,
+image names, namespaces and other repeated strings are interned (``sys.intern``);
+identical :class:`Resources`, label maps and fingerprints are shared between objects
+through small bounded tables, so a ReplicaSet's pods all point to one copy.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping
+import sys
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from .quantities import QuantityError, int_value, milli_value
 from .selectors import (
@@ -112,6 +124,65 @@ class Resources:
 
 
 ZERO: Final = Resources()
+
+_V = TypeVar("_V")
+
+#: How many distinct values a sharing table keeps before it starts over; beyond it new
+#: values are simply not shared (correct, only bigger).
+SHARED_LIMIT: Final = 4096
+
+
+def _shared(table: dict[Hashable, _V], key: Hashable, value: _V) -> _V:
+    """The copy of ``value`` already handed out under ``key``, else ``value`` itself."""
+    known = table.get(key)
+    if known is not None:
+        return known
+    if len(table) >= SHARED_LIMIT:
+        table.clear()
+    table[key] = value
+    return value
+
+
+_RESOURCES: dict[Hashable, Resources] = {}
+_LABEL_MAPS: dict[Hashable, dict[str, str]] = {}
+_FINGERPRINTS: dict[Hashable, bytes] = {}
+_OWNERS: dict[Hashable, Any] = {}
+_TUPLES: dict[Hashable, tuple[Any, ...]] = {}
+_IMAGES: dict[Hashable, Any] = {}
+
+
+def resources(
+    milli_cpu: int = 0,
+    memory: int = 0,
+    ephemeral_storage: int = 0,
+    allowed_pods: int = 0,
+    scalar: Mapping[str, int] | None = None,
+) -> Resources:
+    """A shared :class:`Resources` (a flyweight: pods of one template request the same)."""
+    items = tuple(scalar.items()) if scalar else ()
+    if not (milli_cpu or memory or ephemeral_storage or allowed_pods or items):
+        return ZERO
+    key = (milli_cpu, memory, ephemeral_storage, allowed_pods, items)
+    known = _RESOURCES.get(key)
+    if known is not None:
+        return known
+    made = Resources(milli_cpu, memory, ephemeral_storage, allowed_pods, dict(items))
+    return _shared(_RESOURCES, key, made)
+
+
+def shared_labels(labels: dict[str, str]) -> dict[str, str]:
+    """One dict per distinct label map (callers never mutate what they get)."""
+    return _shared(_LABEL_MAPS, tuple(labels.items()), labels)
+
+
+def fingerprint(*parts: object) -> bytes:
+    """A 16-byte digest of the canonical JSON of ``parts`` (shared between equal ones)."""
+    try:
+        text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=repr)
+    except (TypeError, ValueError):  # keys of mixed types: still deterministic
+        text = repr(parts)
+    digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+    return _shared(_FINGERPRINTS, digest, digest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +317,9 @@ class Pod:
     volumes: tuple[Volume, ...]
     controller: OwnerRef | None
     resource_version: str = ""
-    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: Digest of spec, labels, namespace and controller (see the module doc); b"" for a
+    #: pod not made by :func:`parse_pod`, which the engine then never caches for.
+    fingerprint: bytes = field(default=b"", compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -431,7 +504,7 @@ class _Reader:
             if not isinstance(val, str):
                 # YAML turns `zone: 1` into an int; the API would have refused it too.
                 raise self.fail(f"{path}.{key}", f"must be a string, got {_short(val)}")
-            out[str(key)] = val
+            out[sys.intern(str(key))] = sys.intern(val)
         return out
 
     def resources(self, value: object, path: str, *, allow_negative: bool = False) -> Resources:
@@ -458,8 +531,8 @@ class _Reader:
             elif rname == PODS:
                 pods = amount
             elif is_scalar_resource(str(rname)):
-                scalar[str(rname)] = amount
-        return Resources(cpu, memory, ephemeral, pods, dict(sorted(scalar.items())))
+                scalar[sys.intern(str(rname))] = amount
+        return resources(cpu, memory, ephemeral, pods, dict(sorted(scalar.items())))
 
     def selector(self, value: object, path: str) -> Selector:
         try:
@@ -551,7 +624,7 @@ def _add(a: Resources, b: Resources) -> Resources:
     scalar = dict(a.scalar)
     for name, amount in b.scalar.items():
         scalar[name] = scalar.get(name, 0) + amount
-    return Resources(
+    return resources(
         a.milli_cpu + b.milli_cpu,
         a.memory + b.memory,
         a.ephemeral_storage + b.ephemeral_storage,
@@ -566,7 +639,7 @@ def _max(a: Resources, b: Resources) -> Resources:
         # SetMaxResource only writes a larger value: an init container's "0" adds no entry.
         if amount > scalar.get(name, 0):
             scalar[name] = amount
-    return Resources(
+    return resources(
         max(a.milli_cpu, b.milli_cpu),
         max(a.memory, b.memory),
         max(a.ephemeral_storage, b.ephemeral_storage),
@@ -739,7 +812,7 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         c = r.mapping(container, f"spec.containers[{i}]")
         image = c.get("image")
         if isinstance(image, str) and image:
-            images.append(normalized_image(image))
+            images.append(sys.intern(normalized_image(image)))
         for j, port in enumerate(r.items(c.get("ports"), f"spec.containers[{i}].ports")):
             where = f"spec.containers[{i}].ports[{j}]"
             p = r.mapping(port, where)
@@ -821,28 +894,32 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
     for i, ref in enumerate(r.items(meta.get("ownerReferences"), "metadata.ownerReferences")):
         o = r.mapping(ref, f"metadata.ownerReferences[{i}]")
         if o.get("controller") is True:
-            controller = OwnerRef(
-                kind=r.string(o.get("kind"), f"metadata.ownerReferences[{i}].kind"),
+            owner = OwnerRef(
+                kind=sys.intern(r.string(o.get("kind"), f"metadata.ownerReferences[{i}].kind")),
                 name=r.string(o.get("name"), f"metadata.ownerReferences[{i}].name"),
                 uid=r.string(o.get("uid"), f"metadata.ownerReferences[{i}].uid"),
             )
+            controller = _shared(_OWNERS, owner, owner)
             break
 
+    namespace = sys.intern(namespace)
+    labels = shared_labels(r.labels(meta.get("labels"), "metadata.labels"))
+    owner_key = None if controller is None else (controller.kind, controller.name, controller.uid)
     return Pod(
         namespace=namespace,
         name=name,
         uid=r.string(meta.get("uid"), "metadata.uid") or f"{namespace}/{name}",
-        labels=r.labels(meta.get("labels"), "metadata.labels"),
-        scheduler_name=r.string(
-            spec.get("schedulerName"), "spec.schedulerName", "default-scheduler"
-        )
-        or "default-scheduler",
-        node_name=r.string(spec.get("nodeName"), "spec.nodeName"),
+        labels=labels,
+        scheduler_name=sys.intern(
+            r.string(spec.get("schedulerName"), "spec.schedulerName", "default-scheduler")
+            or "default-scheduler"
+        ),
+        node_name=sys.intern(r.string(spec.get("nodeName"), "spec.nodeName")),
         priority=r.integer(spec.get("priority"), "spec.priority"),
         created=parse_timestamp(meta.get("creationTimestamp")),
         deleting=meta.get("deletionTimestamp") is not None,
         gated=bool(r.items(spec.get("schedulingGates"), "spec.schedulingGates")),
-        phase=r.string(status.get("phase"), "status.phase"),
+        phase=sys.intern(r.string(status.get("phase"), "status.phase")),
         request=request,
         node_request=node_request,
         nonzero_cpu=nonzero_cpu,
@@ -850,8 +927,8 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         limit_cpu=limit_sum.milli_cpu,
         limit_memory=limit_sum.memory,
         best_effort=best_effort,
-        host_ports=tuple(ports),
-        images=tuple(images),
+        host_ports=_shared(_TUPLES, tuple(ports), tuple(ports)),
+        images=_shared(_TUPLES, tuple(images), tuple(images)),
         node_selector=set_selector(node_selector_raw) if node_selector_raw else EVERYTHING,
         has_node_selector=bool(node_selector_raw),
         required_node_terms=required_node_terms,
@@ -873,7 +950,7 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         volumes=tuple(volumes),
         controller=controller,
         resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
-        raw=raw,
+        fingerprint=fingerprint(spec, labels, namespace, owner_key),
     )
 
 
@@ -906,7 +983,9 @@ def parse_node(raw: Mapping[str, Any]) -> Node:
     for i, item in enumerate(r.items(status.get("conditions"), "status.conditions")):
         c = r.mapping(item, f"status.conditions[{i}]")
         ctype = r.string(c.get("type"), f"status.conditions[{i}].type")
-        conditions[ctype] = r.string(c.get("status"), f"status.conditions[{i}].status")
+        conditions[sys.intern(ctype)] = sys.intern(
+            r.string(c.get("status"), f"status.conditions[{i}].status")
+        )
 
     # The API server defaults allocatable to capacity when a node reports none.
     allocatable_raw = status.get("allocatable")
@@ -920,14 +999,13 @@ def parse_node(raw: Mapping[str, Any]) -> Node:
         img = r.mapping(item, f"status.images[{i}]")
         names = tuple(
             # Node image names are taken as reported; only pods' images get ":latest".
-            r.string(n, f"status.images[{i}].names[{j}]")
+            sys.intern(r.string(n, f"status.images[{i}].names[{j}]"))
             for j, n in enumerate(r.items(img.get("names"), f"status.images[{i}].names"))
         )
-        images.append(
-            ImageState(
-                names=names, size=r.integer(img.get("sizeBytes"), f"status.images[{i}].sizeBytes")
-            )
+        state = ImageState(
+            names=names, size=r.integer(img.get("sizeBytes"), f"status.images[{i}].sizeBytes")
         )
+        images.append(_shared(_IMAGES, state, state))
 
     annotations = r.mapping(meta.get("annotations"), "metadata.annotations")
     return Node(
@@ -935,10 +1013,10 @@ def parse_node(raw: Mapping[str, Any]) -> Node:
         uid=r.string(meta.get("uid"), "metadata.uid"),
         labels=r.labels(meta.get("labels"), "metadata.labels"),
         unschedulable=r.boolean(spec.get("unschedulable"), "spec.unschedulable"),
-        taints=tuple(taints),
-        conditions=conditions,
+        taints=_shared(_TUPLES, tuple(taints), tuple(taints)),
+        conditions=shared_labels(conditions),
         allocatable=allocatable,
-        images=tuple(images),
+        images=_shared(_TUPLES, tuple(images), tuple(images)),
         avoid_pods=_avoid_pods(annotations.get(PREFER_AVOID_PODS_ANNOTATION)),
         resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
     )

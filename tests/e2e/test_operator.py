@@ -362,8 +362,17 @@ async def test_health_and_metrics_endpoints_answer(
     async with OperatorThread(kubeconfig, health_port=health, metrics_port=metrics):
         await bound_node(emulator, namespace, "counted")
         async with aiohttp.ClientSession() as session:
-            async with session.get(f"http://127.0.0.1:{health}/healthz") as response:
-                assert response.status == 200
+
+            async def healthy() -> bool:
+                # Kopf's ready flag comes before its liveness server listens; probes
+                # retry in a cluster too (initialDelaySeconds, periodSeconds).
+                try:
+                    async with session.get(f"http://127.0.0.1:{health}/healthz") as response:
+                        return response.status == 200
+                except aiohttp.ClientConnectionError:
+                    return False
+
+            await wait_until(healthy, timeout=10)
             async with session.get(f"http://127.0.0.1:{metrics}/metrics") as response:
                 text = await response.text()
         assert (

@@ -17,36 +17,42 @@ from fakes import FakeClock
 from policy_scheduler.objects import Pod, parse_pod
 from policy_scheduler.state.queueing import QueuedPod, SchedulingQueue
 
+#: The API object each test pod was parsed from, by uid (a Pod keeps no copy of it).
+_RAW: dict[str, dict[str, Any]] = {}
+
+
+def _parsed(raw: dict[str, Any]) -> Pod:
+    p = parse_pod(raw)
+    _RAW[p.uid] = raw
+    return p
+
 
 def make(name: str, *, priority: int | None = None, created: str | None = None, **kw: Any) -> Pod:
     raw = pod(name, priority=priority, **kw)
     if created:
         raw["metadata"]["creationTimestamp"] = created
-    return parse_pod(raw)
+    return _parsed(raw)
 
 
 def changed(p: Pod, **spec: Any) -> Pod:
     """A later copy of ``p`` (same uid) whose spec changed."""
-    assert p.raw is not None
-    raw = copy.deepcopy(dict(p.raw))
+    raw = copy.deepcopy(_RAW[p.uid])
     raw["spec"].update(spec)
-    return parse_pod(raw)
+    return _parsed(raw)
 
 
 def relabeled(p: Pod) -> Pod:
     """A later copy of ``p`` whose labels changed (selectors of others may now match)."""
-    assert p.raw is not None
-    raw = copy.deepcopy(dict(p.raw))
+    raw = copy.deepcopy(_RAW[p.uid])
     raw["metadata"]["labels"] = {"app": "x"}
-    return parse_pod(raw)
+    return _parsed(raw)
 
 
 def status_only(p: Pod) -> Pod:
     """A later copy of ``p`` where only the status changed (e.g. our own condition)."""
-    assert p.raw is not None
-    raw = copy.deepcopy(dict(p.raw))
+    raw = copy.deepcopy(_RAW[p.uid])
     raw["status"] = {"conditions": [{"type": "PodScheduled", "status": "False"}]}
-    return parse_pod(raw)
+    return _parsed(raw)
 
 
 @pytest.fixture

@@ -16,6 +16,26 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
 4. **Select** — among the nodes with the highest total, round-robin
    (``lastNodeIndex``), in the order the nodes were found.
 
+**Fast path** (``PolicySettings.fast``, the default; ``fast=False`` runs the steps above
+exactly as written, a test compares both on randomized clusters):
+
+* *plan* — once per attempt the predicates that cannot fail for the pod (their hint
+  ``never_fails``) are dropped, and the map priorities that are constant for it
+  (``constant``) are filled without per-node calls (their reduce still runs);
+* *equivalence cache* — runs of consecutive ``node_local`` predicates, and all
+  ``node_local`` maps, are served from :class:`EquivalenceCache`: results per (pod
+  fingerprint, functions, settings, per-attempt context) and node name, valid while the
+  node's ``NodeInfo.generation`` is the one they were computed at. Between two
+  decisions only the nodes that changed miss. A group caches exactly what running its
+  predicates in order gives (stopping at the first failure unless
+  alwaysCheckAllPredicates), so reasons and their order are unchanged.
+
+Whatever the path, scores are summed one priority at a time (weights applied here and
+nowhere else). The per-node ``{priority: score}`` explanation is kept only when the
+scheduler explains (``explain=True``, the default; the operator only needs the node and
+the message), and even then as score lists: :attr:`Decision.scores` builds its dicts on
+first read.
+
 "Doesn't fit" is a reason, a bug is an error: a predicate that raises propagates.
 No node fitting is not an error either: the :class:`Decision` carries kube-scheduler's
 summary, ``0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had taints that the
@@ -25,16 +45,17 @@ pod didn't tolerate.``.
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from operator import add
 from time import perf_counter
-from typing import Final
+from typing import Any, Final
 
 from ..objects import Pod
 from .cluster import ClusterState
-from .compiler import CompiledPolicy
-from .framework import CycleState
+from .compiler import CompiledPolicy, MapPlan
+from .framework import NO_HINTS, CycleState, Hints, MapFunction, Predicate, Reasons
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
 
@@ -49,13 +70,17 @@ class NodeScore:
     priorities: dict[str, int]
 
 
-@dataclass(slots=True)
+#: What :attr:`Decision.scores` is built from: priority names, feasible node names,
+#: totals, and what gives each priority's raw scores in node order.
+_Explanation = tuple[list[str], list[str], list[int], Callable[[], list[list[int]]]]
+
+
+@dataclass(slots=True, eq=False)
 class Decision:
     pod: Pod
     node: str | None
     feasible: list[str] = field(default_factory=list)
     failed: dict[str, list[str]] = field(default_factory=dict)
-    scores: dict[str, NodeScore] = field(default_factory=dict)
     message: str = ""
     #: Nodes in the cluster when deciding, and how many were looked at.
     num_all_nodes: int = 0
@@ -63,10 +88,55 @@ class Decision:
     #: Time spent filtering and scoring (the engine's two phases).
     filter_seconds: float = 0.0
     score_seconds: float = 0.0
+    _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
+    _explanation: _Explanation | None = field(default=None, repr=False)
 
     @property
     def scheduled(self) -> bool:
         return self.node is not None
+
+    @property
+    def scores(self) -> dict[str, NodeScore]:
+        """Node -> its total and raw score per priority (scored nodes; explaining only).
+
+        Built on first read from the score lists the decision kept: a scheduler that
+        nobody asks for an explanation does not pay for a dict per node.
+        """
+        if self._scores is None:
+            scores: dict[str, NodeScore] = {}
+            if self._explanation is not None:
+                names, nodes, totals, build = self._explanation
+                columns = build()
+                rows = zip(*columns, strict=True) if columns else ((),) * len(nodes)
+                for node, total, row in zip(nodes, totals, rows, strict=True):
+                    scores[node] = NodeScore(total, dict(zip(names, row, strict=True)))
+                self._explanation = None
+            self._scores = scores
+        return self._scores
+
+    @scores.setter
+    def scores(self, value: dict[str, NodeScore]) -> None:
+        self._scores = value
+        self._explanation = None
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (
+            self.pod,
+            self.node,
+            self.feasible,
+            self.failed,
+            self.scores,
+            self.message,
+            self.num_all_nodes,
+            self.evaluated,
+            self.filter_seconds,
+            self.score_seconds,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Decision):
+            return NotImplemented
+        return self._fields() == other._fields()
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int) -> int:
@@ -91,6 +161,10 @@ def fit_error_message(num_all_nodes: int, failed: dict[str, list[str]]) -> str:
     return f"0/{num_all_nodes} nodes are available: {', '.join(parts)}."
 
 
+_NodeCheck = Callable[[int], tuple[NodeInfo, Reasons]]
+_ChunkCheck = Callable[[int, int], tuple[int, bool]]
+
+
 def basic_checks(pod: Pod, cluster: ClusterState) -> str | None:
     """podPassesBasicChecks: the pod's PVCs exist and are not being deleted."""
     for volume in pod.volumes:
@@ -104,14 +178,109 @@ def basic_checks(pod: Pod, cluster: ClusterState) -> str | None:
     return None
 
 
-class Scheduler:
-    """Decides pods one at a time; remembers where to start and whose turn a tie is."""
+#: One node's cached result: the NodeInfo generation it was computed at, then the result
+#: (a predicate group's reasons; or the cached map scores and their weighted sum).
+_Entry = tuple[Any, ...]
+_Table = dict[str, _Entry]
 
-    def __init__(self, *, chunk_size: int = 64, workers: int = 16) -> None:
+
+class EquivalenceCache:
+    """Results of node-local functions per (equivalence key, node), bounded.
+
+    An equivalence key names what the result depends on besides the node: the pod's
+    fingerprint, the functions, the policy settings and any per-attempt context. A
+    table (node name -> (generation, result...)) exists per key; at most ``max_tables``
+    are kept, least recently used first out, and a table holding many more nodes than
+    the cluster has (nodes come and go) is emptied, so the cache stays within
+    ``max_tables`` entries per node (~140 bytes each: with the default 32 tables, at
+    most ~4.5 KB per node, ~300 B per node and equivalence class in use). Identical
+    score rows are shared between nodes.
+    """
+
+    __slots__ = ("_rows", "_tables", "max_tables")
+
+    def __init__(self, max_tables: int = 32) -> None:
+        self._tables: OrderedDict[Hashable, _Table] = OrderedDict()
+        self._rows: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self.max_tables = max_tables
+
+    def shared_row(self, row: tuple[int, ...]) -> tuple[int, ...]:
+        """One tuple per distinct row of scores: most nodes score alike."""
+        rows = self._rows
+        known = rows.get(row)
+        if known is None:
+            if len(rows) >= 4096:
+                rows.clear()
+            known = rows[row] = row
+        return known
+
+    def table(self, key: Hashable, num_nodes: int) -> _Table:
+        tables = self._tables
+        found = tables.get(key)
+        if found is None:
+            found = tables[key] = {}
+            if len(tables) > self.max_tables:
+                tables.popitem(last=False)
+        else:
+            tables.move_to_end(key)
+            if len(found) > 2 * num_nodes + 64:
+                found.clear()
+        return found
+
+    def entries(self) -> int:
+        return sum(len(table) for table in self._tables.values())
+
+    def clear(self) -> None:
+        self._tables.clear()
+        self._rows.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One step of a pod's predicate plan: one predicate, or a cached node-local group."""
+
+    fn: Predicate | None
+    group: tuple[Predicate, ...] = ()
+    table: _Table | None = None
+
+
+def _run_group(
+    group: tuple[Predicate, ...], pod: Pod, info: NodeInfo, cycle: CycleState, check_all: bool
+) -> tuple[str, ...]:
+    """What running the group's predicates in order gives, as the plain loop would."""
+    if len(group) == 1:
+        return tuple(group[0](pod, info, cycle))
+    out: list[str] = []
+    for fn in group:
+        result = fn(pod, info, cycle)
+        if result:
+            out.extend(result)
+            if not check_all:
+                break
+    return tuple(out)
+
+
+class Scheduler:
+    """Decides pods one at a time; remembers where to start and whose turn a tie is.
+
+    ``explain=False`` leaves :attr:`Decision.scores` empty (and skips scoring when a lone
+    node fits): the node, the feasible and failed nodes and the message are unchanged.
+    """
+
+    def __init__(
+        self,
+        *,
+        chunk_size: int = 64,
+        workers: int = 16,
+        explain: bool = True,
+        cache_tables: int = 32,
+    ) -> None:
         self.next_start = 0
         self.last_node_index = 0
         self.chunk_size = chunk_size
         self.workers = workers
+        self.explain = explain
+        self.cache = EquivalenceCache(cache_tables)
 
     async def schedule(self, pod: Pod, cluster: ClusterState, policy: CompiledPolicy) -> Decision:
         nodes = cluster.ordered_nodes()
@@ -133,6 +302,10 @@ class Scheduler:
             decision.message = fit_error_message(len(nodes), decision.failed)
             return decision
 
+        if len(feasible) == 1 and not self.explain:
+            # kube-scheduler takes a lone feasible node without consulting priorities.
+            decision.node = feasible[0].name
+            return decision
         started = perf_counter()
         totals = await self._score(pod, feasible, cycle, policy, decision)
         decision.score_seconds = perf_counter() - started
@@ -183,10 +356,161 @@ class Scheduler:
                         return False
             return True
 
-        await parallelize_until(all_nodes, check, chunk_size=self.chunk_size, workers=self.workers)
+        if cycle.settings.fast:
+            steps = self._predicate_plan(pod, cycle, policy, all_nodes)
+            if not steps:
+                # Nothing can fail for this pod: the first ``wanted`` nodes fit.
+                taken = min(wanted, all_nodes)
+                feasible = [nodes[(start + i) % all_nodes] for i in range(taken)]
+                self.next_start = (start + taken) % all_nodes
+                decision.evaluated = taken
+                return feasible
+            if len(steps) == 1 and steps[0].table is not None:
+                node_check = self._cached_check(steps[0], pod, nodes, start, cycle, check_all)
+            else:
+                node_check = self._planned_check(steps, pod, nodes, start, cycle, check_all)
+            stop = self._stopper(node_check, feasible, failed, wanted)
+
+            def planned(lo: int, hi: int) -> bool:
+                nonlocal processed
+                processed, more = stop(lo, hi)
+                return more
+
+            await parallelize_until(
+                all_nodes, planned, chunk_size=self.chunk_size, workers=self.workers
+            )
+        else:
+            await parallelize_until(
+                all_nodes, check, chunk_size=self.chunk_size, workers=self.workers
+            )
         self.next_start = (start + processed) % all_nodes
         decision.evaluated = processed
         return feasible
+
+    # -- the fast path's filter --------------------------------------------------------
+
+    def _predicate_plan(
+        self, pod: Pod, cycle: CycleState, policy: CompiledPolicy, num_nodes: int
+    ) -> list[_Step]:
+        """The pod's predicates: what cannot fail dropped, node-local runs grouped."""
+        predicates = policy.predicates
+        hints: Sequence[Hints] = policy.predicate_hints
+        if len(hints) != len(predicates):
+            hints = (NO_HINTS,) * len(predicates)
+        fingerprint = pod.fingerprint
+        check_all = policy.always_check_all_predicates
+        steps: list[_Step] = []
+        group: list[Predicate] = []
+        contexts: list[Hashable] = []
+
+        def close_group() -> None:
+            if group:
+                fns = tuple(group)
+                key = ("filter", fingerprint, fns, check_all, cycle.settings, tuple(contexts))
+                steps.append(_Step(None, fns, self.cache.table(key, num_nodes)))
+                group.clear()
+                contexts.clear()
+
+        for (_, fn), hint in zip(predicates, hints, strict=True):
+            never_fails = hint.never_fails
+            if never_fails is not None and never_fails(pod):
+                continue
+            if hint.node_local and fingerprint:
+                group.append(fn)
+                if hint.context is not None:
+                    contexts.append(hint.context(cycle))
+                continue
+            close_group()
+            steps.append(_Step(fn))
+        close_group()
+        return steps
+
+    @staticmethod
+    def _cached_check(
+        step: _Step,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        start: int,
+        cycle: CycleState,
+        check_all: bool,
+    ) -> _NodeCheck:
+        """One cached group is the whole plan (the common case): a lookup per node."""
+        table = step.table
+        assert table is not None
+        group = step.group
+        all_nodes = len(nodes)
+
+        def check(i: int) -> tuple[NodeInfo, Reasons]:
+            info = nodes[(start + i) % all_nodes]
+            entry = table.get(info.name)
+            generation = info.generation
+            if entry is not None and entry[0] == generation:
+                return info, entry[1]
+            result = _run_group(group, pod, info, cycle, check_all)
+            table[info.name] = (generation, result)
+            return info, result
+
+        return check
+
+    @staticmethod
+    def _planned_check(
+        steps: list[_Step],
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        start: int,
+        cycle: CycleState,
+        check_all: bool,
+    ) -> _NodeCheck:
+        all_nodes = len(nodes)
+
+        def check(i: int) -> tuple[NodeInfo, Reasons]:
+            info = nodes[(start + i) % all_nodes]
+            reasons: list[str] | None = None
+            for step in steps:
+                table = step.table
+                if table is None:
+                    assert step.fn is not None
+                    result: Reasons = step.fn(pod, info, cycle)
+                else:
+                    entry = table.get(info.name)
+                    generation = info.generation
+                    if entry is not None and entry[0] == generation:
+                        result = entry[1]
+                    else:
+                        result = _run_group(step.group, pod, info, cycle, check_all)
+                        table[info.name] = (generation, result)
+                if result:
+                    if reasons is None:
+                        reasons = list(result)
+                    else:
+                        reasons.extend(result)
+                    if not check_all:
+                        break
+            return info, reasons or ()
+
+        return check
+
+    @staticmethod
+    def _stopper(
+        check: _NodeCheck,
+        feasible: list[NodeInfo],
+        failed: dict[str, list[str]],
+        wanted: int,
+    ) -> _ChunkCheck:
+        """Visit nodes lo..hi; (nodes processed, whether to go on), as the plain loop."""
+
+        def run(lo: int, hi: int) -> tuple[int, bool]:
+            for i in range(lo, hi):
+                info, reasons = check(i)
+                if reasons:
+                    failed[info.name] = list(reasons)
+                else:
+                    feasible.append(info)
+                    if len(feasible) >= wanted:
+                        return i + 1, False
+            return hi, True
+
+        return run
 
     async def _score(
         self,
@@ -196,23 +520,171 @@ class Scheduler:
         policy: CompiledPolicy,
         decision: Decision,
     ) -> list[int]:
+        if cycle.settings.fast:
+            return await self._planned_score(pod, feasible, cycle, policy, decision)
+        priorities = policy.priorities
+        big = len(feasible) > self.chunk_size
         totals = [0] * len(feasible)
-        per_node: list[dict[str, int]] = [{} for _ in feasible]
-        for name, weight, fn in policy.priorities:
+        all_scores: list[list[int]] = []
+        for _, weight, fn in priorities:
             scores = fn(pod, feasible, cycle)
-            for i, score in enumerate(scores):
-                per_node[i][name] = score
-                totals[i] += weight * score
+            all_scores.append(scores)
+            if weight == 1:
+                totals = list(map(add, totals, scores))
+            else:
+                totals = [
+                    total + weight * score for total, score in zip(totals, scores, strict=True)
+                ]
             # A big cluster is scored over several turns of the loop, not in one block.
-            if len(feasible) > self.chunk_size:
+            if big:
                 await asyncio.sleep(0)
-        for i, info in enumerate(feasible):
-            decision.scores[info.name] = NodeScore(totals[i], per_node[i])
+        if self.explain:
+            # Kept as lists; Decision.scores builds the per-node dicts if someone reads it.
+            decision._explanation = (
+                [name for name, _, _ in priorities],
+                [info.name for info in feasible],
+                totals,
+                lambda: all_scores,
+            )
+        return totals
+
+    async def _planned_score(
+        self,
+        pod: Pod,
+        feasible: list[NodeInfo],
+        cycle: CycleState,
+        policy: CompiledPolicy,
+        decision: Decision,
+    ) -> list[int]:
+        """The fast path's scoring: the same totals, with fewer calls and passes.
+
+        Constant maps without a reduce add one number to every total (an offset);
+        node-local maps come from the equivalence cache, one lookup per node for all of
+        them, with the weighted sum of those without a reduce cached beside their scores;
+        the other priorities (and node-local maps with a reduce) are added column by
+        column, as the plain path adds all of them.
+        """
+        priorities = policy.priorities
+        plans: Sequence[MapPlan | None] = policy.priority_maps
+        if len(plans) != len(priorities):
+            plans = (None,) * len(priorities)
+        count = len(feasible)
+        big = count > self.chunk_size
+        fingerprint = pod.fingerprint
+        offset = 0
+        #: Per priority, what explains it: its score list, a constant, or its place in
+        #: the cached rows.
+        sources: list[list[int] | int | tuple[int]] = []
+        columns: list[tuple[int, list[int]]] = []  # (weight, scores) still to add
+        cached_maps: list[MapFunction] = []
+        cached_weights: list[int] = []  # 0 for a map whose reduce must run first
+        cached_reduced: list[tuple[int, int, MapPlan]] = []  # (priority, place, plan)
+        contexts: list[Hashable] = []
+        called: list[int] = []
+        for index, (_, weight, _fn) in enumerate(priorities):
+            plan = plans[index]
+            hints = plan.hints if plan is not None else NO_HINTS
+            if plan is not None and hints.constant is not None:
+                constant = hints.constant(pod)
+                if constant is not None:
+                    if plan.reduce is None:
+                        offset += weight * constant
+                        sources.append(constant)
+                    else:
+                        scores = [constant] * count
+                        plan.reduce(pod, feasible, cycle, scores)
+                        columns.append((weight, scores))
+                        sources.append(scores)
+                    continue
+            if plan is not None and hints.node_local and fingerprint:
+                place = len(cached_maps)
+                cached_maps.append(plan.map)
+                if plan.reduce is None:
+                    cached_weights.append(weight)
+                else:
+                    cached_weights.append(0)
+                    cached_reduced.append((index, place, plan))
+                if hints.context is not None:
+                    contexts.append(hints.context(cycle))
+                sources.append((place,))
+                continue
+            called.append(index)
+            sources.append([])  # filled below
+
+        rows: list[tuple[int, ...]] = []
+        if cached_maps:
+            fns = tuple(cached_maps)
+            weights = tuple(cached_weights)
+            key = ("score", fingerprint, fns, weights, cycle.settings, tuple(contexts))
+            table = self.cache.table(key, len(cycle.cluster.nodes))
+            totals: list[int] = []
+            add_total = totals.append
+            add_row = rows.append
+            for info in feasible:
+                entry = table.get(info.name)
+                generation = info.generation
+                if entry is None or entry[0] != generation:
+                    row = self.cache.shared_row(tuple([fn(pod, info, cycle) for fn in fns]))
+                    partial = sum([w * score for w, score in zip(weights, row, strict=True) if w])
+                    entry = table[info.name] = (generation, row, partial)
+                add_row(entry[1])
+                add_total(entry[2])
+            for index, place, plan in cached_reduced:
+                scores = [row[place] for row in rows]
+                assert plan.reduce is not None
+                plan.reduce(pod, feasible, cycle, scores)
+                columns.append((priorities[index][1], scores))
+                sources[index] = scores
+        else:
+            totals = [0] * count
+
+        for index in called:
+            _, weight, fn = priorities[index]
+            scores = fn(pod, feasible, cycle)
+            columns.append((weight, scores))
+            sources[index] = scores
+            # A big cluster is scored over several turns of the loop, not in one block.
+            if big:
+                await asyncio.sleep(0)
+        for weight, scores in columns:
+            if weight == 1:
+                totals = list(map(add, totals, scores))
+            else:
+                totals = [
+                    total + weight * score for total, score in zip(totals, scores, strict=True)
+                ]
+        if offset:
+            totals = [total + offset for total in totals]
+
+        if self.explain:
+
+            def explained() -> list[list[int]]:
+                out: list[list[int]] = []
+                for source in sources:
+                    if isinstance(source, int):
+                        out.append([source] * count)
+                    elif isinstance(source, tuple):
+                        place = source[0]
+                        out.append([row[place] for row in rows])
+                    else:
+                        out.append(source)
+                return out
+
+            decision._explanation = (
+                [name for name, _, _ in priorities],
+                [info.name for info in feasible],
+                totals,
+                explained,
+            )
         return totals
 
     def _select(self, feasible: list[NodeInfo], totals: list[int]) -> str:
         best = max(totals)
-        tied = [i for i, total in enumerate(totals) if total == best]
-        pick = tied[self.last_node_index % len(tied)]
+        if totals.count(best) == 1:
+            # No tie (the usual case): no list of candidates to build.
+            pick = totals.index(best)
+        else:
+            tied = [i for i, total in enumerate(totals) if total == best]
+            pick = tied[self.last_node_index % len(tied)]
         self.last_node_index += 1
         return feasible[pick].name

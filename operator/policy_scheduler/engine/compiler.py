@@ -7,6 +7,12 @@ implements is refused with :class:`NotImplementedPolicyError`, never skipped: a 
 that says "check volumes" must not silently schedule without checking them.
 
 An absent predicate (priority) list means the legacy DefaultProvider set.
+
+Besides the functions, the compiled policy carries what the fast path plans with: each
+predicate's :class:`~.framework.Hints` and, for each priority built with
+:func:`~.framework.mapped`, its map, reduce and the map's hints (:class:`MapPlan`), in
+the same order as the functions. :func:`instrument` keeps them aligned and times the
+map/reduce calls the fast path makes directly.
 """
 
 from __future__ import annotations
@@ -20,12 +26,33 @@ from .. import names
 from ..objects import Pod, is_extended_resource
 from ..policy import PolicyError, PredicateArgument, PriorityArgument, SchedulingPolicy
 from . import catalogue  # noqa: F401  (fills the registry)
-from .framework import REGISTRY, CycleState, PolicySettings, Predicate, Priority, Reasons
+from .framework import (
+    REGISTRY,
+    CycleState,
+    Hints,
+    MapFunction,
+    Mapped,
+    PolicySettings,
+    Predicate,
+    Priority,
+    Reasons,
+    ReduceFunction,
+    hints_of,
+)
 from .nodeinfo import NodeInfo
 
 
 class NotImplementedPolicyError(PolicyError):
     """The policy names a predicate or priority this version does not implement."""
+
+
+@dataclass(frozen=True, slots=True)
+class MapPlan:
+    """A mapped priority taken apart, so that the fast path can cache its map per node."""
+
+    map: MapFunction
+    reduce: ReduceFunction | None
+    hints: Hints
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +64,17 @@ class CompiledPolicy:
     always_check_all_predicates: bool
     percentage_of_nodes_to_score: int
     settings: PolicySettings
+    #: Aligned with ``predicates`` / ``priorities``; empty (or misaligned after a
+    #: ``replace``) means "no hints": the fast path then calls every function as is.
+    predicate_hints: tuple[Hints, ...] = ()
+    priority_maps: tuple[MapPlan | None, ...] = ()
+
+
+def map_plan(fn: Priority) -> MapPlan | None:
+    """The parts of a priority made by :func:`~.framework.mapped`; None for others."""
+    if isinstance(fn, Mapped):
+        return MapPlan(fn.map, fn.reduce, hints_of(fn.map))
+    return None
 
 
 def _argument(argument: PredicateArgument | PriorityArgument | None) -> tuple[str, Any] | None:
@@ -126,6 +164,8 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
             hard_pod_affinity_weight=spec.hardPodAffinitySymmetricWeight,
             ignored_resources=ignored,
         ),
+        predicate_hints=tuple(hints_of(fn) for _, fn in predicates),
+        priority_maps=tuple(map_plan(fn) for _, _, fn in priorities),
     )
 
 
@@ -158,10 +198,48 @@ def instrument(
 
         return run
 
+    def timed_map(name: str, fn: MapFunction) -> MapFunction:
+        def run(pod: Pod, node: NodeInfo, cycle: CycleState) -> int:
+            start = perf_counter()
+            try:
+                return fn(pod, node, cycle)
+            finally:
+                priority_seconds[name] = priority_seconds.get(name, 0.0) + perf_counter() - start
+
+        return run
+
+    def timed_reduce(name: str, fn: ReduceFunction) -> ReduceFunction:
+        def run(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState, scores: list[int]) -> None:
+            start = perf_counter()
+            try:
+                fn(pod, nodes, cycle, scores)
+            finally:
+                priority_seconds[name] = priority_seconds.get(name, 0.0) + perf_counter() - start
+
+        return run
+
+    def timed_plan(name: str, plan: MapPlan | None) -> MapPlan | None:
+        # The fast path calls these directly (on equivalence cache misses), not the
+        # priority: they carry the same timing.
+        if plan is None:
+            return None
+        reduce = plan.reduce
+        return MapPlan(
+            timed_map(name, plan.map),
+            timed_reduce(name, reduce) if reduce is not None else None,
+            plan.hints,
+        )
+
+    maps = policy.priority_maps
     return replace(
         policy,
         predicates=tuple((name, timed_predicate(name, fn)) for name, fn in policy.predicates),
         priorities=tuple(
             (name, weight, timed_priority(name, fn)) for name, weight, fn in policy.priorities
         ),
+        priority_maps=tuple(
+            timed_plan(name, maps[i]) for i, (name, _, _) in enumerate(policy.priorities)
+        )
+        if len(maps) == len(policy.priorities)
+        else (),
     )

@@ -13,11 +13,32 @@ applies them in one place.
 The :class:`CycleState` lives for one scheduling attempt of one pod (kube-scheduler's
 ``CycleState`` / predicate metadata): whatever a predicate or priority can compute once
 per pod rather than once per node goes into ``cycle.memo(key, factory)``.
+
+**Hints** (:func:`hint`) are what a predicate or a priority's map function declares
+about itself so that the fast path (``PolicySettings.fast``) can plan a pod's attempt,
+kube-scheduler's PreFilter "skip" and its old equivalence cache in one:
+
+* ``never_fails(pod)`` — True when the predicate returns ``FITS`` on every node for this
+  pod (a pod without volumes and a volume predicate): the plan drops it;
+* ``constant(pod)`` — a map score every node gets for this pod (NodePreferAvoidPods for
+  a pod without an RC/RS controller), or None: the plan fills the list without calling
+  the map per node (the reduce still runs);
+* ``node_local`` — the result depends only on the pod's scheduling-relevant fields
+  (``Pod.fingerprint``), the policy settings and the one :class:`NodeInfo` (everything
+  its ``generation`` versions): the algorithm may serve it from its equivalence cache;
+* ``context(cycle)`` — for a node-local function that also reads something
+  cluster-wide (ImageLocality's image spread): a hashable value computed once per
+  attempt that becomes part of the cache key.
+
+A hint must be exact: the plan's decision equals the plain definition's, reason for
+reason and score for score (``tests/engine/test_fast_path.py`` compares both on
+randomized clusters).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar
 
@@ -102,6 +123,14 @@ def normalize_reduce(max_priority: int, *, reverse: bool) -> ReduceFunction:
             if reverse:
                 scores[:] = [max_priority] * len(scores)
             return
+        if highest > 0 and min(scores) >= 0:
+            # Non-negative operands (every legacy map): Go's truncating division is
+            # Python's floor division, done in one comprehension instead of a call a node.
+            if reverse:
+                scores[:] = [max_priority - max_priority * s // highest for s in scores]
+            else:
+                scores[:] = [max_priority * s // highest for s in scores]
+            return
         for i, score in enumerate(scores):
             scaled = go_div(max_priority * score, highest)
             scores[i] = max_priority - scaled if reverse else scaled
@@ -113,6 +142,48 @@ def go_div(a: int, b: int) -> int:
     """Integer division truncating toward zero, as Go's ``/`` on integers."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
+
+
+# -- hints for the fast path --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hints:
+    """What a predicate or a map function declares about itself (see the module doc)."""
+
+    never_fails: Callable[[Pod], bool] | None = None
+    constant: Callable[[Pod], int | None] | None = None
+    node_local: bool = False
+    context: Callable[[CycleState], Hashable] | None = None
+
+
+NO_HINTS: Final = Hints()
+
+#: Function -> its hints. Weak keys: a factory's closures go with the policy compiled
+#: from them.
+_HINTS: weakref.WeakKeyDictionary[Callable[..., Any], Hints] = weakref.WeakKeyDictionary()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def hint(
+    fn: F,
+    *,
+    never_fails: Callable[[Pod], bool] | None = None,
+    constant: Callable[[Pod], int | None] | None = None,
+    node_local: bool = False,
+    context: Callable[[CycleState], Hashable] | None = None,
+) -> F:
+    """Attach hints to a predicate or a map function; returns the function unchanged."""
+    _HINTS[fn] = Hints(never_fails, constant, node_local, context)
+    return fn
+
+
+def hints_of(fn: Callable[..., Any]) -> Hints:
+    try:
+        return _HINTS.get(fn, NO_HINTS)
+    except TypeError:  # not weak-referenceable: nothing was declared for it
+        return NO_HINTS
 
 
 @dataclass(frozen=True, slots=True)

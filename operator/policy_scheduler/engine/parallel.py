@@ -1,15 +1,17 @@
-"""Chunked evaluation with bounded concurrency, kube-scheduler's ParallelizeUntil in asyncio.
+"""Chunked evaluation that yields to the event loop, kube-scheduler's ParallelizeUntil in asyncio.
 
 kube-scheduler checks nodes with ``workqueue.ParallelizeUntil(ctx, 16, n, checkNode)``:
-16 goroutines take pieces until the work is done or cancelled. Here the pieces are
-chunks of consecutive indexes handed out in order to ``workers`` coroutines; each chunk
-runs synchronously (the predicates are pure, CPU-bound functions: threads would only
-add GIL contention) and every worker yields to the event loop after each chunk, so the
+16 goroutines take pieces until the work is done or cancelled. Here the predicates are
+pure, CPU-bound functions under one GIL, so threads or several coroutines would only add
+contention and scheduling overhead: the pieces are chunks of consecutive indexes run in
+index order by one coroutine, which yields to the event loop after every chunk, so the
 operator's watches and bindings keep flowing while a large cluster is evaluated.
 
-Because chunks are taken in index order and each one completes before the next starts,
-the outcome equals a sequential visit: deterministic, and stopping early (``work``
-returning False) stops exactly where a single-threaded scheduler would.
+Because chunks run in index order and each one completes before the next starts, the
+outcome is a sequential visit: deterministic, and stopping early (``work`` returning
+False) stops exactly where a single-threaded scheduler would. ``workers`` is accepted for
+the shape of the upstream call; since chunks never overlap it cannot change the outcome,
+and one worker is what runs.
 """
 
 from __future__ import annotations
@@ -29,23 +31,12 @@ async def parallelize_until(
     if pieces <= 0:
         return
     chunk_size = max(1, chunk_size)
-    if pieces <= chunk_size:
-        # One chunk: no worker pool, no extra turn of the event loop.
-        work(0, pieces)
-        return
-    state = {"next": 0, "stop": False}
-
-    async def worker() -> None:
-        while not state["stop"]:
-            lo = state["next"]
-            if lo >= pieces:
-                return
-            hi = min(lo + chunk_size, pieces)
-            state["next"] = hi
-            if not work(lo, hi):
-                state["stop"] = True
-                return
+    lo = 0
+    while lo < pieces:
+        hi = min(lo + chunk_size, pieces)
+        if not work(lo, hi):
+            return
+        lo = hi
+        if lo < pieces:
+            # Let the watches and bindings run between chunks.
             await asyncio.sleep(0)
-
-    count = min(workers, (pieces + chunk_size - 1) // chunk_size)
-    await asyncio.gather(*(worker() for _ in range(count)))

@@ -234,7 +234,8 @@ class SchedulerRuntime:
         # One rotation state per policy, as kube-scheduler keeps one per profile.
         scheduler = self._schedulers.get(policy.name)
         if scheduler is None:
-            scheduler = self._schedulers[policy.name] = Scheduler()
+            # No per-node score tables: the operator only needs the node and the message.
+            scheduler = self._schedulers[policy.name] = Scheduler(explain=False)
         return scheduler
 
     def _timed(self, policy: CompiledPolicy) -> CompiledPolicy:

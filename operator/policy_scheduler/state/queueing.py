@@ -131,14 +131,12 @@ class SchedulingQueue:
         if queued is None:
             self.add(pod)
             return
+        # The fingerprint digests spec, labels (and namespace, controller): it differs
+        # when what the scheduler decides on changed, not on a status update.
         spec_changed = (
-            queued.pod.raw is not None
-            and pod.raw is not None
-            and (
-                queued.pod.raw.get("spec") != pod.raw.get("spec")
-                or (queued.pod.raw.get("metadata") or {}).get("labels")
-                != (pod.raw.get("metadata") or {}).get("labels")
-            )
+            bool(queued.pod.fingerprint)
+            and bool(pod.fingerprint)
+            and queued.pod.fingerprint != pod.fingerprint
         )
         queued.pod = pod
         if uid in self._unschedulable and spec_changed:

@@ -22,6 +22,13 @@ words; each reason string is a module constant beside the predicate that emits i
 
 What depends only on the pod (the scalar resources to check, with their reason strings)
 is computed once per scheduling attempt through ``cycle.memo``.
+
+Fast path hints (:func:`~..framework.hint`): every predicate here reads only the pod and
+its one node, so all are ``node_local`` (the algorithm may serve them from its
+equivalence cache); HostName cannot fail without ``spec.nodeName``, PodFitsHostPorts
+without host ports, MatchNodeSelector without a nodeSelector or required node affinity,
+CheckNodeMemoryPressure for a pod that is not BestEffort. With ``settings.fast``,
+GeneralPredicates calls only the parts that can fail for the pod.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import Final
 from ... import names
 from ...objects import Node, Pod, Taint, is_extended_resource, tolerations_tolerate
 from ...selectors import terms_match
-from ..framework import FITS, CycleState, Reasons, predicate
+from ..framework import FITS, CycleState, Reasons, hint, predicate
 from ..nodeinfo import NodeInfo
 
 # -- CheckNodeCondition / CheckNodeUnschedulable -----------------------------------------
@@ -193,6 +200,14 @@ def pod_fits_resources(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
 @predicate(names.GENERAL_PREDICATES)
 def general_predicates(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
     # Every part runs, even after a failure: GeneralPredicates reports all its reasons.
+    if cycle.settings.fast and not (
+        pod.node_name
+        or pod.host_ports
+        or pod.has_node_selector
+        or pod.required_node_terms is not None
+    ):
+        # The other three parts cannot fail for this pod (see their hints).
+        return pod_fits_resources(pod, node, cycle)
     return (
         *pod_fits_resources(pod, node, cycle),
         *host_name(pod, node, cycle),
@@ -233,3 +248,22 @@ def check_node_pid_pressure(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reas
     if node.node.conditions.get(NODE_PID_PRESSURE) == CONDITION_TRUE:
         return (ERR_NODE_UNDER_PID_PRESSURE,)
     return FITS
+
+
+# -- fast path hints --------------------------------------------------------------------
+
+
+def _no_selector(pod: Pod) -> bool:
+    return not pod.has_node_selector and pod.required_node_terms is None
+
+
+hint(check_node_condition, node_local=True)
+hint(check_node_unschedulable, node_local=True)
+hint(host_name, node_local=True, never_fails=lambda pod: not pod.node_name)
+hint(pod_fits_host_ports, node_local=True, never_fails=lambda pod: not pod.host_ports)
+hint(match_node_selector, node_local=True, never_fails=_no_selector)
+hint(pod_fits_resources, node_local=True)
+hint(general_predicates, node_local=True)
+hint(check_node_memory_pressure, node_local=True, never_fails=lambda pod: not pod.best_effort)
+hint(check_node_disk_pressure, node_local=True)
+hint(check_node_pid_pressure, node_local=True)

@@ -48,6 +48,13 @@ binding shows up in the cluster).
 Everything that depends on the pod only (its volumes resolved through PVCs and PVs,
 its claims sorted for binding) is computed once per attempt in ``cycle.memo``; the
 per-node work is set arithmetic over the node's pods.
+
+Fast path hints: a pod without volumes of the kinds a predicate looks at cannot fail it
+(NoDiskConflict: no GCE PD / EBS / RBD / ISCSI volume; the MaxPD family: none of its
+kind and no claim; MaxCSIVolumeCountPred, CheckVolumeBinding, NoVolumeZoneConflict: no
+claim), so the plan drops it. NoDiskConflict reads only the node's pods and is
+``node_local``; the others read PVs, PVCs and classes, which no node generation
+versions, and are never cached.
 """
 
 from __future__ import annotations
@@ -72,7 +79,7 @@ from ...objects import (
 )
 from ...selectors import terms_match
 from ..cluster import ClusterState
-from ..framework import FITS, CycleState, Reasons, predicate
+from ..framework import FITS, CycleState, Reasons, hint, predicate
 from ..nodeinfo import NodeInfo
 
 # -- failure reasons (kube-scheduler's words) --------------------------------------------
@@ -390,7 +397,12 @@ def _max_pd_predicate(flt: VolumeFilter) -> Callable[[Pod, NodeInfo, CycleState]
         return FITS
 
     check.__name__ = f"max_{flt.name.lower()}_volume_count"
-    return check
+
+    def never_fails(pod: Pod) -> bool:
+        # No volume of the kind and no claim that could lead to one: ``new`` is empty.
+        return not any(v.kind == flt.kind or v.kind == PVC for v in pod.volumes)
+
+    return hint(check, never_fails=never_fails)
 
 
 max_ebs_volume_count = predicate(names.MAX_EBS_VOLUME_COUNT)(_max_pd_predicate(EBS_FILTER))
@@ -681,3 +693,20 @@ def check_volume_binding(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons
         return _find_pod_volumes(claims, node, cluster)
     except VolumeLookupError as exc:
         return (str(exc),)
+
+
+# -- fast path hints -------------------------------------------------------------------------
+
+
+def _without_claims(pod: Pod) -> bool:
+    return not any(volume.kind == PVC for volume in pod.volumes)
+
+
+hint(
+    no_disk_conflict,
+    node_local=True,
+    never_fails=lambda pod: not any(v.kind in _CONFLICT_KINDS for v in pod.volumes),
+)
+hint(no_volume_zone_conflict, never_fails=_without_claims)
+hint(max_csi_volume_count, never_fails=_without_claims)
+hint(check_volume_binding, never_fails=_without_claims)

@@ -16,6 +16,10 @@ Both are a per-node count followed by legacy ``NormalizeReduce`` over the feasib
 
 The pod's side of both (the weighted selectors, the relevant tolerations) is computed
 once per scheduling attempt through ``cycle.memo``.
+
+Both maps read the pod and the one node only (hinted ``node_local`` for the fast path's
+equivalence cache); NodeAffinityPriority's map is a constant 0 for a pod without a
+usable preference (and NormalizeReduce keeps all-zero scores at 0).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Final
 from ... import names
 from ...objects import Pod, Toleration, tolerations_tolerate
 from ...selectors import Selector
-from ..framework import CycleState, mapped, normalize_reduce, register_priority
+from ..framework import CycleState, hint, mapped, normalize_reduce, register_priority
 from ..nodeinfo import NodeInfo
 
 PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
@@ -72,11 +76,21 @@ def taint_toleration(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
     )
 
 
+def _without_preferences(pod: Pod) -> int | None:
+    return None if _preferred_selectors(pod) else 0
+
+
 register_priority(
     names.NODE_AFFINITY,
-    mapped(node_affinity, normalize_reduce(names.MAX_PRIORITY, reverse=False)),
+    mapped(
+        hint(node_affinity, node_local=True, constant=_without_preferences),
+        normalize_reduce(names.MAX_PRIORITY, reverse=False),
+    ),
 )
 register_priority(
     names.TAINT_TOLERATION,
-    mapped(taint_toleration, normalize_reduce(names.MAX_PRIORITY, reverse=True)),
+    mapped(
+        hint(taint_toleration, node_local=True),
+        normalize_reduce(names.MAX_PRIORITY, reverse=True),
+    ),
 )

@@ -16,6 +16,12 @@ Per-node maps without a reduce step (kube-scheduler v1.13-v1.17):
 * **EqualPriority** — 1 for every node.
 * ``labelPreference`` factory (NodeLabelPriority) — 10 on nodes that have the label when
   ``presence`` is true, on nodes that lack it when false; 0 otherwise.
+
+Fast path hints: every map reads the pod and its one node (``node_local``);
+ImageLocality also reads the cluster-wide spread of the pod's images, which becomes
+part of the equivalence cache's key (``context``). NodePreferAvoidPods is a constant 10
+for a pod without an RC/RS controller, EqualPriority a constant 1, ImageLocality a
+constant 0 for a pod without container images.
 """
 
 from __future__ import annotations
@@ -24,7 +30,14 @@ from typing import Any, Final
 
 from ... import names
 from ...objects import Pod
-from ..framework import CycleState, Priority, go_div, mapped, priority_factory, register_priority
+from ..framework import (
+    CycleState,
+    Priority,
+    hint,
+    mapped,
+    priority_factory,
+    register_priority,
+)
 from ..nodeinfo import NodeInfo
 
 MAX_PRIORITY: Final = names.MAX_PRIORITY
@@ -45,9 +58,14 @@ _IMAGE_SPREAD_MEMO: Final = "priorities.misc.image_spread"
 
 def image_locality_score(sum_scores: int) -> int:
     """calculatePriority: clamp the summed image score, then scale it onto 0..10."""
-    clamped = min(max(sum_scores, MIN_IMAGE_THRESHOLD), MAX_IMAGE_THRESHOLD)
-    return go_div(
-        MAX_PRIORITY * (clamped - MIN_IMAGE_THRESHOLD), MAX_IMAGE_THRESHOLD - MIN_IMAGE_THRESHOLD
+    if sum_scores <= MIN_IMAGE_THRESHOLD:
+        return 0
+    clamped = min(sum_scores, MAX_IMAGE_THRESHOLD)
+    # Both operands are positive here: Go's truncation is floor division.
+    return (
+        MAX_PRIORITY
+        * (clamped - MIN_IMAGE_THRESHOLD)
+        // (MAX_IMAGE_THRESHOLD - MIN_IMAGE_THRESHOLD)
     )
 
 
@@ -113,9 +131,33 @@ def label_preference(argument: Any) -> Priority:
     def score(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
         return MAX_PRIORITY if (label in info.node.labels) == presence else 0
 
-    return mapped(score)
+    return mapped(hint(score, node_local=True))
 
 
-register_priority(names.IMAGE_LOCALITY, mapped(image_locality))
-register_priority(names.NODE_PREFER_AVOID_PODS, mapped(node_prefer_avoid_pods))
-register_priority(names.EQUAL, mapped(equal))
+def _image_context(cycle: CycleState) -> tuple[tuple[str, float], ...]:
+    return cycle.memo(_IMAGE_SPREAD_MEMO, lambda: _image_spread(cycle.pod, cycle))
+
+
+def _not_avoidable(pod: Pod) -> int | None:
+    controller = pod.controller
+    if controller is None or controller.kind not in AVOIDABLE_CONTROLLER_KINDS:
+        return MAX_PRIORITY
+    return None
+
+
+register_priority(
+    names.IMAGE_LOCALITY,
+    mapped(
+        hint(
+            image_locality,
+            node_local=True,
+            context=_image_context,
+            constant=lambda pod: None if pod.images else 0,
+        )
+    ),
+)
+register_priority(
+    names.NODE_PREFER_AVOID_PODS,
+    mapped(hint(node_prefer_avoid_pods, node_local=True, constant=_not_avoidable)),
+)
+register_priority(names.EQUAL, mapped(hint(equal, node_local=True, constant=lambda pod: 1)))

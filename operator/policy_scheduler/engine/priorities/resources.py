@@ -32,6 +32,10 @@ and memory, weight 1 each, when the argument names none) whose score is positive
 rounded half away from zero (Go's ``math.Round``); no positive score gives 0. v1.15 had
 no weights and returned ``(cpu + memory) // 2``; both agree on upstream's test tables,
 and differ only when a resource scores 0 or the average has a half.
+
+Every map here reads the pod and its one node only: all are hinted ``node_local`` for
+the fast path's equivalence cache; ResourceLimitsPriority is a constant 0 for a pod
+without limits.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from ..framework import (
     CycleState,
     Priority,
     go_div,
+    hint,
     mapped,
     priority_factory,
     register_priority,
@@ -72,6 +77,9 @@ def least_requested_score(requested: int, capacity: int) -> int:
     """Share of the capacity left free, 0..10; 0 for no capacity or an overcommit."""
     if capacity == 0 or requested > capacity:
         return 0
+    if capacity > 0:
+        # Both operands non-negative: Go's truncation is floor division, without a call.
+        return (capacity - requested) * MAX_PRIORITY // capacity
     return go_div((capacity - requested) * MAX_PRIORITY, capacity)
 
 
@@ -83,13 +91,11 @@ def most_requested_score(requested: int, capacity: int) -> int:
 
 
 def least_requested(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
-    cpu, memory = _nonzero_requested(pod, info)
     allocatable = info.node.allocatable
-    return go_div(
-        least_requested_score(cpu, allocatable.milli_cpu)
-        + least_requested_score(memory, allocatable.memory),
-        2,
-    )
+    total = least_requested_score(
+        info.nonzero_cpu + pod.nonzero_cpu, allocatable.milli_cpu
+    ) + least_requested_score(info.nonzero_memory + pod.nonzero_memory, allocatable.memory)
+    return total // 2 if total >= 0 else go_div(total, 2)
 
 
 def most_requested(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
@@ -113,10 +119,11 @@ def fraction_of_capacity(requested: int, capacity: int) -> float:
 
 
 def balanced_resource_allocation(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
-    cpu, memory = _nonzero_requested(pod, info)
     allocatable = info.node.allocatable
-    cpu_fraction = fraction_of_capacity(cpu, allocatable.milli_cpu)
-    memory_fraction = fraction_of_capacity(memory, allocatable.memory)
+    cpu_fraction = fraction_of_capacity(info.nonzero_cpu + pod.nonzero_cpu, allocatable.milli_cpu)
+    memory_fraction = fraction_of_capacity(
+        info.nonzero_memory + pod.nonzero_memory, allocatable.memory
+    )
     if cpu_fraction >= 1 or memory_fraction >= 1:
         # An overcommitted (or resource-less) node is never "balanced".
         return 0
@@ -254,14 +261,35 @@ def requested_to_capacity_ratio_arguments(argument: Any) -> Priority:
     weights: dict[str, int] = {}
     for resource in getattr(argument, "resources", None) or ():
         weights[str(resource.name)] = int(resource.weight) or 1
-    return mapped(requested_to_capacity_ratio_map(shape, weights or DEFAULT_RATIO_RESOURCES))
+    return mapped(
+        hint(
+            requested_to_capacity_ratio_map(shape, weights or DEFAULT_RATIO_RESOURCES),
+            node_local=True,
+        )
+    )
 
 
-register_priority(names.LEAST_REQUESTED, mapped(least_requested))
-register_priority(names.MOST_REQUESTED, mapped(most_requested))
-register_priority(names.BALANCED_RESOURCE_ALLOCATION, mapped(balanced_resource_allocation))
-register_priority(names.RESOURCE_LIMITS, mapped(resource_limits))
+def _without_limits(pod: Pod) -> int | None:
+    """ResourceLimits scores 0 everywhere for a pod without a cpu or memory limit."""
+    return 0 if pod.limit_cpu == 0 and pod.limit_memory == 0 else None
+
+
+register_priority(names.LEAST_REQUESTED, mapped(hint(least_requested, node_local=True)))
+register_priority(names.MOST_REQUESTED, mapped(hint(most_requested, node_local=True)))
+register_priority(
+    names.BALANCED_RESOURCE_ALLOCATION,
+    mapped(hint(balanced_resource_allocation, node_local=True)),
+)
+register_priority(
+    names.RESOURCE_LIMITS,
+    mapped(hint(resource_limits, node_local=True, constant=_without_limits)),
+)
 register_priority(
     names.REQUESTED_TO_CAPACITY_RATIO,
-    mapped(requested_to_capacity_ratio_map(DEFAULT_SHAPE, DEFAULT_RATIO_RESOURCES)),
+    mapped(
+        hint(
+            requested_to_capacity_ratio_map(DEFAULT_SHAPE, DEFAULT_RATIO_RESOURCES),
+            node_local=True,
+        )
+    ),
 )
