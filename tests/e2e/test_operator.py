@@ -380,3 +380,13 @@ async def test_health_and_metrics_endpoints_answer(
             in text
         )
         assert "scheduler_binding_duration_seconds_count" in text
+
+
+def test_handlers_run_on_the_event_loop_not_in_kopfs_thread_pool() -> None:
+    # Kopf runs sync handlers in an executor thread; the runtime is not thread-safe.
+    import inspect
+
+    from policy_scheduler import handlers
+
+    for name in ("pod_event", "node_event", "_object_event", "policy_event", "login"):
+        assert inspect.iscoroutinefunction(getattr(handlers, name)), name

@@ -19,7 +19,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from kubernetes_asyncio import client
@@ -56,6 +56,23 @@ class Api(Protocol):
 
 def _status_of(exc: ApiException) -> int:
     return int(exc.status or 0)
+
+
+async def _raw_status(call: Awaitable[Any]) -> int:
+    """The HTTP status of a call made with ``_preload_content=False``.
+
+    Writes whose answer we do not read (events, status patches) skip kubernetes-asyncio's
+    deserialization into models, which costs more than the request itself; with that
+    flag, error statuses come back as responses instead of exceptions.
+    """
+    try:
+        response = await call
+    except ApiException as exc:
+        return _status_of(exc)
+    try:
+        return int(response.status)
+    finally:
+        response.release()
 
 
 class RateLimiter:
@@ -120,37 +137,36 @@ class KubeApi:
     @needs("", "pods/status", "patch")
     async def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
         await self.limiter.acquire()
-        try:
-            await self.core.patch_namespaced_pod_status(
+        return await _raw_status(
+            self.core.patch_namespaced_pod_status(
                 name,
                 namespace,
                 dict(patch),
                 # Strategic merge: conditions merge by type, the others stay.
                 _content_type="application/strategic-merge-patch+json",
+                _preload_content=False,
             )
-        except ApiException as exc:
-            return _status_of(exc)
-        return 200
+        )
 
     @needs("", "events", "create")
     async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int:
         await self.limiter.acquire()
-        try:
-            await self.core.create_namespaced_event(namespace, dict(body))
-        except ApiException as exc:
-            return _status_of(exc)
-        return 201
+        return await _raw_status(
+            self.core.create_namespaced_event(namespace, dict(body), _preload_content=False)
+        )
 
     @needs("", "events", "patch")
     async def patch_event(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
         await self.limiter.acquire()
-        try:
-            await self.core.patch_namespaced_event(
-                name, namespace, dict(patch), _content_type="application/merge-patch+json"
+        return await _raw_status(
+            self.core.patch_namespaced_event(
+                name,
+                namespace,
+                dict(patch),
+                _content_type="application/merge-patch+json",
+                _preload_content=False,
             )
-        except ApiException as exc:
-            return _status_of(exc)
-        return 200
+        )
 
     @needs(CRD_GROUP, "schedulingpolicies/status", "get", "patch")
     async def patch_policy_status(self, name: str, status: Mapping[str, Any]) -> int:
