@@ -152,26 +152,24 @@ def _count_terms(
         value = labels.get(_topology_key(term))
         if value is None:
             continue  # a node without the key shares no domain with anyone
-        values = index.setdefault(term, {})
-        total = values.get(value, 0) + sign
-        if total > 0:
-            values[value] = total
-        else:
-            values.pop(value, None)
-            if not values:
-                del index[term]
+        _bump(index, term, value, sign)
 
 
 def _count_labels(index: dict[str, dict[str, int]], labels: Mapping[str, str], sign: int) -> None:
     for key, value in labels.items():
-        values = index.setdefault(key, {})
-        total = values.get(value, 0) + sign
-        if total > 0:
-            values[value] = total
-        else:
-            values.pop(value, None)
-            if not values:
-                del index[key]
+        _bump(index, key, value, sign)
+
+
+def _bump(index: dict[Any, dict[str, int]], outer: Any, inner: str, sign: int) -> None:
+    """Add ``sign`` to ``index[outer][inner]``, dropping counts and maps that reach zero."""
+    values = index.setdefault(outer, {})
+    total = values.get(inner, 0) + sign
+    if total > 0:
+        values[inner] = total
+    else:
+        values.pop(inner, None)
+        if not values:
+            del index[outer]
 
 
 class ClusterState:

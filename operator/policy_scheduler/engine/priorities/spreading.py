@@ -255,6 +255,19 @@ def service_anti_affinity(argument: Any) -> Priority:
 # -- EvenPodsSpreadPriority -----------------------------------------------------------------
 
 
+def _scored_pairs(
+    nodes: Sequence[NodeInfo], constraints: tuple[TopologySpreadConstraint, ...]
+) -> dict[tuple[str, str], int]:
+    """Every (key, value) pair of the scored nodes that carry all the constraints' keys."""
+    pairs: dict[tuple[str, str], int] = {}
+    for info in nodes:
+        labels = info.node.labels
+        if has_all_keys(labels, constraints):
+            for constraint in constraints:
+                pairs.setdefault((constraint.topology_key, labels[constraint.topology_key]), 0)
+    return pairs
+
+
 def _soft_pair_counts(
     pod: Pod,
     nodes: Sequence[NodeInfo],
@@ -262,12 +275,7 @@ def _soft_pair_counts(
     constraints: tuple[TopologySpreadConstraint, ...],
 ) -> dict[tuple[str, str], int]:
     """topologyPairToPodCounts: pairs of qualified scored nodes, counted over all nodes."""
-    pairs: dict[tuple[str, str], int] = {}
-    for info in nodes:
-        labels = info.node.labels
-        if has_all_keys(labels, constraints):
-            for constraint in constraints:
-                pairs.setdefault((constraint.topology_key, labels[constraint.topology_key]), 0)
+    pairs = _scored_pairs(nodes, constraints)
     if not pairs:
         return pairs
     for info in cluster.nodes.values():
@@ -296,12 +304,7 @@ def _indexed_soft_pair_counts(
     constraints: tuple[TopologySpreadConstraint, ...],
 ) -> dict[tuple[str, str], int]:
     """The same counts as :func:`_soft_pair_counts`, visiting only the candidate pods."""
-    pairs: dict[tuple[str, str], int] = {}
-    for info in nodes:
-        labels = info.node.labels
-        if has_all_keys(labels, constraints):
-            for constraint in constraints:
-                pairs.setdefault((constraint.topology_key, labels[constraint.topology_key]), 0)
+    pairs = _scored_pairs(nodes, constraints)
     if not pairs:
         return pairs
     qualified = QualifiedNodes(pod, cluster, constraints)
