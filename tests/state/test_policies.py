@@ -285,3 +285,13 @@ def test_a_broken_holder_yields_to_an_older_valid_claimant(book: PolicyBook) -> 
         "young": (False, INVALID, None),
     }
     assert serving(book, "gpu") == "old"
+
+
+def test_accepted_with_extenders_says_they_are_not_called(book: PolicyBook) -> None:
+    body = obj("p")
+    body["spec"]["extenders"] = [
+        {"urlPrefix": "http://extender:8888", "filterVerb": "filter"},
+    ]
+    [verdict] = book.apply(body)
+    assert verdict.accepted
+    assert "1 extender(s) are not called" in verdict.message

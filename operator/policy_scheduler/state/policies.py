@@ -52,6 +52,7 @@ class _Record:
     candidate: CompiledPolicy | None  # latest valid version
     serving: CompiledPolicy | None  # version in service (last accepted)
     verdict: Verdict | None = None
+    extenders: int = 0  # in the latest valid spec
 
 
 class PolicyBook:
@@ -110,6 +111,7 @@ class PolicyBook:
             policy: SchedulingPolicy = parse_policy(obj)
             record.candidate = compile_policy(policy)
             record.wanted_name = record.candidate.scheduler_name
+            record.extenders = len(policy.spec.extenders)
         except PolicyError as exc:
             error = str(exc)
             record.candidate = None
@@ -199,7 +201,7 @@ class PolicyBook:
                 record.name,
                 True,
                 ACCEPTED,
-                f'serving schedulerName "{serving}"',
+                f'serving schedulerName "{serving}"' + _extenders_note(record.extenders),
                 record.generation,
                 serving,
             )
@@ -220,3 +222,13 @@ class PolicyBook:
             record.generation,
             serving,
         )
+
+
+def _extenders_note(count: int) -> str:
+    """Accepted with extenders: say plainly that they are not called (never ignored silently)."""
+    if not count:
+        return ""
+    return (
+        f"; its {count} extender(s) are not called: this version schedules with the "
+        "built-in predicates and priorities only"
+    )
