@@ -124,9 +124,8 @@ class KubeApi:
             "metadata": {"name": name, "namespace": namespace, "uid": uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
-        response = await self.core.create_namespaced_pod_binding(
-            name, namespace, body, _preload_content=False
-        )
+        api, ns = self.core, namespace
+        response = await api.create_namespaced_pod_binding(name, ns, body, _preload_content=False)
         status = int(response.status)
         if status >= 300:
             text = await response.text()
