@@ -8,6 +8,8 @@ appeared, whether the pod is waiting, and where."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 from datetime import UTC, datetime
 from typing import Any
@@ -452,3 +454,56 @@ async def test_the_builtin_default_policy_serves_the_default_name(
     runtime.on_pod(spod("web"))
     await attempt(runtime)
     assert api.bindings == [("default/web", "n1")]
+
+
+# -- metrics and failures inside the loop ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "result"),
+    [(201, "success"), (409, "conflict"), (500, "error")],
+)
+async def test_binding_results_are_counted_by_kind(
+    api: FakeApi, clock: FakeClock, answer: int, result: str
+) -> None:
+    from policy_scheduler.runtime.metrics import Metrics
+
+    metrics = Metrics()
+    runtime = make_runtime(api, clock, metrics=metrics)
+    runtime.on_node(node("n1"))
+    api.statuses["bind"] = answer
+    runtime.on_pod(spod("web"))
+    await attempt(runtime)
+    rendered = metrics.render().decode()
+    assert f'scheduler_binding_duration_seconds_count{{result="{result}"}} 1.0' in rendered
+
+
+class _FailingPending:
+    """A metrics sink that breaks after the pod was handed to its binding."""
+
+    def __getattr__(self, name: str) -> Any:
+        def report(*args: Any, **kwargs: Any) -> None:
+            if name == "pending":
+                raise RuntimeError("metrics backend down")
+
+        return report
+
+
+async def test_an_error_after_the_binding_started_keeps_the_assumption(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    runtime = make_runtime(api, clock, metrics=_FailingPending())
+    runtime.on_node(node("n1"))
+    web = spod("web")
+    runtime.on_pod(web)
+    loop = asyncio.create_task(runtime.run())
+    for _ in range(50):
+        await asyncio.sleep(0)
+        if api.bindings:
+            break
+    loop.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await loop
+    assert api.bindings == [("default/web", "n1")]  # bound once, not retried
+    assert runtime.cache.is_placed(uid(web))
+    assert uid(web) not in runtime.queue

@@ -116,6 +116,8 @@ class SchedulerRuntime:
         self._schedulers: dict[str, Scheduler] = {}
         self._binding_slots = asyncio.Semaphore(bind_workers)
         self._bindings: set[asyncio.Task[None]] = set()
+        #: Pods whose binding is in flight: their assumption belongs to that binding.
+        self._binding_uids: set[str] = set()
         self._reports: set[asyncio.Task[None]] = set()
         #: Pending pods by schedulerName, whether served or not: a policy accepted later
         #: for their name takes them.
@@ -257,8 +259,10 @@ class SchedulerRuntime:
                     # A bug must not stop the scheduler nor lose the pod.
                     logger.exception("scheduling %s failed", queued.pod.key)
                     self.metrics.attempt("error", queued.pod.scheduler_name, 0.0)
-                    self.cache.forget(queued.pod.uid)
-                    self.queue.error(queued)
+                    if queued.pod.uid not in self._binding_uids:
+                        # Not yet handed to a binding: undo the assumption and retry.
+                        self.cache.forget(queued.pod.uid)
+                        self.queue.error(queued)
         finally:
             await self.drain()
 
@@ -294,6 +298,7 @@ class SchedulerRuntime:
             self.cache.assume(pod, decision.node)
             self.queue.done(pod.uid)
             await self._binding_slots.acquire()
+            self._binding_uids.add(pod.uid)
             task = asyncio.create_task(self._bind(queued, decision.node, profile))
             self._bindings.add(task)
             task.add_done_callback(self._bindings.discard)
@@ -313,9 +318,8 @@ class SchedulerRuntime:
             except Exception as exc:  # network trouble: retry with backoff
                 logger.warning("binding %s to %s failed: %s", pod.key, node, exc)
                 status = 0
-            self.metrics.binding(
-                "success" if status < 300 and status else "error", self.clock() - started
-            )
+            result = "success" if 200 <= status < 300 else "conflict" if status == 409 else "error"
+            self.metrics.binding(result, self.clock() - started)
             if 200 <= status < 300:
                 self.cache.binding_finished(pod.uid)
                 self.metrics.e2e("scheduled", profile, self.clock() - queued.enqueued)
@@ -350,6 +354,7 @@ class SchedulerRuntime:
                 )
             )
         finally:
+            self._binding_uids.discard(pod.uid)
             self._binding_slots.release()
 
     async def drain(self) -> None:
