@@ -260,6 +260,13 @@ def _run_group(
     return tuple(out)
 
 
+def weighted_sum(totals: list[int], weight: int, scores: list[int]) -> list[int]:
+    """Totals plus ``weight`` x each raw score: the one place weights are applied."""
+    if weight == 1:
+        return list(map(add, totals, scores))
+    return [total + weight * score for total, score in zip(totals, scores, strict=True)]
+
+
 class Scheduler:
     """Decides pods one at a time; remembers where to start and whose turn a tie is.
 
@@ -529,12 +536,7 @@ class Scheduler:
         for _, weight, fn in priorities:
             scores = fn(pod, feasible, cycle)
             all_scores.append(scores)
-            if weight == 1:
-                totals = list(map(add, totals, scores))
-            else:
-                totals = [
-                    total + weight * score for total, score in zip(totals, scores, strict=True)
-                ]
+            totals = weighted_sum(totals, weight, scores)
             # A big cluster is scored over several turns of the loop, not in one block.
             if big:
                 await asyncio.sleep(0)
@@ -647,12 +649,7 @@ class Scheduler:
             if big:
                 await asyncio.sleep(0)
         for weight, scores in columns:
-            if weight == 1:
-                totals = list(map(add, totals, scores))
-            else:
-                totals = [
-                    total + weight * score for total, score in zip(totals, scores, strict=True)
-                ]
+            totals = weighted_sum(totals, weight, scores)
         if offset:
             totals = [total + offset for total in totals]
 

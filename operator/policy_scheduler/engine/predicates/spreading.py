@@ -39,7 +39,7 @@ one topology key (the common case); otherwise a walk over the nodes' labels rema
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -196,6 +196,15 @@ def _hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
                     matched += 1
             pair = (constraint.topology_key, node.labels[constraint.topology_key])
             pair_counts[pair] = pair_counts.get(pair, 0) + matched
+    return _summary(pod, constraints, pair_counts)
+
+
+def _summary(
+    pod: Pod,
+    constraints: Sequence[TopologySpreadConstraint],
+    pair_counts: dict[tuple[str, str], int],
+) -> _HardSpread:
+    """The per-attempt summary from the matching pods counted per topology pair."""
     min_counts: dict[str, int] = {}
     for (key, _), count in pair_counts.items():
         if key not in min_counts or count < min_counts[key]:
@@ -272,15 +281,7 @@ def _indexed_hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
             labels = qualified.labels(existing.node_name)
             if labels is not None:
                 pair_counts[(key, labels[key])] += 1
-    min_counts: dict[str, int] = {}
-    for (key, _), count in pair_counts.items():
-        if key not in min_counts or count < min_counts[key]:
-            min_counts[key] = count
-    return _HardSpread(
-        constraints=tuple((c, 1 if c.selector.matches(pod.labels) else 0) for c in constraints),
-        pair_counts=pair_counts,
-        min_counts=min_counts,
-    )
+    return _summary(pod, constraints, pair_counts)
 
 
 def _spread_summary(pod: Pod, cycle: CycleState) -> _HardSpread | None:
