@@ -29,8 +29,8 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
             f" evaluated, {decision.num_all_nodes} nodes)"
         ]
     # Score columns only when some node was scored.
-    priority_names = [name for name, _, _ in policy.priorities] if decision.scores else []
-    weights = {name: weight for name, weight, _ in policy.priorities}
+    priority_names = [entry.name for entry in policy.priorities] if decision.scores else []
+    weights = {entry.name: entry.weight for entry in policy.priorities}
     header = ["", "NODE", "RESULT"]
     header += [
         f"{_column(n)}(x{weights[n]})" if weights[n] != 1 else _column(n) for n in priority_names

@@ -271,5 +271,7 @@ def test_the_spelled_out_default_policy_example_is_the_default_policy() -> None:
 
     example = compile_policy(load_policy_file(ROOT / "examples" / "policies" / "default.yaml"))
     builtin = compile_policy(default_policy())
-    assert [name for name, _ in example.predicates] == [name for name, _ in builtin.predicates]
-    assert [(n, w) for n, w, _ in example.priorities] == [(n, w) for n, w, _ in builtin.priorities]
+    assert [p.name for p in example.predicates] == [p.name for p in builtin.predicates]
+    assert [(p.name, p.weight) for p in example.priorities] == [
+        (p.name, p.weight) for p in builtin.priorities
+    ]

@@ -115,7 +115,7 @@ def test_an_invalid_update_keeps_the_last_accepted_version_serving(book: PolicyB
     assert (verdict.accepted, verdict.reason, verdict.generation) == (True, ACCEPTED, 3)
     after = book.policy_for("gpu")
     assert after is not None and after is not before
-    assert [weight for _, weight, _ in after.priorities] == [5]
+    assert [p.weight for p in after.priorities] == [5]
 
 
 def test_a_valid_update_to_another_name_moves_the_service(book: PolicyBook) -> None:

@@ -55,7 +55,7 @@ from typing import Any, Final
 from ..objects import Pod
 from .cluster import ClusterState
 from .compiler import CompiledPolicy, MapPlan
-from .framework import NO_HINTS, CycleState, Hints, MapFunction, Predicate, Reasons
+from .framework import NO_HINTS, CycleState, MapFunction, Predicate, Reasons
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
 
@@ -260,11 +260,19 @@ def _run_group(
     return tuple(out)
 
 
+# -- weights: applied here and nowhere else ------------------------------------------
+
+
 def weighted_sum(totals: list[int], weight: int, scores: list[int]) -> list[int]:
-    """Totals plus ``weight`` x each raw score: the one place weights are applied."""
+    """One priority's column: totals plus ``weight`` x each node's raw score."""
     if weight == 1:
         return list(map(add, totals, scores))
     return [total + weight * score for total, score in zip(totals, scores, strict=True)]
+
+
+def weighted_row(weights: Sequence[int], scores: Sequence[int]) -> int:
+    """One node's row: the sum of ``weight`` x raw score over several priorities."""
+    return sum([w * score for w, score in zip(weights, scores, strict=True) if w])
 
 
 class Scheduler:
@@ -348,8 +356,8 @@ class Scheduler:
             for i in range(lo, hi):
                 info = nodes[(start + i) % all_nodes]
                 reasons: list[str] = []
-                for _, fn in predicates:
-                    result = fn(pod, info, cycle)
+                for entry in predicates:
+                    result = entry.fn(pod, info, cycle)
                     if result:
                         reasons.extend(result)
                         if not check_all:
@@ -400,10 +408,6 @@ class Scheduler:
         self, pod: Pod, cycle: CycleState, policy: CompiledPolicy, num_nodes: int
     ) -> list[_Step]:
         """The pod's predicates: what cannot fail dropped, node-local runs grouped."""
-        predicates = policy.predicates
-        hints: Sequence[Hints] = policy.predicate_hints
-        if len(hints) != len(predicates):
-            hints = (NO_HINTS,) * len(predicates)
         fingerprint = pod.fingerprint
         check_all = policy.always_check_all_predicates
         steps: list[_Step] = []
@@ -418,7 +422,8 @@ class Scheduler:
                 group.clear()
                 contexts.clear()
 
-        for (_, fn), hint in zip(predicates, hints, strict=True):
+        for entry in policy.predicates:
+            fn, hint = entry.fn, entry.hints
             never_fails = hint.never_fails
             if never_fails is not None and never_fails(pod):
                 continue
@@ -533,17 +538,17 @@ class Scheduler:
         big = len(feasible) > self.chunk_size
         totals = [0] * len(feasible)
         all_scores: list[list[int]] = []
-        for _, weight, fn in priorities:
-            scores = fn(pod, feasible, cycle)
+        for entry in priorities:
+            scores = entry.fn(pod, feasible, cycle)
             all_scores.append(scores)
-            totals = weighted_sum(totals, weight, scores)
+            totals = weighted_sum(totals, entry.weight, scores)
             # A big cluster is scored over several turns of the loop, not in one block.
             if big:
                 await asyncio.sleep(0)
         if self.explain:
             # Kept as lists; Decision.scores builds the per-node dicts if someone reads it.
             decision._explanation = (
-                [name for name, _, _ in priorities],
+                [entry.name for entry in priorities],
                 [info.name for info in feasible],
                 totals,
                 lambda: all_scores,
@@ -567,9 +572,6 @@ class Scheduler:
         column, as the plain path adds all of them.
         """
         priorities = policy.priorities
-        plans: Sequence[MapPlan | None] = policy.priority_maps
-        if len(plans) != len(priorities):
-            plans = (None,) * len(priorities)
         count = len(feasible)
         big = count > self.chunk_size
         fingerprint = pod.fingerprint
@@ -583,14 +585,14 @@ class Scheduler:
         cached_reduced: list[tuple[int, int, MapPlan]] = []  # (priority, place, plan)
         contexts: list[Hashable] = []
         called: list[int] = []
-        for index, (_, weight, _fn) in enumerate(priorities):
-            plan = plans[index]
+        for index, entry in enumerate(priorities):
+            weight, plan = entry.weight, entry.plan
             hints = plan.hints if plan is not None else NO_HINTS
             if plan is not None and hints.constant is not None:
                 constant = hints.constant(pod)
                 if constant is not None:
                     if plan.reduce is None:
-                        offset += weight * constant
+                        offset += weighted_row((weight,), (constant,))
                         sources.append(constant)
                     else:
                         scores = [constant] * count
@@ -623,27 +625,26 @@ class Scheduler:
             add_total = totals.append
             add_row = rows.append
             for info in feasible:
-                entry = table.get(info.name)
+                cached = table.get(info.name)
                 generation = info.generation
-                if entry is None or entry[0] != generation:
+                if cached is None or cached[0] != generation:
                     row = self.cache.shared_row(tuple([fn(pod, info, cycle) for fn in fns]))
-                    partial = sum([w * score for w, score in zip(weights, row, strict=True) if w])
-                    entry = table[info.name] = (generation, row, partial)
-                add_row(entry[1])
-                add_total(entry[2])
+                    partial = weighted_row(weights, row)
+                    cached = table[info.name] = (generation, row, partial)
+                add_row(cached[1])
+                add_total(cached[2])
             for index, place, plan in cached_reduced:
                 scores = [row[place] for row in rows]
                 assert plan.reduce is not None
                 plan.reduce(pod, feasible, cycle, scores)
-                columns.append((priorities[index][1], scores))
+                columns.append((priorities[index].weight, scores))
                 sources[index] = scores
         else:
             totals = [0] * count
 
         for index in called:
-            _, weight, fn = priorities[index]
-            scores = fn(pod, feasible, cycle)
-            columns.append((weight, scores))
+            scores = priorities[index].fn(pod, feasible, cycle)
+            columns.append((priorities[index].weight, scores))
             sources[index] = scores
             # A big cluster is scored over several turns of the loop, not in one block.
             if big:
@@ -668,7 +669,7 @@ class Scheduler:
                 return out
 
             decision._explanation = (
-                [name for name, _, _ in priorities],
+                [entry.name for entry in priorities],
                 [info.name for info in feasible],
                 totals,
                 explained,

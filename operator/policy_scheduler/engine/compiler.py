@@ -8,11 +8,13 @@ that says "check volumes" must not silently schedule without checking them.
 
 An absent predicate (priority) list means the legacy DefaultProvider set.
 
-Besides the functions, the compiled policy carries what the fast path plans with: each
-predicate's :class:`~.framework.Hints` and, for each priority built with
-:func:`~.framework.mapped`, its map, reduce and the map's hints (:class:`MapPlan`), in
-the same order as the functions. :func:`instrument` keeps them aligned and times the
-map/reduce calls the fast path makes directly.
+Each entry is one record (:class:`CompiledPredicate`, :class:`CompiledPriority`) holding
+everything known about it: its name, its function, what the fast path plans with (the
+predicate's :class:`~.framework.Hints`; for a priority built with
+:func:`~.framework.mapped`, its map, reduce and the map's hints as a :class:`MapPlan`)
+and, for a priority, its weight. Nothing is kept in parallel tuples that could fall out
+of step. :func:`instrument` times every callable of a record, the map/reduce calls the
+fast path makes directly included.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..objects import Pod, is_extended_resource
 from ..policy import PolicyError, PredicateArgument, PriorityArgument, SchedulingPolicy
 from . import catalogue  # noqa: F401  (fills the registry)
 from .framework import (
+    NO_HINTS,
     REGISTRY,
     CycleState,
     Hints,
@@ -56,18 +59,45 @@ class MapPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class CompiledPredicate:
+    """One predicate of a policy, in evaluation order: its name (as the policy wrote
+    it), its function and the hints the fast path plans with."""
+
+    name: str
+    fn: Predicate
+    hints: Hints = NO_HINTS
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPriority:
+    """One priority of a policy: its name, its weight, its function and, for a mapped
+    priority, its parts (``plan``) so the fast path can cache the map per node."""
+
+    name: str
+    weight: int
+    fn: Priority
+    plan: MapPlan | None = None
+
+
+def compiled_predicate(name: str, fn: Predicate) -> CompiledPredicate:
+    return CompiledPredicate(name, fn, hints_of(fn))
+
+
+def compiled_priority(name: str, weight: int, fn: Priority) -> CompiledPriority:
+    return CompiledPriority(name, weight, fn, map_plan(fn))
+
+
+@dataclass(frozen=True, slots=True)
 class CompiledPolicy:
+    """An accepted policy bound to the functions one decision runs."""
+
     name: str
     scheduler_name: str
-    predicates: tuple[tuple[str, Predicate], ...]
-    priorities: tuple[tuple[str, int, Priority], ...]
+    predicates: tuple[CompiledPredicate, ...]
+    priorities: tuple[CompiledPriority, ...]
     always_check_all_predicates: bool
     percentage_of_nodes_to_score: int
     settings: PolicySettings
-    #: Aligned with ``predicates`` / ``priorities``; empty (or misaligned after a
-    #: ``replace``) means "no hints": the fast path then calls every function as is.
-    predicate_hints: tuple[Hints, ...] = ()
-    priority_maps: tuple[MapPlan | None, ...] = ()
 
 
 def map_plan(fn: Priority) -> MapPlan | None:
@@ -89,7 +119,7 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
     errors: list[str] = []
     prefix = f'SchedulingPolicy "{policy.name}": '
 
-    predicates: list[tuple[str, Predicate]] = []
+    predicates: list[CompiledPredicate] = []
     ordered = policy.ordered_predicates()
     if ordered is None:
         for name in names.DEFAULT_PREDICATE_ORDER:
@@ -97,7 +127,7 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
             if fn is None:
                 errors.append(f"{prefix}default predicate {name!r} is not implemented")
             else:
-                predicates.append((name, fn))
+                predicates.append(compiled_predicate(name, fn))
     else:
         index_of = {id(entry): i for i, entry in enumerate(spec.predicates or ())}
         for entry in ordered:
@@ -109,23 +139,23 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
                 if factory is None:
                     errors.append(f"{where}.argument.{kind}: is not implemented yet")
                     continue
-                predicates.append((entry.name, factory(value)))
+                predicates.append(compiled_predicate(entry.name, factory(value)))
                 continue
             canonical = names.canonical_predicate(entry.name)
             fn = REGISTRY.predicates.get(canonical)
             if fn is None:
                 errors.append(f"{where}.name: predicate {entry.name!r} is not implemented yet")
                 continue
-            predicates.append((entry.name, fn))
+            predicates.append(compiled_predicate(entry.name, fn))
 
-    priorities: list[tuple[str, int, Priority]] = []
+    priorities: list[CompiledPriority] = []
     if spec.priorities is None:
         for name, weight in names.DEFAULT_PRIORITY_WEIGHTS:
             pfn = REGISTRY.priorities.get(name)
             if pfn is None:
                 errors.append(f"{prefix}default priority {name!r} is not implemented")
             else:
-                priorities.append((name, weight, pfn))
+                priorities.append(compiled_priority(name, weight, pfn))
     else:
         for index, pentry in enumerate(spec.priorities):
             where = f"{prefix}spec.priorities[{index}]"
@@ -136,13 +166,13 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
                 if pfactory is None:
                     errors.append(f"{where}.argument.{kind}: is not implemented yet")
                     continue
-                priorities.append((pentry.name, pentry.weight, pfactory(value)))
+                priorities.append(compiled_priority(pentry.name, pentry.weight, pfactory(value)))
                 continue
             pfn = REGISTRY.priorities.get(names.canonical_priority(pentry.name))
             if pfn is None:
                 errors.append(f"{where}.name: priority {pentry.name!r} is not implemented yet")
                 continue
-            priorities.append((pentry.name, pentry.weight, pfn))
+            priorities.append(compiled_priority(pentry.name, pentry.weight, pfn))
 
     if errors:
         raise NotImplementedPolicyError(errors)
@@ -164,8 +194,6 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
             hard_pod_affinity_weight=spec.hardPodAffinitySymmetricWeight,
             ignored_resources=ignored,
         ),
-        predicate_hints=tuple(hints_of(fn) for _, fn in predicates),
-        priority_maps=tuple(map_plan(fn) for _, _, fn in priorities),
     )
 
 
@@ -230,16 +258,17 @@ def instrument(
             plan.hints,
         )
 
-    maps = policy.priority_maps
     return replace(
         policy,
-        predicates=tuple((name, timed_predicate(name, fn)) for name, fn in policy.predicates),
-        priorities=tuple(
-            (name, weight, timed_priority(name, fn)) for name, weight, fn in policy.priorities
+        predicates=tuple(
+            replace(entry, fn=timed_predicate(entry.name, entry.fn)) for entry in policy.predicates
         ),
-        priority_maps=tuple(
-            timed_plan(name, maps[i]) for i, (name, _, _) in enumerate(policy.priorities)
-        )
-        if len(maps) == len(policy.priorities)
-        else (),
+        priorities=tuple(
+            replace(
+                entry,
+                fn=timed_priority(entry.name, entry.fn),
+                plan=timed_plan(entry.name, entry.plan),
+            )
+            for entry in policy.priorities
+        ),
     )
