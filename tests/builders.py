@@ -15,12 +15,14 @@ from typing import Any
 from policy_scheduler.engine.algorithm import Decision, Scheduler
 from policy_scheduler.engine.cluster import ClusterState
 from policy_scheduler.engine.framework import CycleState, PolicySettings
+from policy_scheduler.kinds import kind_of
 from policy_scheduler.objects import (
     Node,
     Pod,
     parse_node,
     parse_pod,
 )
+from policy_scheduler.state.cache import OBJECT_KINDS, store
 
 _uids = itertools.count(1)
 
@@ -174,8 +176,15 @@ def cluster(
     for p in pods:
         state.add_pod(parse_pod(p))
     for obj in objects:
-        assert state.apply_object(obj), f"not a kind ClusterState keeps: {obj['kind']}"
+        add_object(state, obj)
     return state
+
+
+def add_object(state: ClusterState, obj: Mapping[str, Any]) -> None:
+    """Parse a PV, PVC, StorageClass, CSINode, Service or controller into ``state``."""
+    kind = kind_of(obj)
+    assert kind is not None and kind in OBJECT_KINDS, f"not a kind the cache keeps: {obj['kind']}"
+    store(state, kind, kind.parse(obj))
 
 
 def cycle(pod_obj: Pod, state: ClusterState, **settings: Any) -> CycleState:

@@ -12,10 +12,8 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import yaml
 
@@ -23,24 +21,21 @@ from . import __version__
 from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy, compile_policy
 from .legacy import convert_legacy, load_legacy
-from .names import DEFAULT_SCHEDULER_NAME
 from .objects import ObjectError
+from .options import Options, default_of
 from .policy import PolicyError, policy_to_object
 from .reports import render_report
 from .selectors import SelectorError
 from .simulation import (
     InputError,
-    choose_policy,
     is_legacy_policy,
     load_inputs,
     load_policy_document,
+    load_policy_file,
     read_documents,
     report_to_json,
     simulate,
 )
-
-if TYPE_CHECKING:
-    from .runtime.operating import Options
 
 USER_ERRORS = (InputError, ObjectError, PolicyError, SelectorError)
 
@@ -59,25 +54,43 @@ def _progress_printer() -> Callable[[int, int], None] | None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    inputs = load_inputs(args.file)
-    chosen = choose_policy(inputs, args.policy)
-    policy = compile_policy(chosen)
-    if chosen.spec.extenders:
-        print(
-            f"warning: policy {chosen.name!r} has {len(chosen.spec.extenders)} extender(s); "
-            "simulate does not call extenders, so their filters and scores are left out",
-            file=sys.stderr,
-        )
+    override = load_policy_file(args.policy) if args.policy is not None else None
+    inputs = load_inputs(args.file, policy=override, default_scheduler_name=args.scheduler_name)
     for warning in inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for pod, why in inputs.skipped:
         print(f"note: skipping pod {pod.key}: {why}", file=sys.stderr)
-    decisions = asyncio.run(simulate(inputs, policy, progress=_progress_printer()))
+    for scheduler_name, count in sorted(inputs.unserved().items()):
+        print(
+            f"note: skipping {count} pending pod(s) of schedulerName {scheduler_name!r}: "
+            "no policy serves it (--policy FILE decides every pending pod with one policy)",
+            file=sys.stderr,
+        )
+    book = inputs.world.book
+    by_name = {p.name: p for p in inputs.policies if override is None}
+    if override is not None:
+        by_name[override.name] = override
+    for name in inputs.policy_names():
+        used = by_name.get(name)
+        if used is not None and used.spec.extenders:
+            print(
+                f"warning: policy {name!r} has {len(used.spec.extenders)} extender(s); "
+                "simulate does not call extenders, so their filters and scores are left out",
+                file=sys.stderr,
+            )
+    # Named before deciding: the queue empties as pods are decided.
+    report_name = ", ".join(inputs.policy_names() or [override.name if override else "default"])
+    decisions = asyncio.run(simulate(inputs, progress=_progress_printer()))
+    policies: dict[str, CompiledPolicy] = {}
+    for decision in decisions:
+        compiled = book.policy_for(decision.pod.scheduler_name)
+        if compiled is not None:
+            policies[decision.policy] = compiled
     if args.output == "json":
-        json.dump(report_to_json(policy.name, decisions), sys.stdout, indent=2)
+        json.dump(report_to_json(report_name, decisions), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_report(policy, decisions))
+        sys.stdout.write(render_report(policies, decisions))
     return 0
 
 
@@ -140,7 +153,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="Kubernetes objects (YAML/JSON, multi-document or kind: List); repeatable; "
         "- for stdin",
     )
-    sim.add_argument("--policy", metavar="FILE", help="a SchedulingPolicy or legacy Policy file")
+    sim.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="a SchedulingPolicy or legacy Policy file deciding every pending pod",
+    )
+    sim.add_argument(
+        "--scheduler-name",
+        default=default_of("scheduler_name"),
+        help="the schedulerName the built-in default policy serves",
+    )
     sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
     sim.set_defaults(func=cmd_simulate)
 
@@ -154,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("legacy_policy", metavar="LEGACY_POLICY")
     conv.add_argument("--name", default="default", help="metadata.name of the SchedulingPolicy")
     conv.add_argument(
-        "--scheduler-name", default="policy-scheduler", help="spec.schedulerName to serve"
+        "--scheduler-name", default=default_of("scheduler_name"), help="spec.schedulerName to serve"
     )
     conv.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     conv.set_defaults(func=cmd_convert)
@@ -165,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the scheduler against a cluster (the operator)")
     run.add_argument(
         "--scheduler-name",
-        default=DEFAULT_SCHEDULER_NAME,
+        default=default_of("scheduler_name"),
         help="schedulerName served by the built-in default policy",
     )
     scope = run.add_mutually_exclusive_group()
@@ -184,25 +206,50 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="schedule pods of every namespace (the default)",
     )
-    run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
-    run.add_argument("--log-format", choices=("text", "json"), default="text")
-    run.add_argument("--metrics-port", type=int, default=9090, help="0 disables /metrics")
-    run.add_argument("--health-port", type=int, default=8081, help="serves GET /healthz")
+    run.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=default_of("log_level"),
+    )
+    run.add_argument("--log-format", choices=("text", "json"), default=default_of("log_format"))
+    run.add_argument(
+        "--metrics-port", type=int, default=default_of("metrics_port"), help="0 disables /metrics"
+    )
+    run.add_argument(
+        "--health-port",
+        type=int,
+        default=default_of("health_port"),
+        help="serves GET /healthz; 0 disables",
+    )
+    run.add_argument(
+        "--bind-address",
+        dest="host",
+        default=default_of("host"),
+        help="address the metrics and health servers listen on",
+    )
     run.add_argument(
         "--leader-elect",
         action=argparse.BooleanOptionalAction,
-        default=False,
+        default=default_of("leader_elect"),
         help="take a Lease before scheduling (for several replicas)",
     )
-    run.add_argument("--lease-name", default="policy-scheduler")
+    run.add_argument("--lease-name", default=default_of("lease_name"))
     run.add_argument(
         "--lease-namespace", default=None, help="default: $POD_NAMESPACE, else default"
     )
     run.add_argument(
-        "--qps", type=float, default=200.0, help="API requests per second (0: unlimited)"
+        "--qps",
+        type=float,
+        default=default_of("qps"),
+        help="API requests per second (0: unlimited)",
     )
-    run.add_argument("--burst", type=int, default=400)
-    run.add_argument("--bind-workers", type=int, default=16, help="bindings in flight at once")
+    run.add_argument("--burst", type=int, default=default_of("burst"))
+    run.add_argument(
+        "--bind-workers",
+        type=int,
+        default=default_of("bind_workers"),
+        help="bindings in flight at once",
+    )
     run.set_defaults(func=cmd_run)
 
     exp = sub.add_parser("explain", help="why is this pod pending? per-node answer, read-only")
@@ -210,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("-n", "--namespace", default="default")
     exp.add_argument(
         "--scheduler-name",
-        default=DEFAULT_SCHEDULER_NAME,
+        default=default_of("scheduler_name"),
         help="the name the built-in default policy serves",
     )
     exp.add_argument("-o", "--output", choices=("table", "json"), default="table")
@@ -227,27 +274,27 @@ def cmd_crd(args: argparse.Namespace) -> int:
 
 def options_from_args(args: argparse.Namespace) -> Options:
     """The operator's options from ``run``'s flags (and the pod's environment)."""
-    # Imported here: the offline commands should not pay for importing Kopf.
-    from .runtime.operating import Options
-
-    return Options(
+    options = Options(
         scheduler_name=args.scheduler_name,
         namespaces=tuple(args.namespaces),
         log_level=args.log_level,
         log_format=args.log_format,
         metrics_port=args.metrics_port,
         health_port=args.health_port,
+        host=args.host,
         leader_elect=args.leader_elect,
         lease_name=args.lease_name,
-        lease_namespace=args.lease_namespace or os.environ.get("POD_NAMESPACE", "default"),
         qps=args.qps,
         burst=args.burst,
         bind_workers=args.bind_workers,
     )
+    if args.lease_namespace:
+        options.lease_namespace = args.lease_namespace
+    return options
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .runtime.operating import operate
+    from .operating import operate
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(operate(options_from_args(args)))
@@ -255,11 +302,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from .operating import load_client
     from .runtime.explaining import explain
-    from .runtime.operating import load_client
 
     async def go() -> tuple[CompiledPolicy, Decision]:
-        api_client = await load_client(10)
+        api_client = await load_client(10)  # a handful of LISTs: a small pool
         try:
             return await explain(api_client, args.namespace, args.pod, args.scheduler_name)
         finally:
@@ -270,7 +317,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         json.dump(report_to_json(policy.name, [decision]), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_report(policy, [decision]))
+        sys.stdout.write(render_report({policy.name: policy}, [decision]))
     return 0
 
 

@@ -46,10 +46,10 @@ import yaml
 
 from policy_scheduler import names, policy
 
-PLURAL: Final = "schedulingpolicies"
-SINGULAR: Final = "schedulingpolicy"
-SHORT_NAME: Final = "schedpol"
-CRD_NAME: Final = f"{PLURAL}.{policy.GROUP}"
+PLURAL: Final = names.CRD_PLURAL
+SINGULAR: Final = names.CRD_SINGULAR
+SHORT_NAME: Final = names.CRD_SHORT_NAME
+CRD_NAME: Final = f"{PLURAL}.{names.CRD_GROUP}"
 FILE_NAME: Final = f"{CRD_NAME}.yaml"
 
 #: CRD-only bounds for CEL cost estimation (see the module docstring, point 2).

@@ -1,10 +1,12 @@
-"""Kopf handlers: watch events in, calls on the :class:`SchedulerRuntime` out. Nothing else.
+"""Kopf handlers: watch events in, :meth:`SchedulerRuntime.handle` out. Nothing else.
 
-Every kind is watched with ``@kopf.on.event`` (or a login/startup hook): event handlers
-write nothing to the objects they watch, so no Kopf annotation and no finalizer ever
-lands on a pod, and none on a SchedulingPolicy either (deleting a policy never waits for
-the operator). Status of SchedulingPolicies is written by the runtime through the API,
-only when it changes, so its own writes do not start a loop.
+Every kind the scheduler reads (:data:`..kinds.KINDS`) gets one ``@kopf.on.event``
+handler that passes the event's type and object, with the kind it was registered for,
+to the runtime, the same door the LIST at startup goes through. Event handlers write
+nothing to the objects they watch, so no Kopf annotation and no finalizer ever lands on
+a pod, and none on a SchedulingPolicy either (deleting a policy never waits for the
+operator). Status of SchedulingPolicies is written by the runtime through the API, only
+when it changes, so its own writes do not start a loop.
 
 The handlers live in their own :data:`registry` (not Kopf's global one), so importing
 this module never changes what another operator in the process handles.
@@ -25,9 +27,7 @@ from typing import Any
 
 import kopf
 
-from .runtime.kubeapi import CRD_GROUP, CRD_PLURAL, CRD_VERSION
-from .runtime.listing import KINDS
-from .runtime.policies import PolicyStatusWriter
+from .kinds import KINDS, Kind
 from .runtime.scheduling import SchedulerRuntime
 
 logger = logging.getLogger(__name__)
@@ -72,48 +72,17 @@ async def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
     return await kopf.login_via_async_client(**kwargs)
 
 
-def _runtime(memo: Any) -> SchedulerRuntime:
-    runtime: SchedulerRuntime = memo.runtime
-    return runtime
+def _register(kind: Kind) -> None:
+    async def event_handler(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
+        runtime: SchedulerRuntime = memo.runtime
+        runtime.handle(event["type"], event["object"], kind)
+
+    event_handler.__name__ = f"{kind.plural}_event"
+    resource = (
+        (kind.group, kind.version, kind.plural) if kind.group else (kind.version, kind.plural)
+    )
+    kopf.on.event(*resource, id=f"{kind.plural}_event", registry=registry)(event_handler)
 
 
-@kopf.on.event("v1", "pods", registry=registry)
-async def pod_event(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
-    runtime = _runtime(memo)
-    if event["type"] == "DELETED":
-        runtime.on_pod_deleted(event["object"])
-    else:
-        runtime.on_pod(event["object"])
-
-
-@kopf.on.event("v1", "nodes", registry=registry)
-async def node_event(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
-    runtime = _runtime(memo)
-    if event["type"] == "DELETED":
-        runtime.on_node_deleted(event["object"])
-    else:
-        runtime.on_node(event["object"])
-
-
-async def _object_event(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
-    _runtime(memo).on_object(event["object"], deleted=event["type"] == "DELETED")
-
-
-for _group, _version, _plural, _kind, _ in KINDS:
-    if _kind in ("Pod", "Node", "SchedulingPolicy"):
-        continue
-    _resource = (_group, _version, _plural) if _group else (_version, _plural)
-    kopf.on.event(*_resource, id=f"{_plural}_event", registry=registry)(_object_event)
-
-
-@kopf.on.event(CRD_GROUP, CRD_VERSION, CRD_PLURAL, registry=registry)
-async def policy_event(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
-    runtime = _runtime(memo)
-    writer: PolicyStatusWriter = memo.policy_status
-    obj = event["object"]
-    if event["type"] == "DELETED":
-        verdicts = runtime.on_policy_deleted(str(obj["metadata"]["name"]))
-    else:
-        verdicts = runtime.on_policy(obj)
-        writer.observe(obj)
-    await writer.write(verdicts)
+for _kind in KINDS:
+    _register(_kind)

@@ -20,19 +20,24 @@ from typing import Any
 import kopf
 
 from .handlers import registry
-from .runtime.operating import Operator, Options, load_client
+from .operating import Operator, load_client
+from .options import Options, default_of
 
 
 def options_from_environment() -> Options:
     env = os.environ
+
+    def get(name: str, option: str) -> str:
+        return env.get(name, str(default_of(option)))
+
     return Options(
-        scheduler_name=env.get("POLICY_SCHEDULER_NAME", "policy-scheduler"),
+        scheduler_name=get("POLICY_SCHEDULER_NAME", "scheduler_name"),
         leader_elect=env.get("POLICY_SCHEDULER_LEADER_ELECT", "").lower() == "true",
-        metrics_port=int(env.get("POLICY_SCHEDULER_METRICS_PORT", "9090")),
+        metrics_port=int(get("POLICY_SCHEDULER_METRICS_PORT", "metrics_port")),
         health_port=0,  # Kopf's --liveness serves it
-        qps=float(env.get("POLICY_SCHEDULER_QPS", "200")),
-        burst=int(env.get("POLICY_SCHEDULER_BURST", "400")),
-        lease_name=env.get("POLICY_SCHEDULER_LEASE_NAME", "policy-scheduler"),
+        qps=float(get("POLICY_SCHEDULER_QPS", "qps")),
+        burst=int(get("POLICY_SCHEDULER_BURST", "burst")),
+        lease_name=get("POLICY_SCHEDULER_LEASE_NAME", "lease_name"),
     )
 
 

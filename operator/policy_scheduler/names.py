@@ -195,3 +195,14 @@ def legacy_rank(name: str, argument_kind: str | None = None) -> int:
     if argument_kind is not None:
         name = PREDICATE_ARGUMENT_KINDS[argument_kind]
     return LEGACY_PREDICATE_ORDER.index(canonical_predicate(name))
+
+
+# -- the SchedulingPolicy resource (its coordinates, written once) ------------------------
+
+CRD_GROUP: Final = "policyscheduler.io"
+CRD_VERSION: Final = "v1alpha1"
+CRD_API_VERSION: Final = f"{CRD_GROUP}/{CRD_VERSION}"
+CRD_KIND: Final = "SchedulingPolicy"
+CRD_PLURAL: Final = "schedulingpolicies"
+CRD_SINGULAR: Final = "schedulingpolicy"
+CRD_SHORT_NAME: Final = "schedpol"

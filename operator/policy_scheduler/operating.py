@@ -16,48 +16,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import threading
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import kopf
 from kubernetes_asyncio import client, config
 
-from .. import handlers
-from ..names import DEFAULT_SCHEDULER_NAME
-from .kubeapi import KubeApi, RateLimiter
-from .leadership import LeaderElector, default_identity
-from .listing import list_cluster
-from .metrics import Metrics
-from .policies import PolicyStatusWriter
-from .scheduling import SchedulerRuntime
+from . import handlers
+from .options import Options
+from .runtime.kubeapi import KubeApi, RateLimiter
+from .runtime.leadership import LeaderElector
+from .runtime.listing import list_cluster
+from .runtime.metrics import Metrics
+from .runtime.scheduling import SchedulerRuntime
 
 logger = logging.getLogger(__name__)
 
-
-@dataclass
-class Options:
-    scheduler_name: str = DEFAULT_SCHEDULER_NAME
-    namespaces: Sequence[str] = ()  # empty: all
-    log_level: str = "info"
-    log_format: str = "text"
-    metrics_port: int = 9090
-    health_port: int = 8081
-    leader_elect: bool = False
-    lease_name: str = "policy-scheduler"
-    lease_namespace: str = field(default_factory=lambda: os.environ.get("POD_NAMESPACE", "default"))
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    qps: float = 200.0
-    burst: int = 400
-    bind_workers: int = 16
-    #: The Lease holder identity: unique per process (two replicas must never share one).
-    identity: str = field(default_factory=lambda: os.environ.get("POD_NAME") or default_identity())
-    host: str = "0.0.0.0"
+__all__ = ["Operator", "Options", "load_client", "operate", "untrust_env"]
 
 
 async def load_client(burst: int, *, proxy_env: bool = True) -> client.ApiClient:
@@ -118,7 +97,6 @@ class Operator:
             is_leader=self.is_leader,
             namespaces=options.namespaces,
         )
-        self.policy_status = PolicyStatusWriter(self.runtime)
         self._loop_task: asyncio.Task[None] | None = None
         self._background: list[asyncio.Task[Any]] = []
         self._stop_metrics: Callable[[], Awaitable[None]] | None = None
@@ -127,17 +105,9 @@ class Operator:
         return self.elector is None or self.elector.is_leader
 
     async def prime(self) -> None:
+        """Everything LISTed, through the same door as the watch events."""
         for obj in await list_cluster(self.api_client):
-            kind = obj.get("kind")
-            if kind == "Pod":
-                self.runtime.on_pod(obj)
-            elif kind == "Node":
-                self.runtime.on_node(obj)
-            elif kind == "SchedulingPolicy":
-                await self.policy_status.write(self.runtime.on_policy(obj))
-                self.policy_status.observe(obj)
-            else:
-                self.runtime.on_object(obj)
+            self.runtime.handle(None, obj)
 
     async def start_scheduling(self) -> None:
         await self.prime()
@@ -161,7 +131,7 @@ class Operator:
                 self.options.host, self.options.metrics_port
             )
         self._background = [
-            asyncio.create_task(self.policy_status.run_refresher(), name="policy-status"),
+            asyncio.create_task(self.runtime.policy_status.run_refresher(), name="policy-status"),
             asyncio.create_task(self._housekeeping(), name="housekeeping"),
         ]
         if self.elector is not None:
@@ -186,7 +156,7 @@ class Operator:
 
     def memo(self) -> kopf.Memo:
         """What the handlers find in Kopf's ``memo``."""
-        return kopf.Memo(runtime=self.runtime, policy_status=self.policy_status)
+        return kopf.Memo(runtime=self.runtime)
 
     async def run(
         self,
@@ -217,7 +187,7 @@ class Operator:
     async def _housekeeping(self, interval: float = 1.0) -> None:
         while True:
             await asyncio.sleep(interval)
-            self.runtime.cache.cleanup_expired()
+            self.runtime.cache.expire()
             cluster = self.runtime.cache.cluster
             self.metrics.cache(
                 len(cluster.nodes), len(cluster.pods), self.runtime.cache.assumed_count
@@ -240,8 +210,6 @@ def configure_logging(level: str, fmt: str) -> None:
 
 class _JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        import json
-
         entry = {
             "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
             "level": record.levelname.lower(),

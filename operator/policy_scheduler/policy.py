@@ -83,10 +83,10 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 
 from policy_scheduler import names
 
-GROUP: Final = "policyscheduler.io"
-VERSION: Final = "v1alpha1"
-API_VERSION: Final = f"{GROUP}/{VERSION}"
-KIND: Final = "SchedulingPolicy"
+GROUP: Final = names.CRD_GROUP
+VERSION: Final = names.CRD_VERSION
+API_VERSION: Final = names.CRD_API_VERSION
+KIND: Final = names.CRD_KIND
 
 #: A field path: ``("spec", "priorities", 2, "weight")`` is ``spec.priorities[2].weight``.
 Path = tuple[str | int, ...]

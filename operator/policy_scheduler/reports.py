@@ -8,7 +8,7 @@ gave. The chosen node is marked with ``*``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy
@@ -68,8 +68,11 @@ def _fmt(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(parts).rstrip()
 
 
-def render_report(policy: CompiledPolicy, decisions: Sequence[Decision]) -> str:
+def render_report(policies: Mapping[str, CompiledPolicy], decisions: Sequence[Decision]) -> str:
+    """The whole table; ``policies``: every policy that decided, by name."""
     scheduled = sum(1 for d in decisions if d.node is not None)
-    blocks = [f"policy {policy.name!r}: {scheduled}/{len(decisions)} pods scheduled"]
-    blocks += [render_decision(d, policy) for d in decisions]
+    names = ", ".join(repr(name) for name in sorted(policies)) or "'default'"
+    kind = "policy" if len(policies) <= 1 else "policies"
+    blocks = [f"{kind} {names}: {scheduled}/{len(decisions)} pods scheduled"]
+    blocks += [render_decision(d, policies[d.policy]) for d in decisions]
     return "\n\n".join(blocks) + "\n"

@@ -43,6 +43,8 @@ def parse_int64(text: str) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class Requirement:
+    """One ``key operator values`` term of a label or node selector."""
+
     key: str
     operator: str
     values: frozenset[str] = frozenset()

@@ -1,36 +1,43 @@
 """Offline scheduling: Kubernetes objects from files in, one decision per pending pod out.
 
 ``simulate`` reads what ``kubectl get -o yaml`` writes (single documents, multi-document
-YAML, ``kind: List``), sorts the objects into a :class:`ClusterState` (nodes, running
-pods, PVs, PVCs, StorageClasses, CSINodes, Services and controllers) and a queue of
-pending pods, then decides the pods one by one with the same engine the operator runs.
-Each decision is *assumed* (the pod is placed on its node in the state) before the next
-pod is decided, so the decisions see each other, as in a live scheduler.
+YAML, ``kind: List``) and feeds every object through the operator's own door,
+:meth:`~.state.world.World.observe`: the same parsing, the same admission rule (which
+pods are taken: not gated, not being deleted, not finished), the same cache and the same
+queue order (higher ``spec.priority`` first, then older, then file order). Then it
+decides the pending pods one by one with the same engine the operator runs, each on a
+snapshot of the cache, and *assumes* each decision in the cache before the next pod is
+decided, so the decisions see each other, as in a live scheduler.
 
-The queue order is the operator's: higher ``spec.priority`` first, then older
-(``creationTimestamp``), then file order. Pods the operator would not take (being
-deleted, with ``schedulingGates``) are reported as skipped, never silently dropped.
-Finished pods (Succeeded / Failed) use no resources, as kube-scheduler's informer
-filters them out.
+Each pending pod is decided by the policy serving its ``spec.schedulerName``, as the
+operator would: the SchedulingPolicies (and legacy Policies) among the inputs, and the
+built-in default policy for the default name. Pods of a name nobody serves are skipped
+with a note; ``--policy FILE`` decides every pending pod with that one policy instead.
+Pods the operator would not take (being deleted, with ``schedulingGates``) are reported
+as skipped, never silently dropped. Finished pods (Succeeded / Failed) use no resources.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .engine.algorithm import Decision, Scheduler
-from .engine.cluster import OTHER_KINDS, ClusterState
-from .engine.compiler import CompiledPolicy, compile_policy
+from .engine.compiler import compile_policy
+from .kinds import SCHEDULING_POLICY, PolicyObject, kind_of
 from .legacy import convert_legacy
-from .objects import ObjectError, Pod, parse_node, parse_pod
-from .policy import PolicyError, SchedulingPolicy, default_policy, parse_policy
+from .names import DEFAULT_SCHEDULER_NAME
+from .objects import ObjectError, Pod
+from .policy import PolicyError, SchedulingPolicy, parse_policy
+from .state.policies import PolicyBook
+from .state.world import World
 
-SCHEDULING_POLICY_KIND = "SchedulingPolicy"
+SCHEDULING_POLICY_KIND = SCHEDULING_POLICY.kind
 LEGACY_POLICY_KIND = "Policy"
 
 
@@ -40,11 +47,31 @@ class InputError(ValueError):
 
 @dataclass
 class Inputs:
-    cluster: ClusterState = field(default_factory=ClusterState)
-    pending: list[Pod] = field(default_factory=list)
-    skipped: list[tuple[Pod, str]] = field(default_factory=list)
+    """What the files hold, sorted the operator's way into a :class:`World`."""
+
+    world: World
+    #: Policies found among the inputs, in file order (legacy ones converted).
     policies: list[SchedulingPolicy] = field(default_factory=list)
+    #: Pods the operator would not take, and why.
+    skipped: list[tuple[Pod, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    def unserved(self) -> dict[str, int]:
+        """Pending pods no policy serves, counted by schedulerName."""
+        queue = self.world.queue
+        return dict(
+            Counter(p.scheduler_name for p in queue.pods() if queue.where(p.uid) == "waiting")
+        )
+
+    def policy_names(self) -> list[str]:
+        """The policies that will decide the pending pods, by name."""
+        book = self.world.book
+        served = {
+            policy.name
+            for pod in self.world.queue.pods()
+            if (policy := book.policy_for(pod.scheduler_name)) is not None
+        }
+        return sorted(served)
 
 
 def read_documents(path: str | Path) -> list[dict[str, Any]]:
@@ -105,61 +132,60 @@ def load_policy_file(path: str | Path) -> SchedulingPolicy:
     return load_policy_document(docs[0])
 
 
-def load_inputs(paths: Iterable[str | Path]) -> Inputs:
-    return inputs_from_objects((doc, str(path)) for path in paths for doc in read_documents(path))
+def load_inputs(
+    paths: Iterable[str | Path],
+    *,
+    policy: SchedulingPolicy | None = None,
+    default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+) -> Inputs:
+    return inputs_from_objects(
+        ((doc, str(path)) for path in paths for doc in read_documents(path)),
+        policy=policy,
+        default_scheduler_name=default_scheduler_name,
+    )
 
 
-def inputs_from_objects(objects: Iterable[tuple[dict[str, Any], str]]) -> Inputs:
-    """Sort (object, where it came from) pairs into a cluster and a queue."""
-    inputs = Inputs()
-    placed: list[Pod] = []
-    for doc, source in objects:
-        _sort_object(doc, inputs, placed, source)
-    for pod in placed:
-        inputs.cluster.add_pod(pod)
-    # Queue order: priority, then age, then file order (sorted() is stable).
-    inputs.pending = sorted(inputs.pending, key=lambda p: (-p.priority, p.created))
+def inputs_from_objects(
+    objects: Iterable[tuple[dict[str, Any], str]],
+    *,
+    policy: SchedulingPolicy | None = None,
+    default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+) -> Inputs:
+    """Feed (object, where it came from) pairs through the operator's door.
+
+    ``policy``: decide every pending pod with it (the policies among the inputs are
+    then only listed). Raises for a malformed object or an invalid policy: a preview
+    built on a misread input would mislead.
+    """
+    serve_all = compile_policy(policy) if policy is not None else None
+    book = PolicyBook(default_scheduler_name, serve_all=serve_all)
+    world = World(default_scheduler_name=default_scheduler_name, book=book)
+    inputs = Inputs(world)
+    for index, (doc, source) in enumerate(objects):
+        kind = kind_of(doc)
+        if kind is SCHEDULING_POLICY or (kind is None and is_legacy_policy(doc)):
+            found = load_policy_document(doc)
+            inputs.policies.append(found)
+            if serve_all is None:
+                # File order decides between two policies claiming one name.
+                world.apply_policy(PolicyObject(found.name, "", 1, float(index), found, None, {}))
+            continue
+        if kind is None:
+            name = (doc.get("metadata") or {}).get("name", "?")
+            inputs.warnings.append(
+                f"{source}: ignoring {doc.get('kind') or 'an object without kind'} {name!r}"
+            )
+            continue
+        outcome = world.observe("ADDED", doc, kind)
+        if outcome.error is not None:
+            raise InputError(outcome.error)
+        if outcome.skipped is not None:
+            inputs.skipped.append((outcome.obj, outcome.skipped.value))
+    for found in inputs.policies if serve_all is None else ():
+        verdict = book.verdict(found.name)
+        if verdict is not None and not verdict.accepted:
+            inputs.warnings.append(f"policy {found.name!r} is not used: {verdict.message}")
     return inputs
-
-
-def _sort_object(doc: dict[str, Any], inputs: Inputs, placed: list[Pod], source: str) -> None:
-    kind = doc.get("kind")
-    cluster = inputs.cluster
-    if kind == "Pod":
-        pod = parse_pod(doc)
-        if pod.node_name:
-            if pod.phase not in ("Succeeded", "Failed"):
-                placed.append(pod)
-        elif pod.deleting:
-            inputs.skipped.append((pod, "being deleted"))
-        elif pod.gated:
-            inputs.skipped.append((pod, "has schedulingGates"))
-        else:
-            inputs.pending.append(pod)
-    elif kind == "Node":
-        cluster.set_node(parse_node(doc))
-    elif kind in OTHER_KINDS:
-        cluster.apply_object(doc)
-    elif kind == SCHEDULING_POLICY_KIND:
-        inputs.policies.append(parse_policy(doc))
-    elif is_legacy_policy(doc):
-        inputs.policies.append(load_policy_document(doc))
-    else:
-        name = (doc.get("metadata") or {}).get("name", "?")
-        inputs.warnings.append(f"{source}: ignoring {kind or 'an object without kind'} {name!r}")
-
-
-def choose_policy(inputs: Inputs, policy_file: str | None) -> SchedulingPolicy:
-    if policy_file is not None:
-        return load_policy_file(policy_file)
-    if len(inputs.policies) > 1:
-        names = ", ".join(repr(p.name) for p in inputs.policies)
-        raise InputError(
-            f"the inputs hold several policies ({names}); choose one with --policy FILE"
-        )
-    if inputs.policies:
-        return inputs.policies[0]
-    return default_policy()
 
 
 ProgressFn = Callable[[int, int], None]
@@ -167,28 +193,31 @@ ProgressFn = Callable[[int, int], None]
 
 async def simulate(
     inputs: Inputs,
-    policy: CompiledPolicy,
     *,
-    scheduler: Scheduler | None = None,
+    explain: bool = True,
     progress: ProgressFn | None = None,
 ) -> list[Decision]:
-    """Decide every pending pod in queue order, assuming each before deciding the next."""
-    scheduler = scheduler or Scheduler()
+    """Decide every served pending pod in queue order, assuming each before the next."""
+    world = inputs.world
+    queue, cache, book = world.queue, world.cache, world.book
+    schedulers: dict[str, Scheduler] = {}
     decisions: list[Decision] = []
-    total = len(inputs.pending)
-    for index, pod in enumerate(inputs.pending):
-        decision = await scheduler.schedule(pod, inputs.cluster, policy)
+    total = queue.lengths()["active"]
+    while (queued := queue.pop_nowait()) is not None:
+        pod = queued.pod
+        policy = book.policy_for(pod.scheduler_name)
+        assert policy is not None  # only served pods leave the queue
+        # One rotation state per policy, as kube-scheduler keeps one per profile.
+        scheduler = schedulers.setdefault(policy.name, Scheduler(explain=explain))
+        with cache.snapshot() as cluster:
+            decision = await scheduler.schedule(pod, cluster, policy)
         if decision.node is not None:
-            inputs.cluster.add_pod(assumed(pod, decision.node))
+            cache.assume(pod, decision.node)
+        queue.done(pod.uid)
         decisions.append(decision)
         if progress is not None:
-            progress(index + 1, total)
+            progress(len(decisions), total)
     return decisions
-
-
-def assumed(pod: Pod, node: str) -> Pod:
-    """The pod as placed on ``node`` (what the cache holds once it is assumed)."""
-    return replace(pod, node_name=node)
 
 
 def decision_to_json(decision: Decision) -> dict[str, Any]:
@@ -215,7 +244,6 @@ __all__ = [
     "Inputs",
     "ObjectError",
     "PolicyError",
-    "choose_policy",
     "compile_policy",
     "decision_to_json",
     "load_inputs",

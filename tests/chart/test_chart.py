@@ -68,7 +68,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
     },
 }
 
-#: What the operator uses cluster-wide, as its code declares it (required_rules(), compared
+#: What the operator uses cluster-wide, as its code declares it (kubeapi.required_rules(), compared
 #: below): pods and policies are read from watches only (list/watch, never get), and only
 #: their status and events are written.
 EXPECTED_CLUSTER_RULES = [
@@ -443,9 +443,9 @@ def test_bindings_bind_the_roles_to_the_service_account(rendered: dict[str, Rend
 
 
 def test_rules_match_required_rules(rendered: dict[str, Rendered]) -> None:
-    """The chart grants what the code declares it uses (runtime.permissions), no more."""
+    """The chart grants what the code declares it uses (runtime.kubeapi.required_rules), no more."""
     pytest.importorskip("policy_scheduler.runtime.kubeapi")
-    from policy_scheduler.runtime.permissions import required_rules
+    from policy_scheduler.runtime.kubeapi import required_rules
 
     def key(rule: dict[str, list[str]]) -> tuple[list[str], list[str]]:
         return (rule["apiGroups"], rule["resources"])

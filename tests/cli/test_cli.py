@@ -24,6 +24,11 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
+def ours(name: str, **kwargs: Any) -> dict[str, Any]:
+    """A pending pod for the default policy's schedulerName."""
+    return pod(name, schedulerName="policy-scheduler", **kwargs)
+
+
 def write(tmp_path: Path, name: str, *docs: Any) -> str:
     path = tmp_path / name
     path.write_text(yaml.safe_dump_all(list(docs)))
@@ -77,8 +82,8 @@ def test_decisions_in_one_file_see_each_other(
         tmp_path,
         "c.yaml",
         node("only", cpu="1", memory="1Gi"),
-        pod("a", requests={"cpu": "600m"}),
-        pod("b", requests={"cpu": "600m"}),
+        ours("a", requests={"cpu": "600m"}),
+        ours("b", requests={"cpu": "600m"}),
     )
     _, out, _ = run(["simulate", "-f", path, "-o", "json"], capsys)
     decisions = json.loads(out)["decisions"]
@@ -90,7 +95,7 @@ def test_decisions_in_one_file_see_each_other(
 def test_queue_order_is_priority_then_age(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    old, young, vip = pod("old"), pod("young"), pod("vip", priority=100)
+    old, young, vip = ours("old"), ours("young"), ours("vip", priority=100)
     old["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z"
     young["metadata"]["creationTimestamp"] = "2024-06-01T00:00:00Z"
     vip["metadata"]["creationTimestamp"] = "2024-09-01T00:00:00Z"
@@ -257,7 +262,7 @@ def test_validate_reports_every_problem(tmp_path: Path, capsys: pytest.CaptureFi
 def test_progress_only_on_a_terminal(
     tty: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pods = [pod(f"p{i}") for i in range(40)]
+    pods = [ours(f"p{i}") for i in range(40)]
     path = write(tmp_path, "c.yaml", node("n"), *pods)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
     _, _, err = run(["simulate", "-f", path, "-o", "json"], capsys)
@@ -275,3 +280,79 @@ def test_the_spelled_out_default_policy_example_is_the_default_policy() -> None:
     assert [(p.name, p.weight) for p in example.priorities] == [
         (p.name, p.weight) for p in builtin.priorities
     ]
+
+
+# -- which policy decides which pod ----------------------------------------------------------
+
+
+def _policy_object(name: str, scheduler_name: str, priorities: list[Any]) -> dict[str, Any]:
+    body = policy(None, priorities, schedulerName=scheduler_name)
+    body["metadata"] = {"name": name}
+    return body
+
+
+def test_each_pod_is_decided_by_the_policy_serving_its_scheduler_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        "c.yaml",
+        node("a"),
+        node("b"),
+        _policy_object("equal", "gpu-scheduler", [("EqualPriority", 3)]),
+        ours("web"),
+        pod("trainer", schedulerName="gpu-scheduler"),
+        pod("plain"),  # default-scheduler: nobody here serves it
+    )
+    code, out, err = run(["simulate", "-f", path, "-o", "json"], capsys)
+    assert code == 0
+    report = json.loads(out)
+    assert report["policy"] == "default, equal"
+    by_pod = {d["pod"]: d for d in report["decisions"]}
+    assert sorted(by_pod) == ["default/trainer", "default/web"]
+    assert by_pod["default/trainer"]["scores"]["a"]["priorities"] == {"EqualPriority": 1}
+    assert "LeastRequestedPriority" in by_pod["default/web"]["scores"]["a"]["priorities"]
+    assert (
+        "note: skipping 1 pending pod(s) of schedulerName 'default-scheduler': "
+        "no policy serves it" in err
+    )
+
+
+def test_a_policy_file_decides_every_pending_pod(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "c.yaml", node("a"), pod("plain"), pod("t", schedulerName="x"))
+    pol = write(tmp_path, "p.yaml", policy(None, [("EqualPriority", 1)]))
+    code, out, err = run(["simulate", "-f", path, "--policy", pol, "-o", "json"], capsys)
+    assert code == 0
+    assert [d["pod"] for d in json.loads(out)["decisions"]] == ["default/plain", "default/t"]
+    assert "skipping" not in err
+
+
+def test_two_input_policies_for_one_name_use_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        "c.yaml",
+        node("a"),
+        _policy_object("first", "policy-scheduler", [("EqualPriority", 1)]),
+        _policy_object("second", "policy-scheduler", [("LeastRequestedPriority", 1)]),
+        ours("web"),
+    )
+    code, out, err = run(["simulate", "-f", path, "-o", "json"], capsys)
+    assert code == 0
+    assert json.loads(out)["policy"] == "first"
+    assert "warning: policy 'second' is not used: " in err
+    assert 'already served by SchedulingPolicy "first"' in err
+
+
+def test_the_default_policy_can_serve_another_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "c.yaml", node("a"), pod("plain"))
+    code, out, _ = run(
+        ["simulate", "-f", path, "--scheduler-name", "default-scheduler", "-o", "json"], capsys
+    )
+    assert code == 0
+    assert [d["node"] for d in json.loads(out)["decisions"]] == ["a"]

@@ -1,6 +1,6 @@
 """Run the real policy-scheduler operator in a side thread, against the emulator or a cluster.
 
-``OperatorThread`` builds ``policy_scheduler.runtime.operating.Operator`` (the same object
+``OperatorThread`` builds ``policy_scheduler.operating.Operator`` (the same object
 ``policy-scheduler run`` builds) with its own API client from the test's kubeconfig, and
 runs it with Kopf in a thread of its own (as a task in the test's loop, Kopf would
 cancel the test's tasks on exit). Metrics and health servers are off unless asked.
@@ -17,7 +17,7 @@ from typing import Any
 from kubernetes_asyncio import client, config
 
 from policy_scheduler import handlers
-from policy_scheduler.runtime.operating import Operator, Options, untrust_env
+from policy_scheduler.operating import Operator, Options, untrust_env
 
 
 class OperatorThread:

@@ -387,6 +387,10 @@ def test_handlers_run_on_the_event_loop_not_in_kopfs_thread_pool() -> None:
     import inspect
 
     from policy_scheduler import handlers
+    from policy_scheduler.kinds import KINDS
 
-    for name in ("pod_event", "node_event", "_object_event", "policy_event", "login"):
-        assert inspect.iscoroutinefunction(getattr(handlers, name)), name
+    watching = handlers.registry._watching.get_all_handlers()
+    assert sorted(h.id for h in watching) == sorted(f"{k.plural}_event" for k in KINDS)
+    for handler in watching:
+        assert inspect.iscoroutinefunction(handler.fn), handler.id
+    assert inspect.iscoroutinefunction(handlers.login)

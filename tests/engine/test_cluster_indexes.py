@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from builders import cluster, cycle, node, pod, policy
+from builders import add_object, cluster, cycle, node, pod, policy
 from policy_scheduler import names
 from policy_scheduler.engine.algorithm import Decision, Scheduler
 from policy_scheduler.engine.cluster import ClusterState
@@ -228,7 +228,7 @@ def random_cluster(seed: int) -> tuple[ClusterState, random.Random]:
             state.set_node(parse_node(random_node(rng, name)))
             state.set_node(parse_node(random_node(rng, name)))
     for workload in random_workloads(rng):
-        state.apply_object(workload)
+        add_object(state, workload)
     return state, rng
 
 

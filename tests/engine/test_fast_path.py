@@ -27,7 +27,17 @@ from typing import Any
 
 import pytest
 
-from builders import claim_volume, container, csi_node, node, pod, pv, pvc, storage_class
+from builders import (
+    add_object,
+    claim_volume,
+    container,
+    csi_node,
+    node,
+    pod,
+    pv,
+    pvc,
+    storage_class,
+)
 from policy_scheduler import names
 from policy_scheduler.engine.algorithm import Decision, EquivalenceCache, Scheduler
 from policy_scheduler.engine.cluster import ClusterState
@@ -280,7 +290,7 @@ def build_cluster(nodes: list[dict[str, Any]], placed: list[dict[str, Any]]) -> 
     for p in placed:
         state.add_pod(parse_pod(p))
     for obj in storage_objects():
-        assert state.apply_object(obj)
+        add_object(state, obj)
     return state
 
 

@@ -1,10 +1,10 @@
 """SchedulerRuntime with a fake API: watch events in, bindings, events and conditions out.
 
-Each test feeds API-shaped nodes, pods and policies through the ``on_*`` methods the
-Kopf handlers call, runs scheduling attempts one at a time (``schedule_one`` on what the
-queue hands out, then ``drain`` for the asynchronous bindings and reports), and asserts
-what a user would notice: which node the pod was bound to, which events and conditions
-appeared, whether the pod is waiting, and where."""
+Each test feeds API-shaped nodes, pods and policies through ``handle``, the door the
+Kopf handlers and the startup LIST call, runs scheduling attempts one at a time
+(``schedule_one`` on what the queue hands out, then ``drain`` for the asynchronous
+bindings and reports), and asserts what a user would notice: which node the pod was
+bound to, which events and conditions appeared, whether the pod is waiting, and where."""
 
 from __future__ import annotations
 
@@ -104,10 +104,10 @@ def node_pods(runtime: SchedulerRuntime) -> dict[str, list[str]]:
 async def test_a_pod_is_bound_to_the_preferred_node(
     api: FakeApi, runtime: SchedulerRuntime
 ) -> None:
-    runtime.on_node(node("small", cpu="2", memory="4Gi"))
-    runtime.on_node(node("big", cpu="16", memory="64Gi"))
+    runtime.handle("ADDED", node("small", cpu="2", memory="4Gi"))
+    runtime.handle("ADDED", node("big", cpu="16", memory="64Gi"))
     web = spod("web")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     await attempt(runtime)
     assert api.bindings == [("default/web", "big")]
     assert api.of("bind")[0][2] == uid(web)
@@ -122,16 +122,16 @@ async def test_a_pod_is_bound_to_the_preferred_node(
     # Assumed at once, so the next decision sees it; confirmed by the watch later.
     assert node_pods(runtime) == {"small": [], "big": ["web"]}
     assert web["metadata"]["uid"] not in runtime.queue
-    runtime.on_pod(bound(web, "big"))
+    runtime.handle("MODIFIED", bound(web, "big"))
     assert runtime.cache.state_of(uid(web)) is PodState.ADDED
     assert node_pods(runtime) == {"small": [], "big": ["web"]}
 
 
 async def test_two_pods_racing_for_the_last_slot(api: FakeApi, runtime: SchedulerRuntime) -> None:
-    runtime.on_node(node("only", cpu="1"))
+    runtime.handle("ADDED", node("only", cpu="1"))
     first, second = spod("first", "600m"), spod("second", "600m")
-    runtime.on_pod(first)
-    runtime.on_pod(second)
+    runtime.handle("MODIFIED", first)
+    runtime.handle("MODIFIED", second)
     # The second decision is taken before the first binding is even answered.
     q1 = runtime.queue.pop_nowait()
     assert q1 is not None
@@ -157,13 +157,13 @@ async def test_two_pods_racing_for_the_last_slot(api: FakeApi, runtime: Schedule
 async def test_an_unschedulable_pod_is_retried_when_a_node_is_added(
     api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
 ) -> None:
-    runtime.on_node(node("small", cpu="1"))
+    runtime.handle("ADDED", node("small", cpu="1"))
     web = spod("web", "2")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     await attempt(runtime)
     assert runtime.queue.where(uid(web)) == "unschedulable"
     clock.now += 5
-    runtime.on_node(node("big", cpu="8"))
+    runtime.handle("ADDED", node("big", cpu="8"))
     await attempt(runtime)
     assert api.bindings == [("default/web", "big")]
 
@@ -171,15 +171,15 @@ async def test_an_unschedulable_pod_is_retried_when_a_node_is_added(
 async def test_a_freed_node_lets_a_waiting_pod_in(
     api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
 ) -> None:
-    runtime.on_node(node("only", cpu="1"))
+    runtime.handle("ADDED", node("only", cpu="1"))
     hog = pod("hog", requests={"cpu": "800m"}, node_name="only")
-    runtime.on_pod(hog)
+    runtime.handle("MODIFIED", hog)
     web = spod("web", "500m")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     await attempt(runtime)
     assert api.bindings == []
     clock.now += 5
-    runtime.on_pod_deleted(hog)
+    runtime.handle("DELETED", hog)
     await attempt(runtime)
     assert api.bindings == [("default/web", "only")]
 
@@ -187,17 +187,17 @@ async def test_a_freed_node_lets_a_waiting_pod_in(
 async def test_a_shrunk_pod_lets_a_waiting_pod_in(
     api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
 ) -> None:
-    runtime.on_node(node("only", cpu="1"))
+    runtime.handle("ADDED", node("only", cpu="1"))
     hog = pod("hog", requests={"cpu": "800m"}, node_name="only")
-    runtime.on_pod(hog)
+    runtime.handle("MODIFIED", hog)
     web = spod("web", "500m")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     await attempt(runtime)
     assert api.bindings == []
     clock.now += 5
     resized = copy.deepcopy(hog)
     resized["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "200m"
-    runtime.on_pod(resized)  # an in-place resize of a running pod
+    runtime.handle("MODIFIED", resized)  # an in-place resize of a running pod
     await attempt(runtime)
     assert api.bindings == [("default/web", "only")]
 
@@ -208,10 +208,10 @@ async def test_a_shrunk_pod_lets_a_waiting_pod_in(
 async def test_409_forgets_quietly_and_requeues_with_backoff(
     api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
 ) -> None:
-    runtime.on_node(node("n1"))
+    runtime.handle("ADDED", node("n1"))
     api.statuses["bind"] = 409
     web = spod("web")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     await attempt(runtime)
     assert api.bindings == [("default/web", "n1")]
     assert api.events == [] and api.conditions == []  # an answer, not an error
@@ -219,7 +219,7 @@ async def test_409_forgets_quietly_and_requeues_with_backoff(
     assert not runtime.cache.is_placed(uid(web))
     assert runtime.queue.where(uid(web)) == "backoff"
     # The watch then shows who bound it: the pod leaves the queue for good.
-    runtime.on_pod(bound(web, "n1"))
+    runtime.handle("MODIFIED", bound(web, "n1"))
     assert uid(web) not in runtime.queue
     clock.now += 60
     assert runtime.queue.pop_nowait() is None
@@ -239,10 +239,10 @@ async def test_409_forgets_quietly_and_requeues_with_backoff(
 async def test_a_failed_binding_requeues_and_warns(
     api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock, answer: Any, message: str
 ) -> None:
-    runtime.on_node(node("n1"))
+    runtime.handle("ADDED", node("n1"))
     api.statuses["bind"] = [answer, 201]
     web = spod("web")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     await attempt(runtime)
     assert warnings(api) == [message]
     [event] = api.events
@@ -257,10 +257,10 @@ async def test_a_failed_binding_requeues_and_warns(
 
 
 async def test_404_drops_the_pod(api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock) -> None:
-    runtime.on_node(node("n1"))
+    runtime.handle("ADDED", node("n1"))
     api.statuses["bind"] = 404
     web = spod("web")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     await attempt(runtime)
     assert api.events == []
     assert node_pods(runtime) == {"n1": []}
@@ -272,14 +272,14 @@ async def test_404_drops_the_pod(api: FakeApi, runtime: SchedulerRuntime, clock:
 async def test_a_pod_deleted_while_its_binding_fails_is_not_retried(
     api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
 ) -> None:
-    runtime.on_node(node("n1"))
+    runtime.handle("ADDED", node("n1"))
     web = spod("web")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     queued = runtime.queue.pop_nowait()
     assert queued is not None
     api.statuses["bind"] = 500
     await runtime.schedule_one(queued)
-    runtime.on_pod_deleted(web)  # the DELETED event arrives before the binding answer
+    runtime.handle("DELETED", web)  # the DELETED event arrives before the binding answer
     await runtime.drain()
     assert uid(web) not in runtime.queue
     assert node_pods(runtime) == {"n1": []}
@@ -290,9 +290,9 @@ async def test_a_pod_deleted_while_its_binding_fails_is_not_retried(
 async def test_no_binding_is_sent_when_not_leader(api: FakeApi, clock: FakeClock) -> None:
     leader = {"now": True}
     runtime = make_runtime(api, clock, is_leader=lambda: leader["now"])
-    runtime.on_node(node("n1"))
+    runtime.handle("ADDED", node("n1"))
     web = spod("web")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     queued = runtime.queue.pop_nowait()
     assert queued is not None
     leader["now"] = False  # leadership lost between the decision and the binding
@@ -308,23 +308,27 @@ async def test_no_binding_is_sent_when_not_leader(api: FakeApi, clock: FakeClock
 
 
 @pytest.mark.parametrize(
-    "raw",
+    ("raw", "where"),
     [
-        pytest.param(pod("plain", requests={"cpu": "1"}), id="default-scheduler"),
-        pytest.param(spod("other", scheduler="someone-else"), id="unserved-name"),
+        pytest.param(pod("plain", requests={"cpu": "1"}), "waiting", id="default-scheduler"),
+        pytest.param(spod("other", scheduler="someone-else"), "waiting", id="unserved-name"),
         pytest.param(
-            spod("gated", schedulingGates=[{"name": "example.com/wait"}]), id="scheduling-gates"
+            spod("gated", schedulingGates=[{"name": "example.com/wait"}]),
+            None,
+            id="scheduling-gates",
         ),
-        pytest.param(spod("bound", nodeName="n1"), id="already-bound"),
-        pytest.param(deleting(spod("deleting")), id="being-deleted"),
+        pytest.param(spod("bound", nodeName="n1"), None, id="already-bound"),
+        pytest.param(deleting(spod("deleting")), None, id="being-deleted"),
     ],
 )
 async def test_pods_not_for_us_are_untouched(
-    api: FakeApi, runtime: SchedulerRuntime, raw: dict[str, Any]
+    api: FakeApi, runtime: SchedulerRuntime, raw: dict[str, Any], where: str | None
 ) -> None:
-    runtime.on_node(node("n1"))
-    runtime.on_pod(raw)
-    assert uid(raw) not in runtime.queue
+    runtime.handle("ADDED", node("n1"))
+    runtime.handle("MODIFIED", raw)
+    # Pending pods of a name no policy serves wait in the queue for one; the others
+    # are not the scheduler's to decide at all.
+    assert runtime.queue.where(uid(raw)) == where
     assert runtime.queue.pop_nowait() is None
     await runtime.drain()
     assert api.calls == []
@@ -333,11 +337,11 @@ async def test_pods_not_for_us_are_untouched(
 async def test_a_malformed_pod_is_reported_and_does_not_stop_the_others(
     api: FakeApi, runtime: SchedulerRuntime
 ) -> None:
-    runtime.on_node(node("n1"))
+    runtime.handle("ADDED", node("n1"))
     bad = spod("bad", "lots")
-    runtime.on_pod(bad)
+    runtime.handle("MODIFIED", bad)
     good = spod("good")
-    runtime.on_pod(good)
+    runtime.handle("MODIFIED", good)
     await attempt(runtime)
     await runtime.drain()
     assert api.bindings == [("default/good", "n1")]
@@ -352,7 +356,7 @@ async def test_a_malformed_pod_is_reported_and_does_not_stop_the_others(
 async def test_a_malformed_pod_of_another_scheduler_is_not_reported(
     api: FakeApi, runtime: SchedulerRuntime
 ) -> None:
-    runtime.on_pod(pod("bad", requests={"cpu": "lots"}))
+    runtime.handle("MODIFIED", pod("bad", requests={"cpu": "lots"}))
     await runtime.drain()
     assert api.calls == []
 
@@ -361,14 +365,14 @@ async def test_namespaces_limit_what_is_scheduled_but_all_pods_count(
     api: FakeApi, clock: FakeClock
 ) -> None:
     runtime = make_runtime(api, clock, namespaces=["team-a"])
-    runtime.on_node(node("n1", cpu="2"))
-    runtime.on_node(node("n2", cpu="2"))
+    runtime.handle("ADDED", node("n1", cpu="2"))
+    runtime.handle("ADDED", node("n2", cpu="2"))
     # Another team's pod fills n1: it is not ours to schedule, but it uses n1.
-    runtime.on_pod(spod("theirs", "1800m", namespace="team-b", nodeName="n1"))
+    runtime.handle("MODIFIED", spod("theirs", "1800m", namespace="team-b", nodeName="n1"))
     foreign = spod("pending-b", namespace="team-b")
-    runtime.on_pod(foreign)
+    runtime.handle("MODIFIED", foreign)
     assert uid(foreign) not in runtime.queue
-    runtime.on_pod(spod("ours", "500m", namespace="team-a"))
+    runtime.handle("MODIFIED", spod("ours", "500m", namespace="team-a"))
     await attempt(runtime)
     assert runtime.queue.pop_nowait() is None
     assert api.bindings == [("team-a/ours", "n2")]
@@ -381,14 +385,14 @@ async def test_namespaces_limit_what_is_scheduled_but_all_pods_count(
 async def test_a_policy_applied_later_picks_up_waiting_pods(
     api: FakeApi, runtime: SchedulerRuntime
 ) -> None:
-    runtime.on_node(node("n1"))
+    runtime.handle("ADDED", node("n1"))
     gpu_pod = spod("trainer", scheduler="gpu-scheduler")
-    runtime.on_pod(gpu_pod)
-    assert uid(gpu_pod) not in runtime.queue
-    assert [p.name for p in runtime.pending_pods("gpu-scheduler")] == ["trainer"]
+    runtime.handle("MODIFIED", gpu_pod)
+    assert runtime.queue.where(uid(gpu_pod)) == "waiting"
+    assert [p.name for p in runtime.queue.pods("gpu-scheduler")] == ["trainer"]
     await runtime.drain()
     assert api.calls == []  # nobody promised to serve this name: no condition either
-    [verdict] = runtime.on_policy(a_policy("gpu", "gpu-scheduler"))
+    [verdict] = runtime.handle("ADDED", a_policy("gpu", "gpu-scheduler")).verdicts
     assert verdict.accepted
     await attempt(runtime)
     assert api.bindings == [("default/trainer", "n1")]
@@ -399,15 +403,15 @@ async def test_a_policy_applied_later_picks_up_waiting_pods(
 async def test_a_pod_whose_policy_is_deleted_waits_with_a_condition(
     api: FakeApi, runtime: SchedulerRuntime
 ) -> None:
-    runtime.on_node(node("n1", cpu="1"))
-    runtime.on_policy(a_policy("gpu", "gpu-scheduler"))
+    runtime.handle("ADDED", node("n1", cpu="1"))
+    runtime.handle("ADDED", a_policy("gpu", "gpu-scheduler"))
     waiting = spod("waiting", "2", scheduler="gpu-scheduler")
-    runtime.on_pod(waiting)
+    runtime.handle("MODIFIED", waiting)
     await attempt(runtime)  # too big: unschedulable
     assert runtime.queue.where(uid(waiting)) == "unschedulable"
-    runtime.on_policy_deleted("gpu")
+    runtime.handle("DELETED", a_policy("gpu", "gpu-scheduler"))
     await runtime.drain()
-    assert uid(waiting) not in runtime.queue
+    assert runtime.queue.where(uid(waiting)) == "waiting"
     condition = api.conditions[-1]
     assert (condition["type"], condition["status"], condition["reason"]) == (
         "PodScheduled",
@@ -417,15 +421,15 @@ async def test_a_pod_whose_policy_is_deleted_waits_with_a_condition(
     assert '"gpu-scheduler"' in condition["message"]
     # A pod created for the orphaned name is told too, and waits.
     newcomer = spod("newcomer", "2", scheduler="gpu-scheduler")
-    runtime.on_pod(newcomer)
+    runtime.handle("MODIFIED", newcomer)
     await runtime.drain()
-    assert uid(newcomer) not in runtime.queue
+    assert runtime.queue.where(uid(newcomer)) == "waiting"
     assert api.of("patch_pod_status")[-1][1] == "newcomer"
     assert api.conditions[-1]["reason"] == NO_POLICY_REASON
     # A new policy for the name takes both.
-    runtime.on_node(node("n2", cpu="4"))
-    runtime.on_policy(a_policy("gpu-v2", "gpu-scheduler", created="2024-02-01T00:00:00Z"))
-    assert uid(waiting) in runtime.queue and uid(newcomer) in runtime.queue
+    runtime.handle("ADDED", node("n2", cpu="4"))
+    runtime.handle("ADDED", a_policy("gpu-v2", "gpu-scheduler", created="2024-02-01T00:00:00Z"))
+    assert runtime.queue.where(uid(waiting)) == runtime.queue.where(uid(newcomer)) == "active"
     await attempt(runtime)
     await attempt(runtime)
     assert sorted(api.bindings) == [("default/newcomer", "n2"), ("default/waiting", "n2")]
@@ -434,24 +438,24 @@ async def test_a_pod_whose_policy_is_deleted_waits_with_a_condition(
 async def test_a_pod_popped_after_its_policy_went_away_is_not_decided(
     api: FakeApi, runtime: SchedulerRuntime
 ) -> None:
-    runtime.on_node(node("n1"))
-    runtime.on_policy(a_policy("gpu", "gpu-scheduler"))
+    runtime.handle("ADDED", node("n1"))
+    runtime.handle("ADDED", a_policy("gpu", "gpu-scheduler"))
     web = spod("web", scheduler="gpu-scheduler")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     queued = runtime.queue.pop_nowait()
     assert queued is not None
-    runtime.on_policy_deleted("gpu")
+    runtime.handle("DELETED", a_policy("gpu", "gpu-scheduler"))
     assert await runtime.schedule_one(queued) is None
     await runtime.drain()
     assert api.of("bind") == []
-    assert [p.name for p in runtime.pending_pods("gpu-scheduler")] == ["web"]
+    assert [p.name for p in runtime.queue.pods("gpu-scheduler")] == ["web"]
 
 
 async def test_the_builtin_default_policy_serves_the_default_name(
     api: FakeApi, runtime: SchedulerRuntime
 ) -> None:
-    runtime.on_node(node("n1"))
-    runtime.on_pod(spod("web"))
+    runtime.handle("ADDED", node("n1"))
+    runtime.handle("MODIFIED", spod("web"))
     await attempt(runtime)
     assert api.bindings == [("default/web", "n1")]
 
@@ -470,9 +474,9 @@ async def test_binding_results_are_counted_by_kind(
 
     metrics = Metrics()
     runtime = make_runtime(api, clock, metrics=metrics)
-    runtime.on_node(node("n1"))
+    runtime.handle("ADDED", node("n1"))
     api.statuses["bind"] = answer
-    runtime.on_pod(spod("web"))
+    runtime.handle("MODIFIED", spod("web"))
     await attempt(runtime)
     rendered = metrics.render().decode()
     assert f'scheduler_binding_duration_seconds_count{{result="{result}"}} 1.0' in rendered
@@ -493,9 +497,9 @@ async def test_an_error_after_the_binding_started_keeps_the_assumption(
     api: FakeApi, clock: FakeClock
 ) -> None:
     runtime = make_runtime(api, clock, metrics=_FailingPending())
-    runtime.on_node(node("n1"))
+    runtime.handle("ADDED", node("n1"))
     web = spod("web")
-    runtime.on_pod(web)
+    runtime.handle("MODIFIED", web)
     loop = asyncio.create_task(runtime.run())
     for _ in range(50):
         await asyncio.sleep(0)
@@ -507,3 +511,196 @@ async def test_an_error_after_the_binding_started_keeps_the_assumption(
     assert api.bindings == [("default/web", "n1")]  # bound once, not retried
     assert runtime.cache.is_placed(uid(web))
     assert uid(web) not in runtime.queue
+
+
+# -- the snapshot a decision runs on, and the re-check after it ------------------------------
+
+
+def _yielding(runtime: SchedulerRuntime) -> None:
+    """Make the default policy's decisions yield to the event loop after every node."""
+    from policy_scheduler.engine.algorithm import Scheduler
+
+    policy = runtime.book.policy_for(NAME)
+    assert policy is not None
+    runtime._schedulers[policy.name] = Scheduler(explain=False, chunk_size=1)
+
+
+async def _decide_while(runtime: SchedulerRuntime, *events: tuple[str, dict[str, Any]]) -> Any:
+    """Start one attempt, deliver ``events`` while the engine is between nodes, finish it."""
+    queued = runtime.queue.pop_nowait()
+    assert queued is not None
+    task = asyncio.create_task(runtime.schedule_one(queued))
+    await asyncio.sleep(0)  # the engine has looked at one node and yielded
+    assert not task.done()
+    for event_type, raw in events:
+        runtime.handle(event_type, raw)
+    assert runtime.cache.held_writes == len(events)  # held until the decision ends
+    decision = await task
+    await runtime.drain()
+    return decision
+
+
+async def test_a_node_deleted_mid_decision_is_never_bound_to(
+    api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
+) -> None:
+    big = node("big", cpu="16", memory="64Gi")
+    runtime.handle("ADDED", node("small", cpu="2", memory="4Gi"))
+    runtime.handle("ADDED", node("medium", cpu="4", memory="8Gi"))
+    runtime.handle("ADDED", big)
+    _yielding(runtime)
+    web = spod("web")
+    runtime.handle("ADDED", web)
+    decision = await _decide_while(runtime, ("DELETED", big))
+    # The decision is the snapshot's: "big" was there when it was taken...
+    assert decision.node == "big"
+    assert set(decision.feasible) == {"small", "medium", "big"}
+    # ... but it is gone now: nothing is bound, nothing is assumed, the pod tries again.
+    assert api.of("bind") == []
+    assert not runtime.cache.is_placed(uid(web))
+    assert runtime.queue.where(uid(web)) == "backoff"
+    assert "big" not in runtime.cache.cluster.nodes
+    clock.now += 5
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "medium")]
+
+
+@pytest.mark.parametrize(
+    ("change", "bound_to"),
+    [
+        pytest.param(
+            {"taints": [{"key": "gpu", "value": "only", "effect": "NoSchedule"}]},
+            None,
+            id="tainted-now-refuses-the-pod",
+        ),
+        pytest.param({"labels": {"team": "x"}}, "big", id="relabelled-still-fits"),
+    ],
+)
+async def test_a_node_changed_mid_decision_is_checked_again(
+    api: FakeApi, runtime: SchedulerRuntime, change: dict[str, Any], bound_to: str | None
+) -> None:
+    runtime.handle("ADDED", node("small", cpu="2", memory="4Gi"))
+    runtime.handle("ADDED", node("big", cpu="16", memory="64Gi"))
+    _yielding(runtime)
+    web = spod("web")
+    runtime.handle("ADDED", web)
+    decision = await _decide_while(
+        runtime, ("MODIFIED", node("big", cpu="16", memory="64Gi", **change))
+    )
+    assert decision.node == "big"
+    if bound_to is None:
+        assert api.of("bind") == []
+        assert runtime.queue.where(uid(web)) == "backoff"
+    else:
+        assert api.bindings == [("default/web", bound_to)]
+
+
+async def test_a_pod_bound_elsewhere_mid_decision_is_not_bound_again(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    runtime.handle("ADDED", node("small", cpu="2", memory="4Gi"))
+    runtime.handle("ADDED", node("big", cpu="16", memory="64Gi"))
+    _yielding(runtime)
+    web = spod("web")
+    runtime.handle("ADDED", web)
+    await _decide_while(runtime, ("MODIFIED", bound(web, "small")))
+    assert api.of("bind") == []
+    assert runtime.cache.node_of(uid(web)) == "small"
+    assert uid(web) not in runtime.queue
+
+
+# -- the cluster as the watches change it ----------------------------------------------------
+
+
+async def test_a_deleted_node_is_no_longer_offered(api: FakeApi, runtime: SchedulerRuntime) -> None:
+    big = node("big", cpu="16", memory="64Gi")
+    runtime.handle("ADDED", node("small", cpu="2", memory="4Gi"))
+    runtime.handle("ADDED", big)
+    runtime.handle("DELETED", big)
+    runtime.handle("ADDED", spod("web"))
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "small")]
+
+
+async def test_a_claim_being_deleted_keeps_its_pod_waiting(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    from builders import claim_volume, pvc
+
+    runtime.handle("ADDED", node("n1"))
+    claim = pvc("data", volume_name="pv-1")
+    runtime.handle("ADDED", claim)
+    claim = copy.deepcopy(claim)
+    claim["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    runtime.handle("MODIFIED", claim)
+    runtime.handle("ADDED", spod("web", volumes=[claim_volume("data")]))
+    await attempt(runtime)
+    assert api.of("bind") == []
+    assert warnings(api) == ['persistentvolumeclaim "data" is being deleted']
+
+
+async def test_no_more_bindings_in_flight_than_bind_workers(api: FakeApi, clock: FakeClock) -> None:
+    release = asyncio.Event()
+    in_flight = 0
+    most = 0
+
+    async def slow_bind(namespace: str, name: str, pod_uid: str, node_name: str) -> int:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        await release.wait()
+        in_flight -= 1
+        return 201
+
+    api.bind = slow_bind  # type: ignore[method-assign]
+    runtime = make_runtime(api, clock, bind_workers=2)
+    runtime.handle("ADDED", node("n1", cpu="64", memory="64Gi"))
+    for i in range(5):
+        runtime.handle("ADDED", spod(f"p{i}", "100m"))
+    loop = asyncio.create_task(runtime.run())
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert most == 2  # the loop waits for a free slot before deciding on
+    assert runtime.queue.lengths()["active"] == 2  # two bound, one decided and waiting
+    release.set()
+    for _ in range(50):
+        await asyncio.sleep(0)
+    loop.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await loop
+    assert most == 2
+    assert len(runtime.cache.cluster.nodes["n1"].pods) == 5
+
+
+async def test_a_policy_whose_listed_status_is_current_is_not_rewritten(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    # Startup LISTs policies through the same door: a status already true stays untouched,
+    # lastTransitionTime included.
+    current = a_policy("gpu", "gpu-scheduler")
+    current["metadata"]["generation"] = 1
+    current["status"] = {
+        "observedGeneration": 1,
+        "conditions": [
+            {
+                "type": "Accepted",
+                "status": "True",
+                "reason": "Accepted",
+                "message": 'serving schedulerName "gpu-scheduler"',
+                "observedGeneration": 1,
+                "lastTransitionTime": "2024-01-01T00:00:00Z",
+            }
+        ],
+        "servingSchedulerName": "gpu-scheduler",
+        "podsScheduled": 0,
+        "podsUnschedulable": 0,
+    }
+    runtime.handle(None, current)
+    await runtime.drain()
+    assert api.of("patch_policy_status") == []
+    stale = copy.deepcopy(current)
+    stale["metadata"]["generation"] = 2
+    runtime.handle(None, stale)
+    await runtime.drain()
+    [(_, written)] = api.of("patch_policy_status")
+    assert written["observedGeneration"] == 2
+    assert written["conditions"][0]["lastTransitionTime"] == "2024-01-01T00:00:00Z"

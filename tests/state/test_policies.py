@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from builders import policy
+from policy_scheduler.kinds import parse_policy_object
 from policy_scheduler.state.policies import (
     ACCEPTED,
     CONFLICT,
@@ -43,6 +44,11 @@ def obj(
     return body
 
 
+def apply(book: PolicyBook, raw: dict[str, Any]) -> list[Verdict]:
+    """What the operator does with a SchedulingPolicy event: parse once, then judge."""
+    return book.apply(parse_policy_object(raw))
+
+
 def by_name(verdicts: list[Verdict]) -> dict[str, tuple[bool, str, str | None]]:
     return {v.name: (v.accepted, v.reason, v.serving) for v in verdicts}
 
@@ -61,7 +67,7 @@ def book() -> PolicyBook:
 
 
 def test_a_valid_policy_is_accepted_and_serves_its_name(book: PolicyBook) -> None:
-    verdicts = book.apply(obj("gpu-policy"))
+    verdicts = apply(book, obj("gpu-policy"))
     assert by_name(verdicts) == {"gpu-policy": (True, ACCEPTED, "gpu")}
     assert verdicts[0].message == 'serving schedulerName "gpu"'
     assert verdicts[0].generation == 1
@@ -95,7 +101,7 @@ def test_an_invalid_policy_is_rejected_naming_the_field(
 ) -> None:
     body = obj("broken")
     body["spec"] = {"schedulerName": "gpu", **spec}
-    [verdict] = book.apply(body)
+    [verdict] = apply(book, body)
     assert (verdict.accepted, verdict.reason, verdict.serving) == (False, INVALID, None)
     assert field in verdict.message
     assert '"broken"' in verdict.message
@@ -103,15 +109,15 @@ def test_an_invalid_policy_is_rejected_naming_the_field(
 
 
 def test_an_invalid_update_keeps_the_last_accepted_version_serving(book: PolicyBook) -> None:
-    book.apply(obj("p", weight=3))
+    apply(book, obj("p", weight=3))
     before = book.policy_for("gpu")
-    [verdict] = book.apply(obj("p", generation=2, valid=False))
+    [verdict] = apply(book, obj("p", generation=2, valid=False))
     assert (verdict.accepted, verdict.reason, verdict.serving) == (False, INVALID, "gpu")
     assert verdict.generation == 2
     assert "spec.priorities[0].weight" in verdict.message
     assert book.policy_for("gpu") is before  # still scheduling, with the old weights
     # A fixed spec is accepted again and replaces it.
-    [verdict] = book.apply(obj("p", generation=3, weight=5))
+    [verdict] = apply(book, obj("p", generation=3, weight=5))
     assert (verdict.accepted, verdict.reason, verdict.generation) == (True, ACCEPTED, 3)
     after = book.policy_for("gpu")
     assert after is not None and after is not before
@@ -119,8 +125,8 @@ def test_an_invalid_update_keeps_the_last_accepted_version_serving(book: PolicyB
 
 
 def test_a_valid_update_to_another_name_moves_the_service(book: PolicyBook) -> None:
-    book.apply(obj("p", "gpu"))
-    [verdict] = book.apply(obj("p", "batch", generation=2))
+    apply(book, obj("p", "gpu"))
+    [verdict] = apply(book, obj("p", "batch", generation=2))
     assert (verdict.accepted, verdict.serving) == (True, "batch")
     assert serving(book, "batch") == "p"
     assert book.policy_for("gpu") is None
@@ -130,16 +136,16 @@ def test_a_valid_update_to_another_name_moves_the_service(book: PolicyBook) -> N
 
 @pytest.mark.parametrize("valid", [True, False], ids=["valid", "invalid"])
 def test_reapplying_the_same_object_reports_the_same_verdict(book: PolicyBook, valid: bool) -> None:
-    first = book.apply(obj("p", valid=valid))
-    again = book.apply(obj("p", valid=valid))  # a re-list, or a resync
+    first = apply(book, obj("p", valid=valid))
+    again = apply(book, obj("p", valid=valid))  # a re-list, or a resync
     assert again == first
     assert book.verdict("p") == first[0]
 
 
 def test_reapplying_a_rejected_claimant_reports_the_conflict_again(book: PolicyBook) -> None:
-    book.apply(obj("old", created=EARLY))
-    first = book.apply(obj("new", created=LATE))
-    assert book.apply(obj("new", created=LATE)) == first
+    apply(book, obj("old", created=EARLY))
+    first = apply(book, obj("new", created=LATE))
+    assert apply(book, obj("new", created=LATE)) == first
     assert by_name(first) == {"new": (False, CONFLICT, None)}
 
 
@@ -152,7 +158,7 @@ def test_the_later_policy_is_rejected_whatever_the_event_order(
 ) -> None:
     old, new = obj("old", created=EARLY), obj("new", created=LATE)
     for body in [old, new] if older_first else [new, old]:
-        book.apply(body)
+        apply(book, body)
     assert serving(book, "gpu") == "old"
     old_verdict, new_verdict = book.verdict("old"), book.verdict("new")
     assert old_verdict is not None and new_verdict is not None
@@ -164,14 +170,14 @@ def test_the_later_policy_is_rejected_whatever_the_event_order(
 
 
 def test_same_creation_time_is_decided_by_name(book: PolicyBook) -> None:
-    book.apply(obj("zeta", created=EARLY))
-    book.apply(obj("alpha", created=EARLY))
+    apply(book, obj("zeta", created=EARLY))
+    apply(book, obj("alpha", created=EARLY))
     assert serving(book, "gpu") == "alpha"
 
 
 def test_an_older_policy_applied_late_takes_the_name_and_reports_both(book: PolicyBook) -> None:
-    book.apply(obj("new", created=LATE))
-    verdicts = book.apply(obj("old", created=EARLY))
+    apply(book, obj("new", created=LATE))
+    verdicts = apply(book, obj("old", created=EARLY))
     assert by_name(verdicts) == {
         "new": (False, CONFLICT, None),
         "old": (True, ACCEPTED, "gpu"),
@@ -179,9 +185,9 @@ def test_an_older_policy_applied_late_takes_the_name_and_reports_both(book: Poli
 
 
 def test_the_rejected_policy_takes_over_when_the_earlier_is_deleted(book: PolicyBook) -> None:
-    book.apply(obj("old", created=EARLY))
-    book.apply(obj("new", created=LATE))
-    book.apply(obj("newest", created=LATER))
+    apply(book, obj("old", created=EARLY))
+    apply(book, obj("new", created=LATE))
+    apply(book, obj("newest", created=LATER))
     verdicts = book.remove("old")
     # The next in line takes over; the newest is still refused, now naming "new".
     assert by_name(verdicts) == {
@@ -200,9 +206,9 @@ def test_an_invalid_update_of_the_holder_does_not_hand_its_name_to_a_rival(
 ) -> None:
     # The last accepted version keeps serving: a typo in the holder's update must not
     # silently switch every pod of that schedulerName to the rival policy.
-    book.apply(obj("old", created=EARLY))
-    book.apply(obj("new", created=LATE))
-    verdicts = book.apply(obj("old", created=EARLY, generation=2, valid=False))
+    apply(book, obj("old", created=EARLY))
+    apply(book, obj("new", created=LATE))
+    verdicts = apply(book, obj("old", created=EARLY, generation=2, valid=False))
     assert by_name(verdicts) == {"old": (False, INVALID, "gpu")}
     assert serving(book, "gpu") == "old"
     new = book.verdict("new")
@@ -210,8 +216,8 @@ def test_an_invalid_update_of_the_holder_does_not_hand_its_name_to_a_rival(
 
 
 def test_an_invalid_policy_never_claims_a_name(book: PolicyBook) -> None:
-    book.apply(obj("old", created=EARLY, valid=False))
-    verdicts = book.apply(obj("new", created=LATE))
+    apply(book, obj("old", created=EARLY, valid=False))
+    verdicts = apply(book, obj("new", created=LATE))
     assert by_name(verdicts) == {"new": (True, ACCEPTED, "gpu")}
 
 
@@ -219,20 +225,20 @@ def test_an_invalid_policy_never_claims_a_name(book: PolicyBook) -> None:
 
 
 def test_deleting_the_only_policy_orphans_its_name(book: PolicyBook) -> None:
-    book.apply(obj("p"))
+    apply(book, obj("p"))
     assert book.remove("p") == []
     assert book.policy_for("gpu") is None
     assert book.orphaned("gpu")
     assert "gpu" not in book.served_names()
     # A new policy for the name adopts it.
-    book.apply(obj("q", created=LATE))
+    apply(book, obj("q", created=LATE))
     assert not book.orphaned("gpu")
     assert serving(book, "gpu") == "q"
 
 
 def test_names_never_served_are_not_orphaned(book: PolicyBook) -> None:
     assert not book.orphaned("gpu")
-    book.apply(obj("p", valid=False))
+    apply(book, obj("p", valid=False))
     book.remove("p")
     assert not book.orphaned("gpu")  # it never served anything
 
@@ -252,7 +258,7 @@ def test_a_policy_for_the_default_name_replaces_the_builtin_until_deleted(
     book: PolicyBook,
 ) -> None:
     builtin = book.policy_for(DEFAULT)
-    book.apply(obj("custom", DEFAULT))
+    apply(book, obj("custom", DEFAULT))
     assert serving(book, DEFAULT) == "custom"
     book.remove("custom")
     assert book.policy_for(DEFAULT) is builtin
@@ -266,19 +272,19 @@ def test_the_default_name_follows_the_chart_setting() -> None:
 
 
 def test_the_rival_takes_over_when_the_broken_holder_is_deleted(book: PolicyBook) -> None:
-    book.apply(obj("old", created=EARLY))
-    book.apply(obj("new", created=LATE))
-    book.apply(obj("old", created=EARLY, generation=2, valid=False))
+    apply(book, obj("old", created=EARLY))
+    apply(book, obj("new", created=LATE))
+    apply(book, obj("old", created=EARLY, generation=2, valid=False))
     verdicts = book.remove("old")
     assert by_name(verdicts) == {"new": (True, ACCEPTED, "gpu")}
     assert serving(book, "gpu") == "new"
 
 
 def test_a_broken_holder_yields_to_an_older_valid_claimant(book: PolicyBook) -> None:
-    book.apply(obj("young", "gpu", created=LATE))
-    book.apply(obj("old", "batch", created=EARLY))
-    book.apply(obj("young", "gpu", created=LATE, generation=2, valid=False))
-    verdicts = book.apply(obj("old", "gpu", created=EARLY, generation=2))
+    apply(book, obj("young", "gpu", created=LATE))
+    apply(book, obj("old", "batch", created=EARLY))
+    apply(book, obj("young", "gpu", created=LATE, generation=2, valid=False))
+    verdicts = apply(book, obj("old", "gpu", created=EARLY, generation=2))
     # The broken policy's status no longer claims to serve the name.
     assert by_name(verdicts) == {
         "old": (True, ACCEPTED, "gpu"),
@@ -292,6 +298,6 @@ def test_accepted_with_extenders_says_they_are_not_called(book: PolicyBook) -> N
     body["spec"]["extenders"] = [
         {"urlPrefix": "http://extender:8888", "filterVerb": "filter"},
     ]
-    [verdict] = book.apply(body)
+    [verdict] = apply(book, body)
     assert verdict.accepted
     assert "1 extender(s) are not called" in verdict.message

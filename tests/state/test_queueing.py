@@ -181,7 +181,7 @@ def test_backoff_holds_the_pod_until_its_time(queue: SchedulingQueue, clock: Fak
     queue.error(pop(queue))  # attempt 1: 1 s
     clock.now += 0.99
     assert queue.pop_nowait() is None
-    assert queue.lengths() == {"active": 0, "backoff": 1, "unschedulable": 0}
+    assert queue.lengths() == {"active": 0, "backoff": 1, "unschedulable": 0, "waiting": 0}
     clock.now += 0.01
     queued = pop(queue)
     assert queued.attempts == 2
@@ -314,7 +314,7 @@ def test_delete_removes_the_pod_wherever_it_is(
     assert queue.where(p.uid) == where
     queue.delete(p.uid)
     assert p.uid not in queue
-    assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0}
+    assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0, "waiting": 0}
     clock.now += 120
     queue.move_all()
     assert queue.pop_nowait() is None
@@ -337,7 +337,7 @@ def test_a_pod_deleted_while_in_flight_is_not_requeued(
 
 def test_delete_of_an_unknown_pod_is_harmless(queue: SchedulingQueue) -> None:
     queue.delete("nobody")
-    assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0}
+    assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0, "waiting": 0}
 
 
 def test_a_deleted_pod_leaves_no_trace_in_the_order(queue: SchedulingQueue) -> None:
@@ -368,7 +368,7 @@ def test_update_of_an_unschedulable_pod(
     queue.unschedulable(pop(queue))
     clock.now += 5  # past its backoff
     new = update(p)
-    queue.update(new)
+    queue.add(new)
     assert queue.where(p.uid) == where
     if where == "active":
         assert pop(queue).pod is new  # the new copy is the one decided
@@ -380,7 +380,7 @@ def test_update_with_a_changed_spec_during_backoff_waits_for_the_backoff(
     p = make("a")
     queue.add(p)
     queue.unschedulable(pop(queue))
-    queue.update(changed(p, nodeSelector={"disk": "ssd"}))
+    queue.add(changed(p, nodeSelector={"disk": "ssd"}))
     assert queue.where(p.uid) == "backoff"
 
 
@@ -391,7 +391,7 @@ def test_update_keeps_the_new_copy_without_moving_it(
     p = make("a")
     queued = _put(queue, clock, p, where)
     new = changed(p, nodeSelector={"disk": "ssd"})
-    queue.update(new)
+    queue.add(new)
     assert queue.where(p.uid) == where
     if where == "in-flight":
         assert queued is not None and queued.pod is new
@@ -402,7 +402,7 @@ def test_update_keeps_the_new_copy_without_moving_it(
 
 def test_update_of_an_unknown_pod_adds_it(queue: SchedulingQueue) -> None:
     p = make("a")
-    queue.update(p)
+    queue.add(p)
     assert queue.where(p.uid) == "active"
 
 
@@ -461,3 +461,57 @@ async def test_pop_wakes_when_unschedulable_pods_are_moved(
 async def test_pop_keeps_waiting_while_the_queue_is_empty(queue: SchedulingQueue) -> None:
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(queue.pop(), timeout=0.05)
+
+
+# -- pods no policy serves ------------------------------------------------------------------
+
+
+def _serves(*names: str) -> Any:
+    return lambda scheduler_name: scheduler_name in names
+
+
+def test_a_pod_nobody_serves_waits_and_is_never_popped(queue: SchedulingQueue) -> None:
+    lonely = make("lonely", schedulerName="gpu")
+    assert queue.add(lonely, served=False)
+    assert queue.where(lonely.uid) == "waiting"
+    assert queue.lengths()["waiting"] == 1
+    queue.move_all()  # a cluster change does not start it either
+    assert queue.pop_nowait() is None
+
+
+def test_a_policy_for_its_name_starts_a_waiting_pod(queue: SchedulingQueue) -> None:
+    lonely = make("lonely", schedulerName="gpu")
+    queue.add(lonely, served=False)
+    assert queue.reassess(_serves("gpu")) == []
+    assert queue.where(lonely.uid) == "active"
+    assert drain_names(queue) == ["lonely"]
+
+
+@pytest.mark.parametrize("part", ["active", "backoff", "unschedulable"])
+def test_a_pod_whose_policy_is_gone_waits_wherever_it_was(
+    queue: SchedulingQueue, part: str
+) -> None:
+    p = make("web", schedulerName="gpu")
+    queue.add(p)
+    if part != "active":
+        queued = pop(queue)
+        if part == "backoff":
+            queue.error(queued)
+        else:
+            queue.unschedulable(queued)
+    assert queue.where(p.uid) == part
+    assert [q.name for q in queue.reassess(_serves())] == ["web"]
+    assert queue.where(p.uid) == "waiting"
+    assert queue.pop_nowait() is None
+    # Served again: it is taken up again, not lost.
+    queue.reassess(_serves("gpu"))
+    assert queue.where(p.uid) in ("active", "backoff")
+
+
+def test_a_popped_pod_whose_policy_went_away_is_parked(queue: SchedulingQueue) -> None:
+    p = make("web")
+    queue.add(p)
+    queued = pop(queue)
+    queue.park(queued)
+    assert queue.where(p.uid) == "waiting"
+    assert [x.name for x in queue.pods()] == ["web"]

@@ -66,6 +66,8 @@ NO_NODES_AVAILABLE: Final = "no nodes available to schedule pods"
 
 @dataclass(slots=True)
 class NodeScore:
+    """A feasible node's weighted total and its raw 0..10 score per priority."""
+
     total: int
     priorities: dict[str, int]
 
@@ -77,8 +79,14 @@ _Explanation = tuple[list[str], list[str], list[int], Callable[[], list[list[int
 
 @dataclass(slots=True, eq=False)
 class Decision:
+    """The outcome of one scheduling attempt: the node (None: fits nowhere), why each
+    refused node was refused, the feasible nodes, their scores when explaining, and
+    kube-scheduler's summary message when nothing fits."""
+
     pod: Pod
     node: str | None
+    #: The name of the policy that decided.
+    policy: str = ""
     feasible: list[str] = field(default_factory=list)
     failed: dict[str, list[str]] = field(default_factory=dict)
     message: str = ""
@@ -123,6 +131,7 @@ class Decision:
         return (
             self.pod,
             self.node,
+            self.policy,
             self.feasible,
             self.failed,
             self.scores,
@@ -176,6 +185,31 @@ def basic_checks(pod: Pod, cluster: ClusterState) -> str | None:
         if claim.deleting:
             return f'persistentvolumeclaim "{volume.handle}" is being deleted'
     return None
+
+
+def check_node(
+    pod: Pod, cluster: ClusterState, policy: CompiledPolicy, node_name: str
+) -> list[str]:
+    """The policy's verdict on one node as the cluster is now: [] fits, else the reasons.
+
+    Used to re-check a decision taken on a snapshot against the state that followed it
+    (the plain path: no plan, no equivalence cache, nothing remembered).
+    """
+    info = cluster.nodes.get(node_name)
+    if info is None:
+        return [f'node "{node_name}" not found']
+    problem = basic_checks(pod, cluster)
+    if problem is not None:
+        return [problem]
+    cycle = CycleState(pod, cluster, policy.settings)
+    reasons: list[str] = []
+    for entry in policy.predicates:
+        result = entry.fn(pod, info, cycle)
+        if result:
+            reasons.extend(result)
+            if not policy.always_check_all_predicates:
+                break
+    return reasons
 
 
 #: One node's cached result: the NodeInfo generation it was computed at, then the result
@@ -299,7 +333,7 @@ class Scheduler:
 
     async def schedule(self, pod: Pod, cluster: ClusterState, policy: CompiledPolicy) -> Decision:
         nodes = cluster.ordered_nodes()
-        decision = Decision(pod=pod, node=None, num_all_nodes=len(nodes))
+        decision = Decision(pod=pod, node=None, policy=policy.name, num_all_nodes=len(nodes))
         problem = basic_checks(pod, cluster)
         if problem is not None:
             decision.message = problem

@@ -2,9 +2,9 @@
 
 :class:`ClusterState` holds one :class:`NodeInfo` per node, the placed pods (bound or
 assumed) by uid, and the other kinds the predicates read (PVs, PVCs, StorageClasses,
-CSINodes, Services and controllers). It is fed by ``simulate`` from files and by the
-operator's cache from watches; both call the same ``set_*`` / ``remove_*`` methods, and
-every call is idempotent, so a duplicate ADDED event changes nothing.
+CSINodes, Services and controllers). It is written only by the scheduler cache
+(``state.cache``), which ``simulate`` and the operator both feed; every ``set_*`` /
+``remove_*`` call is idempotent, so a duplicate ADDED event changes nothing.
 
 Nodes are listed the way kube-scheduler's NodeTree lists them: zones in the order they
 were first seen, one node from each zone in turn. With ``percentageOfNodesToScore``
@@ -48,7 +48,6 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..objects import (
-    WORKLOAD_KINDS,
     CSINode,
     Node,
     PersistentVolume,
@@ -58,21 +57,11 @@ from ..objects import (
     StorageClass,
     WeightedPodAffinityTerm,
     Workload,
-    parse_csi_node,
-    parse_persistent_volume,
-    parse_persistent_volume_claim,
-    parse_storage_class,
-    parse_workload,
 )
 from ..selectors import IN, Selector
 from .nodeinfo import NodeInfo, zone_key
 
-#: Kinds besides Pods and Nodes that the predicates read (what apply_object takes).
-STORAGE_KINDS = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode"})
-OTHER_KINDS = STORAGE_KINDS | WORKLOAD_KINDS
-
-
-__all__ = ["OTHER_KINDS", "STORAGE_KINDS", "Candidates", "ClusterState", "zone_key"]
+__all__ = ["Candidates", "ClusterState", "zone_key"]
 
 #: Placed pods sharing a label value: the pod itself when it is alone, else uid -> pod.
 Bucket = Pod | dict[str, Pod]
@@ -173,6 +162,9 @@ def _bump(index: dict[Any, dict[str, int]], outer: Any, inner: str, sign: int) -
 
 
 class ClusterState:
+    """The nodes with their placed pods, the other objects the predicates read, and the
+    indexes of the fast paths (see the module docstring). Written only by the cache."""
+
     def __init__(self) -> None:
         self.nodes: dict[str, NodeInfo] = {}
         self.pods: dict[str, Pod] = {}  # placed pods by uid
@@ -401,46 +393,6 @@ class ClusterState:
                     yield pod
 
     # -- other kinds ---------------------------------------------------------------
-
-    def apply_object(self, raw: Mapping[str, Any]) -> bool:
-        """Parse and store a PV, PVC, StorageClass, CSINode or workload; False for others.
-
-        Raises ObjectError for a malformed object of a known kind.
-        """
-        kind = raw.get("kind")
-        if kind == "PersistentVolume":
-            self.set_persistent_volume(parse_persistent_volume(raw))
-        elif kind == "PersistentVolumeClaim":
-            self.set_claim(parse_persistent_volume_claim(raw))
-        elif kind == "StorageClass":
-            self.set_storage_class(parse_storage_class(raw))
-        elif kind == "CSINode":
-            self.set_csi_node(parse_csi_node(raw))
-        elif kind in WORKLOAD_KINDS:
-            self.set_workload(parse_workload(raw))
-        else:
-            return False
-        return True
-
-    def delete_object(self, raw: Mapping[str, Any]) -> bool:
-        """Forget an object of a kind :meth:`apply_object` takes; False for others."""
-        kind = raw.get("kind")
-        meta = raw.get("metadata") or {}
-        name = str(meta.get("name", ""))
-        key = f"{meta.get('namespace') or 'default'}/{name}"
-        if kind == "PersistentVolume":
-            self.remove_persistent_volume(name)
-        elif kind == "PersistentVolumeClaim":
-            self.remove_claim(key)
-        elif kind == "StorageClass":
-            self.remove_storage_class(name)
-        elif kind == "CSINode":
-            self.remove_csi_node(name)
-        elif kind in WORKLOAD_KINDS:
-            self.remove_workload(f"{kind}/{key}")
-        else:
-            return False
-        return True
 
     def set_persistent_volume(self, pv: PersistentVolume) -> None:
         self.persistent_volumes[pv.name] = pv

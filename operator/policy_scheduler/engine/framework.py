@@ -84,10 +84,14 @@ class CycleState:
 
 
 class Predicate(Protocol):
+    """A filter: ``(pod, node_info, cycle) -> reasons``; empty when the pod fits."""
+
     def __call__(self, pod: Pod, node: NodeInfo, cycle: CycleState, /) -> Reasons: ...
 
 
 class Priority(Protocol):
+    """A score: ``(pod, feasible nodes, cycle) -> scores``, 0..10 in node order."""
+
     def __call__(self, pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState, /) -> list[int]: ...
 
 

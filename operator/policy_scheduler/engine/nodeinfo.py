@@ -36,6 +36,8 @@ def zone_key(node: Node) -> str:
 
 
 class NodeInfo:
+    """A node, the pods placed on it and their incremental sums (module docstring)."""
+
     __slots__ = (
         "generation",
         "name",

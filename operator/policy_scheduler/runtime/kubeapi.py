@@ -1,6 +1,6 @@
 """The operator's only door to the Kubernetes API besides Kopf's watches.
 
-Each method is one API call, declares the RBAC permission it needs (see
+Each method is one API call, declares the RBAC permission it needs (``@needs``, from
 :mod:`.permissions`), and returns plain data: an HTTP status, or a dict. Failures the
 caller must react to (409 Conflict on a binding, 404 on a deleted pod) come back as
 status codes, never as exceptions, so "someone else bound it" is handled as an answer.
@@ -25,16 +25,16 @@ from typing import Any, Protocol
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from .permissions import needs
+from ..kinds import KINDS
+from ..names import CRD_GROUP, CRD_PLURAL, CRD_VERSION
+from .permissions import declared, needs, rules
 
 logger = logging.getLogger(__name__)
 
-CRD_GROUP = "policyscheduler.io"
-CRD_VERSION = "v1alpha1"
-CRD_PLURAL = "schedulingpolicies"
-
 
 class Api(Protocol):
+    """The calls the runtime makes; :class:`KubeApi` makes them, tests fake them."""
+
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> int: ...
 
     async def patch_pod_status(
@@ -167,7 +167,7 @@ class KubeApi:
             )
         )
 
-    @needs(CRD_GROUP, "schedulingpolicies/status", "get", "patch")
+    @needs(CRD_GROUP, f"{CRD_PLURAL}/status", "get", "patch")
     async def patch_policy_status(self, name: str, status: Mapping[str, Any]) -> int:
         await self.limiter.acquire()
         try:
@@ -216,3 +216,10 @@ class KubeApi:
         except ApiException as exc:
             return _status_of(exc)
         return 200
+
+
+def required_rules() -> list[dict[str, list[str]]]:
+    """The ClusterRole the operator needs: every call above plus list/watch of each kind
+    it reads (:data:`..kinds.KINDS`). The chart's ClusterRole is tested to be exactly this."""
+    watched = {(kind.group, kind.plural, verb) for kind in KINDS for verb in ("list", "watch")}
+    return rules(declared() | watched)

@@ -45,7 +45,7 @@ checks again on admission.
 cluster) and is cancelled if leadership is lost before it returns. ``on_stopped`` is
 awaited before anything else happens (no renewal, no re-acquisition, no release): it
 must stop scheduling at once, and promptly. ``identity`` must be unique per process: a
-process seeing its own identity in the Lease renews it at once (:func:`default_identity`
+process seeing its own identity in the Lease renews it at once (:func:`..options.default_identity`
 gives ``hostname_uuid`` as kube-scheduler does).
 """
 
@@ -54,9 +54,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import socket
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -76,11 +74,6 @@ def now_utc() -> datetime:
 def micro_time(moment: datetime) -> str:
     """RFC3339 MicroTime as the API server writes it: ``2024-05-01T12:00:00.000000Z``."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def default_identity() -> str:
-    """A unique holder identity: the hostname (the pod's name) plus a random suffix."""
-    return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
 # The part of a Lease spec whose change counts as a new observation (client-go compares

@@ -1,15 +1,14 @@
-"""Every Kubernetes API permission the operator uses, declared where it is used.
+"""RBAC permissions, declared where the API call that needs them is written.
 
-API calls are made in :mod:`.kubeapi`, whose methods declare their (group, resource,
-verb) with :func:`needs`; the kinds the operator watches declare list/watch through
-:func:`watches`. :func:`required_rules` turns the declarations into RBAC rules, and
-the Helm chart's ClusterRole is tested to be exactly that: nothing missing, nothing
-more.
+:mod:`.kubeapi`'s methods declare their (group, resource, verbs) with :func:`needs`;
+:func:`.kubeapi.required_rules` adds list/watch for every kind read and turns the lot
+into RBAC rules with :func:`rules`. This module imports nothing of the project, so the
+declarations never make an import run back up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,20 +27,15 @@ def needs(group: str, resource: str, *verbs: str) -> Callable[[F], F]:
     return mark
 
 
-def watches(group: str, resource: str) -> None:
-    """Declare a watched kind: the operator lists and watches it."""
-    _DECLARED.add((group, resource, "list"))
-    _DECLARED.add((group, resource, "watch"))
+def declared() -> set[tuple[str, str, str]]:
+    """Every (group, resource, verb) declared so far."""
+    return set(_DECLARED)
 
 
-def required_rules() -> list[dict[str, list[str]]]:
+def rules(permissions: Iterable[tuple[str, str, str]]) -> list[dict[str, list[str]]]:
     """RBAC PolicyRules, one per (group, resource), verbs sorted; stable order."""
-    # Import the modules that declare, so the set is complete whoever asks.
-    from .. import handlers  # noqa: F401
-    from . import kubeapi  # noqa: F401
-
     by_resource: dict[tuple[str, str], set[str]] = {}
-    for group, resource, verb in _DECLARED:
+    for group, resource, verb in permissions:
         by_resource.setdefault((group, resource), set()).add(verb)
     return [
         {"apiGroups": [group], "resources": [resource], "verbs": sorted(verbs)}

@@ -15,14 +15,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ..state.policies import Verdict
-from .reporting import CLUSTER_EVENTS_NAMESPACE, now_rfc3339
-from .scheduling import SchedulerRuntime
+from ..kinds import PolicyObject
+from ..names import CRD_API_VERSION, CRD_KIND
+from ..state.policies import CONFLICT, Verdict
+from ..state.world import World
+from .kubeapi import Api
+from .reporting import CLUSTER_EVENTS_NAMESPACE, Reporter, now_rfc3339
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class PolicyStats:
+    """What one policy decided so far, for its status."""
+
+    scheduled: int = 0
+    unschedulable: int = 0
+    last_decision: str = ""
+
+
+def policy_reference(name: str, uid: str) -> dict[str, Any]:
+    return {"apiVersion": CRD_API_VERSION, "kind": CRD_KIND, "name": name, "uid": uid}
 
 
 def build_policy_status(
@@ -70,52 +87,62 @@ def _visible(status: Mapping[str, Any] | None) -> Any:
 
 
 class PolicyStatusWriter:
-    def __init__(self, runtime: SchedulerRuntime) -> None:
-        self.runtime = runtime
-        self._statuses: dict[str, Mapping[str, Any]] = {}
-        self._warned: set[tuple[str, int]] = set()
+    """Writes each policy's status (and a Warning event when it is refused)."""
 
-    def observe(self, obj: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        api: Api,
+        reporter: Reporter,
+        world: World,
+        stats: Callable[[str], PolicyStats],
+    ) -> None:
+        self.api = api
+        self.reporter = reporter
+        self.world = world
+        self.stats = stats
+        self._statuses: dict[str, Mapping[str, Any]] = {}
+        self._uids: dict[str, str] = {}
+        self._warned: set[tuple[str, int]] = set()
+        # One write at a time: two watch events for one policy must not race.
+        self._lock = asyncio.Lock()
+
+    def observe(self, obj: PolicyObject) -> None:
         """Remember the status a policy has now, as the watch reports it."""
-        name = str((obj.get("metadata") or {}).get("name", ""))
-        self._statuses[name] = obj.get("status") or {}
+        self._statuses[obj.name] = obj.status
+        self._uids[obj.name] = obj.uid
 
     def _waiting(self, scheduler_name: str | None) -> int:
         """Pods of this schedulerName that could not be placed and wait for a retry."""
         if scheduler_name is None:
             return 0
-        queue = self.runtime.queue
-        return sum(
-            1
-            for pod in self.runtime.pending_pods(scheduler_name)
-            if queue.where(pod.uid) in ("unschedulable", "backoff")
-        )
+        return self.world.waiting(scheduler_name, ("unschedulable", "backoff"))
 
     async def write(self, verdicts: Iterable[Verdict]) -> None:
-        for verdict in verdicts:
-            await self._write_one(verdict)
+        async with self._lock:
+            for verdict in verdicts:
+                await self._write_one(verdict)
 
     async def refresh(self) -> None:
         """Rewrite every policy's counts (called periodically)."""
-        for name in list(self._statuses):
-            verdict = self.runtime.book.verdict(name)
-            if verdict is not None:
-                await self._write_one(verdict)
+        async with self._lock:
+            for name in list(self._statuses):
+                verdict = self.world.book.verdict(name)
+                if verdict is not None:
+                    await self._write_one(verdict)
 
     async def _write_one(self, verdict: Verdict) -> None:
-        stats = self.runtime.stats.get(verdict.name)
-        waiting = self._waiting(verdict.serving)
+        stats = self.stats(verdict.name)
         previous = self._statuses.get(verdict.name)
         status = build_policy_status(
             verdict,
             previous=previous,
-            scheduled=stats.scheduled if stats else 0,
-            unschedulable=waiting,
-            last_decision=stats.last_decision if stats else "",
+            scheduled=stats.scheduled,
+            unschedulable=self._waiting(verdict.serving),
+            last_decision=stats.last_decision,
             now=now_rfc3339(),
         )
         if _visible(status) != _visible(previous):
-            code = await self.runtime.api.patch_policy_status(verdict.name, status)
+            code = await self.api.patch_policy_status(verdict.name, status)
             if code < 300:
                 self._statuses[verdict.name] = status
             elif code != 404:
@@ -124,16 +151,14 @@ class PolicyStatusWriter:
                 )
         if not verdict.accepted and (verdict.name, verdict.generation) not in self._warned:
             self._warned.add((verdict.name, verdict.generation))
-            await self.runtime.reporter.event(
+            await self.reporter.event(
                 namespace=CLUSTER_EVENTS_NAMESPACE,
-                involved=self.runtime.policy_reference(verdict.name),
+                involved=policy_reference(verdict.name, self._uids.get(verdict.name, "")),
                 event_type="Warning",
-                reason="PolicyRejected"
-                if verdict.reason != "SchedulerNameConflict"
-                else verdict.reason,
+                reason=CONFLICT if verdict.reason == CONFLICT else "PolicyRejected",
                 message=verdict.message,
                 action="Validate",
-                component=self.runtime.book.default_scheduler_name,
+                component=self.world.book.default_scheduler_name,
             )
 
     async def run_refresher(self, interval: float = 15.0) -> None:

@@ -107,15 +107,6 @@ def pod_reference(pod: Pod) -> dict[str, Any]:
     return ref
 
 
-def policy_reference(name: str, uid: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "policyscheduler.io/v1alpha1",
-        "kind": "SchedulingPolicy",
-        "name": name,
-        "uid": uid,
-    }
-
-
 @dataclass(slots=True)
 class _Sent:
     name: str
@@ -125,6 +116,8 @@ class _Sent:
 
 
 class Reporter:
+    """Sends conditions and events, aggregated as client-go does; never raises."""
+
     def __init__(
         self,
         api: Api,

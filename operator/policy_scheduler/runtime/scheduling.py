@@ -1,21 +1,25 @@
 """The running scheduler: watch events in, decisions and bindings out.
 
-:class:`SchedulerRuntime` owns the cache, the queue and the policy book, and is driven
-from two sides:
+:class:`SchedulerRuntime` owns a :class:`~..state.world.World` (the cache, the queue and
+the policy book) and is driven from two sides:
 
-* **Watch side** (Kopf handlers call ``on_*``): pods, nodes, the volume and workload
-  kinds, and SchedulingPolicies update the cache; pending pods of a served
-  schedulerName enter the queue; changes that could help unschedulable pods move them
-  back (``queue.move_all``). These methods are synchronous and cheap.
+* **Watch side**: the Kopf handlers and the LIST before the first decision call
+  :meth:`SchedulerRuntime.handle` with each object; the world parses it once and files
+  it (see ``state/world.py``); the runtime then tells people what they should know: a
+  malformed pod gets a Warning event, a pod whose policy went away a condition, a
+  policy its status. Synchronous and cheap; writes to the API go to background tasks.
 * **Scheduling side** (:meth:`run`, only while leader): one loop pops one pod at a time
-  and decides it with the engine (decisions must see earlier ones); a pod that fits is
-  *assumed* in the cache at once and its binding is sent asynchronously, at most
-  ``bind_workers`` at a time. A failed binding forgets the assumption and sends the
-  pod back to the queue with backoff; a 409 (someone bound it, or it is already bound)
-  and a 404 (deleted) are answers, handled quietly.
+  and decides it with the engine on a snapshot of the cache (decisions must see earlier
+  ones). Once the snapshot is released, the writes that arrived meanwhile are applied
+  and the decision is re-checked against them: a node deleted or changed while the pod
+  was being decided is never bound to blindly (the pod is tried again). A pod that fits
+  is *assumed* in the cache at once and its binding is sent asynchronously, at most
+  ``bind_workers`` at a time. A failed binding forgets the assumption and sends the pod
+  back to the queue with backoff; a 409 (someone bound it, or it is already bound) and
+  a 404 (deleted) are answers, handled quietly.
 
 A pod is never bound twice by us: the cache marks it placed from the moment it is
-assumed, the queue drops pods the cache holds placed, and bindings are sent only while
+assumed, the world drops pods the cache holds placed, and bindings are sent only while
 leader. A binding that raced with another scheduler gets 409 from the API server.
 """
 
@@ -24,20 +28,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol
 
-from ..engine.algorithm import Decision, Scheduler
-from ..engine.cluster import STORAGE_KINDS
+from ..engine.algorithm import Decision, Scheduler, check_node
 from ..engine.compiler import CompiledPolicy, instrument
-from ..objects import ObjectError, Pod, parse_node, parse_pod
-from ..selectors import SelectorError
-from ..state.cache import SchedulerCache
-from ..state.policies import PolicyBook, Verdict
+from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
+from ..objects import Pod
+from ..state.cache import PodState, SchedulerCache
+from ..state.policies import PolicyBook
 from ..state.queueing import QueuedPod, SchedulingQueue
+from ..state.world import DELETED, Outcome, World
 from .kubeapi import Api
-from .reporting import Reporter, now_rfc3339, policy_reference
+from .policies import PolicyStats, PolicyStatusWriter
+from .reporting import Reporter, now_rfc3339, pod_reference
 
 logger = logging.getLogger(__name__)
 
@@ -79,14 +83,9 @@ class NullMetrics(MetricsSink):
     """Metrics off: every report is dropped."""
 
 
-@dataclass(slots=True)
-class PolicyStats:
-    scheduled: int = 0
-    unschedulable: int = 0
-    last_decision: str = ""
-
-
 class SchedulerRuntime:
+    """The scheduler at work: its world, its scheduling loop and its bindings."""
+
     def __init__(
         self,
         api: Api,
@@ -100,135 +99,68 @@ class SchedulerRuntime:
         namespaces: Sequence[str] = (),
     ) -> None:
         self.api = api
-        self.book = PolicyBook(default_scheduler_name)
-        self.cache = SchedulerCache(clock=clock)
-        self.queue = SchedulingQueue(clock=clock)
+        self.world = World(
+            default_scheduler_name=default_scheduler_name,
+            namespaces=namespaces,
+            cache=SchedulerCache(clock=clock),
+            queue=SchedulingQueue(clock=clock),
+        )
         self.reporter = reporter or Reporter(api, clock=clock)
         self.metrics: MetricsSink = metrics or NullMetrics()
+        self.stats: dict[str, PolicyStats] = {}
+        self.policy_status = PolicyStatusWriter(
+            api,
+            self.reporter,
+            self.world,
+            lambda name: self.stats.get(name, PolicyStats()),
+        )
         self._instrumented: dict[str, tuple[CompiledPolicy, CompiledPolicy]] = {}
         self._predicate_seconds: dict[str, float] = {}
         self._priority_seconds: dict[str, float] = {}
         self.is_leader = is_leader
         self.clock = clock
-        #: Namespaces whose pods we schedule (all when empty); pods of every namespace
-        #: are still accounted on their nodes.
-        self.namespaces = frozenset(namespaces)
         self._schedulers: dict[str, Scheduler] = {}
+        self.bind_workers = bind_workers
         self._binding_slots = asyncio.Semaphore(bind_workers)
         self._bindings: set[asyncio.Task[None]] = set()
         #: Pods whose binding is in flight: their assumption belongs to that binding.
         self._binding_uids: set[str] = set()
         self._reports: set[asyncio.Task[None]] = set()
-        #: Pending pods by schedulerName, whether served or not: a policy accepted later
-        #: for their name takes them.
-        self._pending: dict[str, dict[str, Pod]] = {}
-        self.stats: dict[str, PolicyStats] = {}
-        self._policy_uids: dict[str, str] = {}
 
-    # -- watch side: pods ---------------------------------------------------------------
+    @property
+    def cache(self) -> SchedulerCache:
+        return self.world.cache
 
-    def on_pod(self, raw: Mapping[str, Any]) -> None:
-        try:
-            pod = parse_pod(raw)
-        except (ObjectError, SelectorError) as exc:
-            # A pod we cannot read is reported, never dropped silently nor fatal.
-            self._report_malformed_pod(raw, str(exc))
-            return
-        before = self.cache.cluster.pods.get(pod.uid)
-        if self.cache.pod_seen(pod):
-            self._drop_pending(pod)
-            if before is not None and before.node_request != pod.node_request:
-                self.queue.move_all()  # a placed pod was resized: room may have appeared
-            return
-        if pod.deleting or pod.gated or (self.namespaces and pod.namespace not in self.namespaces):
-            self._drop_pending(pod)
-            return
-        self._pending.setdefault(pod.scheduler_name, {})[pod.uid] = pod
-        if self.book.policy_for(pod.scheduler_name) is not None:
-            if pod.uid in self.queue:
-                self.queue.update(pod)
+    @property
+    def queue(self) -> SchedulingQueue:
+        return self.world.queue
+
+    @property
+    def book(self) -> PolicyBook:
+        return self.world.book
+
+    # -- watch side ------------------------------------------------------------------------
+
+    def handle(
+        self, event_type: str | None, raw: Mapping[str, Any], kind: Kind | None = None
+    ) -> Outcome:
+        """One object from a watch event or a LIST: file it, then tell whom it concerns."""
+        outcome = self.world.observe(event_type, raw, kind)
+        if outcome.error is not None:
+            if outcome.kind is POD:
+                # A pod we cannot read is reported, never dropped silently nor fatal.
+                self._report_malformed_pod(raw, outcome.error)
             else:
-                self.queue.add(pod)
-        elif self.book.orphaned(pod.scheduler_name):
+                logger.warning("ignoring an object the scheduler cannot read: %s", outcome.error)
+        for pod in outcome.parked:
             self._report(self._no_policy(pod))
-
-    def on_pod_deleted(self, raw: Mapping[str, Any]) -> None:
-        meta = raw.get("metadata") or {}
-        uid = str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")
-        placed = self.cache.is_placed(uid)
-        self.cache.pod_deleted(uid)
-        self.queue.delete(uid)
-        for pods in self._pending.values():
-            pods.pop(uid, None)
-        self.reporter.forget_pod(uid)
-        if placed:
-            self.queue.move_all()  # freed resources may help
-
-    def _drop_pending(self, pod: Pod) -> None:
-        pods = self._pending.get(pod.scheduler_name)
-        if pods is not None:
-            pods.pop(pod.uid, None)
-        if pod.uid in self.queue:
-            self.queue.delete(pod.uid)
-
-    # -- watch side: the cluster --------------------------------------------------------
-
-    def on_node(self, raw: Mapping[str, Any]) -> None:
-        try:
-            node = parse_node(raw)
-        except (ObjectError, SelectorError) as exc:
-            logger.warning("ignoring a node the scheduler cannot read: %s", exc)
-            return
-        self.cache.cluster.set_node(node)
-        self.queue.move_all()
-
-    def on_node_deleted(self, raw: Mapping[str, Any]) -> None:
-        self.cache.cluster.remove_node(str((raw.get("metadata") or {}).get("name", "")))
-
-    def on_object(self, raw: Mapping[str, Any], *, deleted: bool = False) -> None:
-        """PVs, PVCs, StorageClasses, CSINodes, Services and controllers."""
-        cluster = self.cache.cluster
-        try:
-            known = cluster.delete_object(raw) if deleted else cluster.apply_object(raw)
-        except (ObjectError, SelectorError) as exc:
-            logger.warning("ignoring an object the scheduler cannot read: %s", exc)
-            return
-        if known and raw.get("kind") in STORAGE_KINDS:
-            self.queue.move_all()  # a volume may now be bindable
-
-    # -- watch side: policies ------------------------------------------------------------
-
-    def on_policy(self, raw: Mapping[str, Any]) -> list[Verdict]:
-        meta = raw.get("metadata") or {}
-        self._policy_uids[str(meta.get("name", ""))] = str(meta.get("uid", ""))
-        verdicts = self.book.apply(raw)
-        self._after_policy_change()
-        return verdicts
-
-    def on_policy_deleted(self, name: str) -> list[Verdict]:
-        verdicts = self.book.remove(name)
-        self._after_policy_change()
-        return verdicts
-
-    def _after_policy_change(self) -> None:
-        """Queue the pods a policy now serves; park, with a condition, those none serves."""
-        for scheduler_name, pods in self._pending.items():
-            if self.book.policy_for(scheduler_name) is not None:
-                for pod in pods.values():
-                    if pod.uid not in self.queue:
-                        self.queue.add(pod)
-            elif self.book.orphaned(scheduler_name):
-                for pod in pods.values():
-                    if pod.uid in self.queue:
-                        self.queue.delete(pod.uid)
-                        self._report(self._no_policy(pod))
-        self.queue.move_all()
-
-    def pending_pods(self, scheduler_name: str) -> list[Pod]:
-        return list(self._pending.get(scheduler_name, {}).values())
-
-    def policy_reference(self, name: str) -> dict[str, Any]:
-        return policy_reference(name, self._policy_uids.get(name, ""))
+        if outcome.kind is SCHEDULING_POLICY:
+            if isinstance(outcome.obj, PolicyObject):
+                self.policy_status.observe(outcome.obj)
+            self._report(self.policy_status.write(outcome.verdicts))
+        elif outcome.kind is POD and event_type == DELETED:
+            self.reporter.forget_pod(POD.identity(raw))
+        return outcome
 
     # -- scheduling side -----------------------------------------------------------------
 
@@ -261,24 +193,30 @@ class SchedulerRuntime:
                     self.metrics.attempt("error", queued.pod.scheduler_name, 0.0)
                     if queued.pod.uid not in self._binding_uids:
                         # Not yet handed to a binding: undo the assumption and retry.
-                        self.cache.forget(queued.pod.uid)
+                        self._forget(queued.pod.uid)
                         self.queue.error(queued)
         finally:
             await self.drain()
 
+    def _gone(self, queued: QueuedPod) -> bool:
+        """Deleted, or placed by someone: nothing left to decide."""
+        uid = queued.pod.uid
+        return queued.deleted or self.cache.is_placed(uid) or self.cache.was_deleted(uid)
+
     async def schedule_one(self, queued: QueuedPod) -> Decision | None:
         pod = queued.pod
-        if self.cache.is_placed(pod.uid) or self.cache.was_deleted(pod.uid):
+        if self._gone(queued):
             self.queue.done(pod.uid)
             return None
         policy = self.book.policy_for(pod.scheduler_name)
         if policy is None:
-            self.queue.done(pod.uid)  # waits in _pending for a policy to serve it
+            self.queue.park(queued)  # waits for a policy to serve its name
             return None
         started = self.clock()
-        decision = await self.scheduler_for(policy).schedule(
-            pod, self.cache.cluster, self._timed(policy)
-        )
+        with self.cache.snapshot() as cluster:
+            decision = await self.scheduler_for(policy).schedule(pod, cluster, self._timed(policy))
+            seen = cluster.nodes[decision.node].generation if decision.node is not None else 0
+        # The writes held during the decision are applied now.
         elapsed = self.clock() - started
         self.metrics.phases(decision.filter_seconds, decision.score_seconds)
         self.metrics.per_plugin(self._predicate_seconds, self._priority_seconds)
@@ -287,11 +225,22 @@ class SchedulerRuntime:
         stats = self.stats.setdefault(policy.name, PolicyStats())
         stats.last_decision = now_rfc3339()
         profile = policy.scheduler_name
+        if self._gone(queued):
+            self.queue.done(pod.uid)  # deleted or bound elsewhere while being decided
+            return decision
         if decision.node is None:
             stats.unschedulable += 1
             self.metrics.attempt("unschedulable", profile, elapsed)
             self.queue.unschedulable(queued)
             self._report(self.reporter.unschedulable(pod, decision.message, profile))
+        elif (stale := self._recheck(pod, decision.node, seen, policy)) is not None:
+            logger.info(
+                "decision for %s went stale while it was taken (%s); trying again",
+                pod.key,
+                stale,
+            )
+            self.metrics.attempt("unschedulable", profile, elapsed)
+            self.queue.error(queued)
         else:
             stats.scheduled += 1
             self.metrics.attempt("scheduled", profile, elapsed)
@@ -305,13 +254,32 @@ class SchedulerRuntime:
         self.metrics.pending(self.queue.lengths())
         return decision
 
+    def _recheck(self, pod: Pod, node: str, seen: int, policy: CompiledPolicy) -> str | None:
+        """Why a decision taken on the snapshot no longer holds; None when it does.
+
+        Only a node that changed since the snapshot (its generation moved) is checked
+        again, with the policy's predicates on the state as it is now.
+        """
+        info = self.cache.cluster.nodes.get(node)
+        if info is None:
+            return f'node "{node}" was deleted'
+        if info.generation == seen:
+            return None
+        reasons = check_node(pod, self.cache.cluster, policy, node)
+        return f'node "{node}" changed: {"; ".join(reasons)}' if reasons else None
+
+    def _forget(self, uid: str) -> None:
+        """Undo our assumption of ``uid``, unless the watch already says where it is."""
+        if self.cache.state_of(uid) in (PodState.ASSUMED, PodState.BINDING_FINISHED):
+            self.cache.forget(uid)
+
     async def _bind(self, queued: QueuedPod, node: str, profile: str) -> None:
         pod = queued.pod
         started = self.clock()
         try:
             if not self.is_leader():
                 # Lost leadership after deciding: another replica will decide again.
-                self.cache.forget(pod.uid)
+                self._forget(pod.uid)
                 return
             try:
                 status = await self.api.bind(pod.namespace, pod.name, pod.uid, node)
@@ -321,12 +289,12 @@ class SchedulerRuntime:
             result = "success" if 200 <= status < 300 else "conflict" if status == 409 else "error"
             self.metrics.binding(result, self.clock() - started)
             if 200 <= status < 300:
-                self.cache.binding_finished(pod.uid)
+                self.cache.finish_binding(pod.uid)
                 self.metrics.e2e("scheduled", profile, self.clock() - queued.enqueued)
                 self.metrics.attempts_until_scheduled(queued.attempts)
                 self._report(self.reporter.scheduled(pod, node, profile))
                 return
-            self.cache.forget(pod.uid)
+            self._forget(pod.uid)
             if status == 404 or self.cache.was_deleted(pod.uid):
                 return  # the pod is gone
             if status == 409:
@@ -339,13 +307,7 @@ class SchedulerRuntime:
             self._report(
                 self.reporter.event(
                     namespace=pod.namespace,
-                    involved={
-                        "apiVersion": "v1",
-                        "kind": "Pod",
-                        "namespace": pod.namespace,
-                        "name": pod.name,
-                        "uid": pod.uid,
-                    },
+                    involved=pod_reference(pod),
                     event_type="Warning",
                     reason="FailedScheduling",
                     message=f"Binding rejected: HTTP {status or 'connection error'}",
@@ -359,13 +321,12 @@ class SchedulerRuntime:
 
     async def drain(self) -> None:
         """Wait for bindings and reports in flight (at shutdown or leadership loss)."""
-        pending = list(self._bindings) + list(self._reports)
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        while self._bindings or self._reports:
+            await asyncio.gather(*self._bindings, *self._reports, return_exceptions=True)
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _report(self, coroutine: Any) -> None:
+    def _report(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coroutine)
         self._reports.add(task)
         task.add_done_callback(self._reports.discard)
@@ -384,7 +345,7 @@ class SchedulerRuntime:
         if not isinstance(meta, Mapping) or not isinstance(spec, Mapping):
             return
         scheduler_name = spec.get("schedulerName") or "default-scheduler"
-        if spec.get("nodeName") or self.book.policy_for(str(scheduler_name)) is None:
+        if spec.get("nodeName") or not self.book.serves(str(scheduler_name)):
             return
         namespace, name = meta.get("namespace"), meta.get("name")
         if not namespace or not name:

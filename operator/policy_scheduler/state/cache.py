@@ -1,73 +1,199 @@
-"""The scheduler cache: the cluster as the watches report it, plus our own assumptions.
+"""The scheduler cache: the only writer of the cluster state the engine decides on.
 
-It wraps the engine's :class:`ClusterState` with kube-scheduler's pod state machine::
+Everything the watches report (nodes, placed pods, volumes, storage classes, CSINodes,
+services and controllers) and everything the scheduler assumes goes through one
+:class:`SchedulerCache`; nothing else writes its :class:`~..engine.cluster.ClusterState`.
 
-                 assume()                 binding_finished()
-      (pending) ---------> Assumed ----------------------------> Assumed+Bound
-                              |  \\                                 |      |
-                     forget() |   \\ pod event with nodeName        |      | deadline passes
-                              v    v                               v      v (expire)
-                           (gone)  Added <------------------------ +   (gone)
-                                     |   pod event with nodeName
-                       pod deleted   v
-                                  (gone)
+Pods: kube-scheduler's state machine, as data
+---------------------------------------------
+A placed pod is in one of three states; :data:`TRANSITIONS` is the whole machine, and a
+transition it does not list raises :class:`CacheError` (a bug of ours, never a user's)::
 
-* ``assume`` places the pod on its node at once, so the next decision sees it, before
-  the binding request even leaves.
-* ``forget`` undoes an assumption whose binding failed.
-* ``binding_finished`` starts the expiry clock (``ttl``): if the watch never confirms the
-  binding (the pod was deleted meanwhile, a watch was lost), the assumption expires.
-* A watch event with ``spec.nodeName`` confirms the pod as *Added* on that node (the
-  API's word wins over an assumption on another node).
+    state \\ event      assume    finish_binding    forget   confirm   expire    remove
+    (absent)           Assumed   (absent)          ERROR    Added     ERROR     (absent)
+    Assumed            ERROR     BindingFinished   absent   Added     ERROR     absent
+    BindingFinished    ERROR     BindingFinished   absent   Added     absent*   absent
+    Added              ERROR     Added             ERROR    Added     ERROR     absent
+
+* ``assume``: the scheduler decided; the pod is placed on its node at once, so the next
+  decision sees it, before the binding request even leaves.
+* ``finish_binding``: the binding call returned; the expiry clock (``ttl``) starts in
+  case the watch never confirms (the pod was deleted meanwhile, a watch was lost). For
+  a pod the watch already confirmed, or one deleted meanwhile, it changes nothing.
+* ``forget``: undo an assumption whose binding failed. Forgetting a pod the watch has
+  confirmed is refused: the API's word is final.
+* ``confirm``: a watch event with ``spec.nodeName``: the pod is *Added* on that node
+  (the API's node wins over an assumption elsewhere).
+* ``expire`` (*): only once the deadline has passed (:meth:`SchedulerCache.expire`).
+* ``remove``: the pod was deleted or finished; a deleted pod's uid is remembered a while
+  (``10 x ttl``) so that a late replay of an older copy does not resurrect it.
 
 Watches replay every object as ADDED on each re-list, and a replayed copy may be older
 than what we already know. ``spec.nodeName`` never goes back to empty on a real API
-server, so a copy without it, for a pod we know to be placed, is stale and ignored: a
-replay can never undo a binding. Pods reported as deleted leave the cache for good
-(their uid is remembered for a while so that a late replay does not resurrect them).
+server, so a copy without it, for a pod we hold placed, is stale
+(:meth:`SchedulerCache.is_placed`): callers ignore it, and a replay can never undo a
+binding.
+
+A snapshot per decision
+-----------------------
+kube-scheduler copies the nodes that changed into a snapshot at the start of each cycle
+(``UpdateSnapshot``), because its informers write the cache from other goroutines while
+the algorithm runs. Here the engine runs on the event loop's one thread and yields only
+between node chunks; the snapshot is therefore the state itself, held still:
+``with cache.snapshot() as cluster:`` hands the engine the cluster state and, until the
+block ends, *holds* every write that arrives (watch events, expiries, our own assume or
+forget from a binding that finished meanwhile), then applies them in arrival order. The
+decision sees one consistent cluster, at the cost of no copy at all, and whoever acts on
+the decision afterwards re-checks it against the state as it is then (a node deleted
+while the pod was being decided is gone by the time it could be bound: see
+``runtime.scheduling``). Pod bookkeeping (which uid is placed where) is never held: it
+answers for the live stream, so a pod confirmed or deleted mid-decision is never queued
+or decided again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Any, Final
 
 from ..engine.cluster import ClusterState
-from ..objects import Pod
+from ..kinds import (
+    CSI_NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    REPLICA_SET,
+    REPLICATION_CONTROLLER,
+    SERVICE,
+    STATEFUL_SET,
+    STORAGE_CLASS,
+    Kind,
+)
+from ..objects import Node, Pod
 
 DEFAULT_ASSUME_TTL = 30.0
 
 
 class PodState(Enum):
-    ASSUMED = "assumed"
-    ADDED = "added"
+    """Where a placed pod stands in the cache (see the module docstring)."""
+
+    ASSUMED = "Assumed"
+    BINDING_FINISHED = "BindingFinished"
+    ADDED = "Added"
+
+
+class Event(Enum):
+    """What can happen to a placed pod."""
+
+    ASSUME = "assume"
+    FINISH_BINDING = "finish_binding"
+    FORGET = "forget"
+    CONFIRM = "confirm"
+    EXPIRE = "expire"
+    REMOVE = "remove"
+
+
+_A, _B, _D = PodState.ASSUMED, PodState.BINDING_FINISHED, PodState.ADDED
+
+#: (state or None for absent, event) -> next state (None: absent). Missing: illegal.
+TRANSITIONS: Final[Mapping[tuple[PodState | None, Event], PodState | None]] = {
+    (None, Event.ASSUME): _A,
+    (None, Event.FINISH_BINDING): None,
+    (None, Event.CONFIRM): _D,
+    (None, Event.REMOVE): None,
+    (_A, Event.FINISH_BINDING): _B,
+    (_A, Event.FORGET): None,
+    (_A, Event.CONFIRM): _D,
+    (_A, Event.REMOVE): None,
+    (_B, Event.FINISH_BINDING): _B,
+    (_B, Event.FORGET): None,
+    (_B, Event.CONFIRM): _D,
+    (_B, Event.EXPIRE): None,
+    (_B, Event.REMOVE): None,
+    (_D, Event.FINISH_BINDING): _D,
+    (_D, Event.CONFIRM): _D,
+    (_D, Event.REMOVE): None,
+}
+
+
+class CacheError(RuntimeError):
+    """A transition the state machine does not allow: a bug in the caller."""
 
 
 @dataclass(slots=True)
 class _Entry:
     state: PodState
-    node: str
-    binding_finished: bool = False
+    pod: Pod  # the copy placed in the cluster state (node_name set)
     deadline: float | None = None
 
 
+# Setters and removers of the cluster state per kind of "other" object.
+_Setter = Callable[[ClusterState, Any], None]
+_Remover = Callable[[ClusterState, str], None]
+_OBJECTS: Final[dict[Kind, tuple[_Setter, _Remover]]] = {
+    PERSISTENT_VOLUME: (ClusterState.set_persistent_volume, ClusterState.remove_persistent_volume),
+    PERSISTENT_VOLUME_CLAIM: (ClusterState.set_claim, ClusterState.remove_claim),
+    STORAGE_CLASS: (ClusterState.set_storage_class, ClusterState.remove_storage_class),
+    CSI_NODE: (ClusterState.set_csi_node, ClusterState.remove_csi_node),
+    SERVICE: (ClusterState.set_workload, ClusterState.remove_workload),
+    REPLICATION_CONTROLLER: (ClusterState.set_workload, ClusterState.remove_workload),
+    REPLICA_SET: (ClusterState.set_workload, ClusterState.remove_workload),
+    STATEFUL_SET: (ClusterState.set_workload, ClusterState.remove_workload),
+}
+
+#: The kinds :meth:`SchedulerCache.set_object` stores (besides nodes and pods).
+OBJECT_KINDS: Final = frozenset(_OBJECTS)
+
+
+def store(cluster: ClusterState, kind: Kind, obj: Any) -> None:
+    """Put a parsed object of one of :data:`OBJECT_KINDS` into a cluster state."""
+    _OBJECTS[kind][0](cluster, obj)
+
+
 class SchedulerCache:
+    """The cluster as the watches report it plus our assumptions; the one writer of it."""
+
     def __init__(
         self,
-        cluster: ClusterState | None = None,
         *,
         ttl: float = DEFAULT_ASSUME_TTL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.cluster = cluster if cluster is not None else ClusterState()
+        self._cluster = ClusterState()
         self.ttl = ttl
         self.clock = clock
         self._entries: dict[str, _Entry] = {}
         self._deleted: dict[str, float] = {}  # uid -> when we saw it deleted
+        self._holders = 0
+        self._held: list[Callable[[], object]] = []
 
-    # -- queries ---------------------------------------------------------------------
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def cluster(self) -> ClusterState:
+        """The cluster state, to read (metrics, tests); decisions use :meth:`snapshot`."""
+        return self._cluster
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[ClusterState]:
+        """The cluster state held still while the block runs (see the module docstring)."""
+        self._holders += 1
+        try:
+            yield self._cluster
+        finally:
+            self._holders -= 1
+            if not self._holders:
+                held, self._held = self._held, []
+                for write in held:
+                    write()
+
+    @property
+    def held_writes(self) -> int:
+        """Writes waiting for the current snapshot to end."""
+        return len(self._held)
 
     def state_of(self, uid: str) -> PodState | None:
         entry = self._entries.get(uid)
@@ -75,7 +201,12 @@ class SchedulerCache:
 
     def node_of(self, uid: str) -> str | None:
         entry = self._entries.get(uid)
-        return entry.node if entry is not None else None
+        return entry.pod.node_name if entry is not None else None
+
+    def placed_pod(self, uid: str) -> Pod | None:
+        """The copy of a placed pod the cache holds (assumed or confirmed)."""
+        entry = self._entries.get(uid)
+        return entry.pod if entry is not None else None
 
     def is_placed(self, uid: str) -> bool:
         """Assumed or bound: the scheduler must not decide this pod again."""
@@ -86,74 +217,100 @@ class SchedulerCache:
 
     @property
     def assumed_count(self) -> int:
-        return sum(1 for e in self._entries.values() if e.state is PodState.ASSUMED)
+        return sum(1 for e in self._entries.values() if e.state is not PodState.ADDED)
 
-    # -- our own transitions -----------------------------------------------------------
+    # -- writing the cluster state -------------------------------------------------------
+
+    def _write(self, write: Callable[[], object]) -> None:
+        if self._holders:
+            self._held.append(write)
+        else:
+            write()
+
+    def set_node(self, node: Node) -> None:
+        self._write(lambda: self._cluster.set_node(node))
+
+    def remove_node(self, name: str) -> None:
+        self._write(lambda: self._cluster.remove_node(name))
+
+    def set_object(self, kind: Kind, obj: Any) -> None:
+        """Store a parsed PV, PVC, StorageClass, CSINode, Service or controller."""
+        self._write(lambda: store(self._cluster, kind, obj))
+
+    def remove_object(self, kind: Kind, key: str) -> None:
+        _, remover = _OBJECTS[kind]
+        self._write(lambda: remover(self._cluster, key))
+
+    # -- the pod state machine -----------------------------------------------------------
+
+    def _move(self, uid: str, event: Event) -> PodState | None:
+        entry = self._entries.get(uid)
+        state = entry.state if entry is not None else None
+        try:
+            return TRANSITIONS[(state, event)]
+        except KeyError:
+            where = state.value if state is not None else "not in the cache"
+            raise CacheError(f"pod {uid}: cannot {event.value}: it is {where}") from None
+
+    def _place(self, pod: Pod) -> None:
+        self._write(lambda: self._cluster.add_pod(pod))
+
+    def _unplace(self, uid: str) -> None:
+        self._write(lambda: self._cluster.remove_pod(uid))
 
     def assume(self, pod: Pod, node: str) -> Pod:
         """Place ``pod`` on ``node`` before binding; returns the placed copy."""
-        if pod.uid in self._entries:
-            raise ValueError(f"pod {pod.key} is already {self._entries[pod.uid].state.value}")
+        self._move(pod.uid, Event.ASSUME)
         placed = replace(pod, node_name=node)
-        self._entries[pod.uid] = _Entry(PodState.ASSUMED, node)
-        self.cluster.add_pod(placed)
+        self._entries[pod.uid] = _Entry(PodState.ASSUMED, placed)
+        self._place(placed)
         return placed
 
-    def binding_finished(self, uid: str) -> None:
-        entry = self._entries.get(uid)
-        if entry is not None and entry.state is PodState.ASSUMED:
-            entry.binding_finished = True
+    def finish_binding(self, uid: str) -> None:
+        if self._move(uid, Event.FINISH_BINDING) is PodState.BINDING_FINISHED:
+            entry = self._entries[uid]
+            entry.state = PodState.BINDING_FINISHED
             entry.deadline = self.clock() + self.ttl
 
     def forget(self, uid: str) -> None:
-        """Undo an assumption (its binding failed); a confirmed pod stays."""
-        entry = self._entries.get(uid)
-        if entry is None or entry.state is not PodState.ASSUMED:
-            return
+        """Undo an assumption (its binding failed)."""
+        self._move(uid, Event.FORGET)
         del self._entries[uid]
-        self.cluster.remove_pod(uid)
+        self._unplace(uid)
 
-    def cleanup_expired(self) -> list[str]:
+    def confirm(self, pod: Pod) -> Pod | None:
+        """The watch reports ``pod`` placed on its node; returns the copy it replaces."""
+        self._move(pod.uid, Event.CONFIRM)
+        entry = self._entries.get(pod.uid)
+        before = entry.pod if entry is not None else None
+        self._entries[pod.uid] = _Entry(PodState.ADDED, pod)
+        self._place(pod)
+        return before
+
+    def remove_pod(self, uid: str, *, remember: bool = True) -> Pod | None:
+        """The pod was deleted (``remember``: ignore late replays) or finished."""
+        self._move(uid, Event.REMOVE)
+        entry = self._entries.pop(uid, None)
+        if entry is not None:
+            self._unplace(uid)
+        if remember:
+            self._deleted[uid] = self.clock()
+        return entry.pod if entry is not None else None
+
+    def expire(self) -> list[Pod]:
         """Drop assumptions whose binding finished but never showed up in a watch."""
         now = self.clock()
         expired = [
             uid
             for uid, e in self._entries.items()
-            if e.state is PodState.ASSUMED and e.deadline is not None and e.deadline <= now
+            if e.deadline is not None and e.deadline <= now and e.state is PodState.BINDING_FINISHED
         ]
+        pods = []
         for uid in expired:
-            del self._entries[uid]
-            self.cluster.remove_pod(uid)
+            self._move(uid, Event.EXPIRE)
+            pods.append(self._entries.pop(uid).pod)
+            self._unplace(uid)
         horizon = now - 10 * self.ttl
         for uid in [u for u, t in self._deleted.items() if t < horizon]:
             del self._deleted[uid]
-        return expired
-
-    # -- what the watches say ----------------------------------------------------------
-
-    def pod_seen(self, pod: Pod) -> bool:
-        """A pod from a watch event (ADDED or MODIFIED, possibly a stale replay).
-
-        Returns True when the pod is not a candidate for scheduling: placed, finished
-        or deleted.
-        """
-        if pod.uid in self._deleted:
-            return True
-        if pod.phase in ("Succeeded", "Failed"):
-            # Finished pods hold no resources and are never scheduled, placed or not
-            # (kube-scheduler's informers filter them out of both pod lists).
-            self.pod_deleted(pod.uid, remember=False)
-            return True
-        entry = self._entries.get(pod.uid)
-        if not pod.node_name:
-            # Unplaced in this copy. If we know it placed, this copy is stale.
-            return entry is not None
-        self._entries[pod.uid] = _Entry(PodState.ADDED, pod.node_name)
-        self.cluster.add_pod(pod)
-        return True
-
-    def pod_deleted(self, uid: str, *, remember: bool = True) -> None:
-        self._entries.pop(uid, None)
-        self.cluster.remove_pod(uid)
-        if remember:
-            self._deleted[uid] = self.clock()
+        return pods

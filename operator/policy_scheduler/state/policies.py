@@ -18,14 +18,12 @@ whose verdict changed, for the operator to write into ``status``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..engine.compiler import CompiledPolicy, compile_policy
+from ..kinds import PolicyObject
 from ..names import DEFAULT_SCHEDULER_NAME
-from ..objects import parse_timestamp
-from ..policy import PolicyError, SchedulingPolicy, default_policy, parse_policy
+from ..policy import PolicyError, SchedulingPolicy, default_policy
 
 ACCEPTED = "Accepted"
 INVALID = "Invalid"
@@ -34,6 +32,8 @@ CONFLICT = "SchedulerNameConflict"
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
+    """What the book decided about one policy: what its Accepted condition says."""
+
     name: str
     accepted: bool
     reason: str
@@ -56,8 +56,17 @@ class _Record:
 
 
 class PolicyBook:
-    def __init__(self, default_scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> None:
+    """Which accepted policy serves which schedulerName (see the module docstring)."""
+
+    def __init__(
+        self,
+        default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+        *,
+        serve_all: CompiledPolicy | None = None,
+    ) -> None:
+        """``serve_all``: one policy for every schedulerName (``simulate --policy``)."""
         self.default_scheduler_name = default_scheduler_name
+        self._serve_all = serve_all
         self._records: dict[str, _Record] = {}
         self._orphaned: set[str] = set()
         self._removed_serving: set[str] = set()
@@ -68,6 +77,8 @@ class PolicyBook:
     # -- lookups -----------------------------------------------------------------------
 
     def policy_for(self, scheduler_name: str) -> CompiledPolicy | None:
+        if self._serve_all is not None:
+            return self._serve_all
         for record in self._records.values():
             if record.serving is not None and record.serving.scheduler_name == scheduler_name:
                 return record.serving
@@ -90,15 +101,16 @@ class PolicyBook:
 
     # -- transitions ---------------------------------------------------------------------
 
-    def apply(self, obj: Mapping[str, Any]) -> list[Verdict]:
-        meta = obj.get("metadata") or {}
-        name = str(meta.get("name", ""))
-        generation = int(meta.get("generation") or 1)
+    def serves(self, scheduler_name: str) -> bool:
+        return self.policy_for(scheduler_name) is not None
+
+    def apply(self, obj: PolicyObject) -> list[Verdict]:
+        name, generation = obj.name, obj.generation
         record = self._records.get(name)
         if record is None:
             record = _Record(
                 name=name,
-                created=parse_timestamp(meta.get("creationTimestamp")),
+                created=obj.created,
                 generation=generation,
                 wanted_name=None,
                 candidate=None,
@@ -106,14 +118,15 @@ class PolicyBook:
             )
             self._records[name] = record
         record.generation = generation
-        error: str | None = None
+        error = obj.error
         try:
-            policy: SchedulingPolicy = parse_policy(obj)
-            record.candidate = compile_policy(policy)
-            record.wanted_name = record.candidate.scheduler_name
-            record.extenders = len(policy.spec.extenders)
+            if obj.policy is not None:
+                record.candidate = compile_policy(obj.policy)
+                record.wanted_name = record.candidate.scheduler_name
+                record.extenders = len(obj.policy.spec.extenders)
         except PolicyError as exc:
             error = str(exc)
+        if error is not None:
             record.candidate = None
             record.wanted_name = None
         changed = self._settle()

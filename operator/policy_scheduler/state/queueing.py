@@ -1,6 +1,6 @@
 """The scheduling queue: active, backoff and unschedulable pods, as kube-scheduler's.
 
-Every pending pod the scheduler serves is in exactly one of three places::
+Every pending pod is in exactly one of four places::
 
       add() ─> ACTIVE ─pop()─> (being scheduled) ─done()─> (gone: assumed)
                 ^  ^                │
@@ -9,6 +9,9 @@ Every pending pod the scheduler serves is in exactly one of three places::
       expired   │  │                                                            │
                 │  └── move_all(): something changed that could help ─────────┤
                 └───── flush(): waited 60 s in UNSCHEDULABLE ──────────────────┘
+
+      add() of a pod no policy serves ─> WAITING ─reassess(): a policy serves it─> ACTIVE
+      reassess(): its policy is gone ─> WAITING (from ACTIVE, BACKOFF, UNSCHEDULABLE)
 
 * ACTIVE is a heap: higher ``spec.priority`` first, then the older pod (creation time),
   then arrival order.
@@ -20,8 +23,12 @@ Every pending pod the scheduler serves is in exactly one of three places::
 * A pod whose attempt started before a move request is sent to BACKOFF rather than
   UNSCHEDULABLE: the change may have come too late for that attempt to see it
   (kube-scheduler's ``moveRequestCycle``).
-* :meth:`delete` removes a pod wherever it is; :meth:`update` replaces the queued copy
-  (and gives an unschedulable pod a new chance, since its spec changed).
+* WAITING holds pending pods whose ``spec.schedulerName`` no accepted policy serves:
+  a policy accepted later takes them (:meth:`reassess`), and a pod whose policy is
+  deleted goes back there, so no pending pod is ever dropped.
+* :meth:`delete` removes a pod wherever it is; :meth:`add` of a queued pod replaces the
+  queued copy (and gives an unschedulable pod a new chance if its spec changed).
+* The order is :func:`.admission.queue_key`, the one ``simulate`` uses, then arrival.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..objects import Pod
+from .admission import queue_key
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
@@ -43,6 +51,8 @@ UNSCHEDULABLE_TIMEOUT = 60.0
 
 @dataclass(slots=True)
 class QueuedPod:
+    """A pending pod as the queue holds it: the pod and its attempts so far."""
+
     pod: Pod
     attempts: int = 0
     #: When the pod first entered the queue (for the end-to-end latency metric).
@@ -56,6 +66,9 @@ class QueuedPod:
 
 
 class SchedulingQueue:
+    """Pending pods in four parts: active, backoff, unschedulable, waiting (module
+    docstring)."""
+
     def __init__(
         self,
         *,
@@ -68,9 +81,10 @@ class SchedulingQueue:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.unschedulable_timeout = unschedulable_timeout
-        self._active: list[tuple[int, float, int, str]] = []  # heap of keys
+        self._active: list[tuple[int, float, int, str]] = []  # heap of (queue_key, seq, uid)
         self._backoff: dict[str, float] = {}  # uid -> ready time
         self._unschedulable: dict[str, float] = {}  # uid -> since
+        self._waiting: set[str] = set()  # no policy serves their schedulerName
         self._pods: dict[str, QueuedPod] = {}  # every queued pod (any part) by uid
         self._in_flight: dict[str, QueuedPod] = {}  # popped, being scheduled
         self._seq = itertools.count()
@@ -88,6 +102,8 @@ class SchedulingQueue:
             return "in-flight"
         if uid not in self._pods:
             return None
+        if uid in self._waiting:
+            return "waiting"
         if uid in self._backoff:
             return "backoff"
         if uid in self._unschedulable:
@@ -95,13 +111,24 @@ class SchedulingQueue:
         return "active"
 
     def lengths(self) -> dict[str, int]:
+        """Pods per part; ``waiting``: pods no policy serves (not kube-scheduler's)."""
         backoff = len(self._backoff)
         unschedulable = len(self._unschedulable)
+        waiting = len(self._waiting)
         return {
-            "active": len(self._pods) - backoff - unschedulable,
+            "active": len(self._pods) - backoff - unschedulable - waiting,
             "backoff": backoff,
             "unschedulable": unschedulable,
+            "waiting": waiting,
         }
+
+    def pods(self, scheduler_name: str | None = None) -> list[Pod]:
+        """The queued pods (not those being scheduled), optionally of one schedulerName."""
+        return [
+            q.pod
+            for q in self._pods.values()
+            if scheduler_name is None or q.pod.scheduler_name == scheduler_name
+        ]
 
     def backoff_duration(self, attempts: int) -> float:
         if attempts <= 0:
@@ -110,27 +137,31 @@ class SchedulingQueue:
 
     # -- adding and removing ---------------------------------------------------------
 
-    def add(self, pod: Pod) -> None:
-        """A pending pod appeared (or re-appeared in a re-list)."""
+    def add(self, pod: Pod, *, served: bool = True) -> bool:
+        """A pending pod appeared, re-appeared in a re-list, or changed.
+
+        A known pod keeps its place and gets the new copy (an unschedulable one whose
+        spec changed gets a new try). ``served``: a policy serves its schedulerName;
+        if not, a new pod waits in WAITING. Returns True for a pod new to the queue.
+        """
         uid = pod.uid
         if uid in self._in_flight:
             self._in_flight[uid].pod = pod
-            return
+            return False
         queued = self._pods.get(uid)
         if queued is not None:
-            queued.pod = pod
-            return
+            self._update(queued, pod)
+            return False
         queued = QueuedPod(pod, enqueued=self.clock(), sequence=next(self._seq))
         self._pods[uid] = queued
-        self._push_active(queued)
+        if served:
+            self._push_active(queued)
+        else:
+            self._waiting.add(uid)
+        return True
 
-    def update(self, pod: Pod) -> None:
-        """A queued pod changed: keep the new copy; an unschedulable one gets a new try."""
+    def _update(self, queued: QueuedPod, pod: Pod) -> None:
         uid = pod.uid
-        queued = self._pods.get(uid)
-        if queued is None:
-            self.add(pod)
-            return
         # The fingerprint digests spec, labels (and namespace, controller): it differs
         # when what the scheduler decides on changed, not on a status update.
         spec_changed = (
@@ -150,7 +181,27 @@ class SchedulingQueue:
         if self._pods.pop(uid, None) is not None:
             self._backoff.pop(uid, None)
             self._unschedulable.pop(uid, None)
+            self._waiting.discard(uid)
             # Its heap key stays behind and is skipped when popped.
+
+    def reassess(self, serves: Callable[[str], bool]) -> list[Pod]:
+        """Policies changed: move pods between WAITING and the scheduling parts.
+
+        Returns the pods that lost their policy (now WAITING), for people to be told.
+        """
+        parked: list[Pod] = []
+        for uid, queued in self._pods.items():
+            served = serves(queued.pod.scheduler_name)
+            if uid in self._waiting:
+                if served:
+                    self._waiting.discard(uid)
+                    self._push_active(queued)
+            elif not served:
+                self._backoff.pop(uid, None)
+                self._unschedulable.pop(uid, None)
+                self._waiting.add(uid)
+                parked.append(queued.pod)
+        return parked
 
     # -- the scheduling loop's side ------------------------------------------------------
 
@@ -159,7 +210,12 @@ class SchedulingQueue:
         while self._active:
             _, _, _, uid = heapq.heappop(self._active)
             queued = self._pods.get(uid)
-            if queued is None or uid in self._backoff or uid in self._unschedulable:
+            if (
+                queued is None
+                or uid in self._backoff
+                or uid in self._unschedulable
+                or uid in self._waiting
+            ):
                 continue  # deleted, or moved elsewhere since this key was pushed
             del self._pods[uid]
             self.scheduling_cycle += 1
@@ -202,6 +258,14 @@ class SchedulingQueue:
             self._unschedulable[uid] = self.clock()
         self._wake.set()
 
+    def park(self, queued: QueuedPod) -> None:
+        """The popped pod's policy is gone: it waits in WAITING for another."""
+        uid = queued.pod.uid
+        if self._in_flight.pop(uid, None) is None or uid in self._pods:
+            return  # deleted while being scheduled, or already back (re-added)
+        self._pods[uid] = queued
+        self._waiting.add(uid)
+
     def error(self, queued: QueuedPod) -> None:
         """The attempt failed for another reason (binding error): back off and retry."""
         uid = queued.pod.uid
@@ -243,5 +307,5 @@ class SchedulingQueue:
 
     def _push_active(self, queued: QueuedPod) -> None:
         pod = queued.pod
-        heapq.heappush(self._active, (-pod.priority, pod.created, queued.sequence, pod.uid))
+        heapq.heappush(self._active, (*queue_key(pod), queued.sequence, pod.uid))
         self._wake.set()

@@ -153,6 +153,8 @@ def resource_limits(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
 
 @dataclass(frozen=True, slots=True)
 class ShapePoint:
+    """One point of a RequestedToCapacityRatio shape: utilization (%) -> score."""
+
     utilization: int
     score: int
 

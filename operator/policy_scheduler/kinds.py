@@ -1,0 +1,180 @@
+"""Every kind of object the scheduler reads, and the one place raw API dicts are parsed.
+
+:data:`KINDS` is the table the rest of the code reads instead of repeating it: the
+watches (``handlers``), the LIST before the first decision (``runtime.listing``), the RBAC
+the operator needs (``runtime.kubeapi.required_rules``), ``simulate``'s input sorting
+and the cache's dispatch all iterate it. Each :class:`Kind` carries its API coordinates
+and its parser; :func:`parse` turns a raw dict into the typed object once, at the edge
+(nodes, pods, volumes, workloads into :mod:`.objects`; SchedulingPolicies into a
+:class:`PolicyObject` that keeps an invalid spec's error instead of raising, so the
+policy book can judge it).
+
+A deletion needs no parse: :meth:`Kind.identity` reads the object's key from its
+metadata alone, so a malformed object that was never stored can still be "deleted"
+harmlessly, and a deleted object is never refused for a field nobody reads any more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from . import names
+from .objects import (
+    WORKLOAD_KINDS,
+    ObjectError,
+    parse_csi_node,
+    parse_node,
+    parse_persistent_volume,
+    parse_persistent_volume_claim,
+    parse_pod,
+    parse_storage_class,
+    parse_timestamp,
+    parse_workload,
+)
+from .policy import PolicyError, SchedulingPolicy, parse_policy
+from .selectors import SelectorError
+
+#: What a malformed object raises when parsed (a user's mistake, never a bug of ours).
+PARSE_ERRORS: Final = (ObjectError, SelectorError)
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyObject:
+    """A SchedulingPolicy as the API holds it: its identity and either its parsed spec
+    (``policy``) or why the spec is refused (``error``)."""
+
+    name: str
+    uid: str
+    generation: int
+    created: float
+    policy: SchedulingPolicy | None
+    error: str | None
+    status: Mapping[str, Any]
+
+
+def parse_policy_object(raw: Mapping[str, Any]) -> PolicyObject:
+    """Never raises for an invalid spec: the error is kept for the Accepted condition."""
+    meta = raw.get("metadata")
+    if not isinstance(meta, Mapping):
+        meta = {}
+    try:
+        generation = int(meta.get("generation") or 1)
+    except (TypeError, ValueError):
+        generation = 1
+    policy: SchedulingPolicy | None = None
+    error: str | None = None
+    try:
+        policy = parse_policy(raw)
+    except PolicyError as exc:
+        error = str(exc)
+    status = raw.get("status")
+    return PolicyObject(
+        name=str(meta.get("name", "")),
+        uid=str(meta.get("uid", "")),
+        generation=generation,
+        created=parse_timestamp(meta.get("creationTimestamp")),
+        policy=policy,
+        error=error,
+        status=status if isinstance(status, Mapping) else {},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """One kind the scheduler reads: where the API serves it and how it is parsed."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    parser: Callable[[Mapping[str, Any]], Any]
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def parse(self, raw: Mapping[str, Any]) -> Any:
+        """The typed object; raises one of :data:`PARSE_ERRORS` for a malformed one.
+
+        Watch events and LIST items do not always say their kind; the table does.
+        """
+        if raw.get("kind") != self.kind:
+            raw = {**raw, "kind": self.kind, "apiVersion": self.api_version}
+        return self.parser(raw)
+
+    def identity(self, raw: Mapping[str, Any]) -> str:
+        """The key the cache files this object under, from its metadata alone."""
+        meta = raw.get("metadata")
+        if not isinstance(meta, Mapping):
+            meta = {}
+        name = str(meta.get("name", ""))
+        if self is POD:
+            return str(meta.get("uid") or f"{meta.get('namespace')}/{name}")
+        if not self.namespaced:
+            return name
+        key = f"{meta.get('namespace') or 'default'}/{name}"
+        return f"{self.kind}/{key}" if self.kind in WORKLOAD_KINDS else key
+
+
+NODE: Final = Kind("", "v1", "nodes", "Node", False, parse_node)
+POD: Final = Kind("", "v1", "pods", "Pod", True, parse_pod)
+PERSISTENT_VOLUME: Final = Kind(
+    "", "v1", "persistentvolumes", "PersistentVolume", False, parse_persistent_volume
+)
+PERSISTENT_VOLUME_CLAIM: Final = Kind(
+    "",
+    "v1",
+    "persistentvolumeclaims",
+    "PersistentVolumeClaim",
+    True,
+    parse_persistent_volume_claim,
+)
+SERVICE: Final = Kind("", "v1", "services", "Service", True, parse_workload)
+REPLICATION_CONTROLLER: Final = Kind(
+    "", "v1", "replicationcontrollers", "ReplicationController", True, parse_workload
+)
+REPLICA_SET: Final = Kind("apps", "v1", "replicasets", "ReplicaSet", True, parse_workload)
+STATEFUL_SET: Final = Kind("apps", "v1", "statefulsets", "StatefulSet", True, parse_workload)
+STORAGE_CLASS: Final = Kind(
+    "storage.k8s.io", "v1", "storageclasses", "StorageClass", False, parse_storage_class
+)
+CSI_NODE: Final = Kind("storage.k8s.io", "v1", "csinodes", "CSINode", False, parse_csi_node)
+SCHEDULING_POLICY: Final = Kind(
+    names.CRD_GROUP,
+    names.CRD_VERSION,
+    names.CRD_PLURAL,
+    names.CRD_KIND,
+    False,
+    parse_policy_object,
+)
+
+#: Every kind read, nodes first (a LIST fills nodes before the pods placed on them).
+KINDS: Final[tuple[Kind, ...]] = (
+    NODE,
+    POD,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    SERVICE,
+    REPLICATION_CONTROLLER,
+    REPLICA_SET,
+    STATEFUL_SET,
+    STORAGE_CLASS,
+    CSI_NODE,
+    SCHEDULING_POLICY,
+)
+
+#: The kinds whose changes can make a waiting pod's volumes bindable.
+STORAGE_KINDS: Final = frozenset(
+    {PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS, CSI_NODE}
+)
+
+_BY_KIND: Final = {kind.kind: kind for kind in KINDS}
+
+
+def kind_of(raw: Mapping[str, Any]) -> Kind | None:
+    """The table's entry for an object that says its kind; None for any other kind."""
+    value = raw.get("kind")
+    return _BY_KIND.get(value) if isinstance(value, str) else None
