@@ -187,6 +187,8 @@ def fingerprint(*parts: object) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class HostPort:
+    """A host port a container asks for: (hostIP, protocol, port)."""
+
     ip: str
     protocol: str
     port: int
@@ -194,6 +196,8 @@ class HostPort:
 
 @dataclass(frozen=True, slots=True)
 class Toleration:
+    """A pod toleration, with the operator defaulted to Equal."""
+
     key: str = ""
     operator: str = "Equal"
     value: str = ""
@@ -213,6 +217,8 @@ class Toleration:
 
 @dataclass(frozen=True, slots=True)
 class Taint:
+    """A node taint: key, value and effect."""
+
     key: str
     value: str = ""
     effect: str = ""
@@ -227,6 +233,8 @@ def tolerations_tolerate(tolerations: tuple[Toleration, ...], taint: Taint) -> b
 
 @dataclass(frozen=True, slots=True)
 class PodAffinityTerm:
+    """A pod (anti-)affinity term: which pods, in which namespaces, in which topology."""
+
     selector: Selector
     #: Namespaces the term looks in; empty means the pod's own namespace (resolved at parse).
     namespaces: frozenset[str]
@@ -235,18 +243,24 @@ class PodAffinityTerm:
 
 @dataclass(frozen=True, slots=True)
 class WeightedPodAffinityTerm:
+    """A preferred pod (anti-)affinity term and its weight."""
+
     weight: int
     term: PodAffinityTerm
 
 
 @dataclass(frozen=True, slots=True)
 class PreferredNodeTerm:
+    """A preferred node affinity term and its weight."""
+
     weight: int
     term: NodeSelectorTerm
 
 
 @dataclass(frozen=True, slots=True)
 class TopologySpreadConstraint:
+    """One of a pod's topologySpreadConstraints."""
+
     max_skew: int
     topology_key: str
     when_unsatisfiable: str  # DoNotSchedule | ScheduleAnyway
@@ -277,6 +291,8 @@ class Volume:
 
 @dataclass(frozen=True, slots=True)
 class OwnerRef:
+    """A pod's controller (ownerReferences with controller: true)."""
+
     kind: str
     name: str
     uid: str
@@ -284,6 +300,8 @@ class OwnerRef:
 
 @dataclass(frozen=True, slots=True)
 class Pod:
+    """A pod as the engine reads it, with what it asks for precomputed."""
+
     namespace: str
     name: str
     uid: str
@@ -337,12 +355,16 @@ class Pod:
 
 @dataclass(frozen=True, slots=True)
 class ImageState:
+    """An image a node holds: its names and its size in bytes."""
+
     names: tuple[str, ...]
     size: int
 
 
 @dataclass(frozen=True, slots=True)
 class Node:
+    """A node as the engine reads it."""
+
     name: str
     uid: str
     labels: Mapping[str, str]
@@ -357,6 +379,8 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class PersistentVolume:
+    """A PersistentVolume as the volume predicates read it."""
+
     name: str
     labels: Mapping[str, str]
     storage_class: str
@@ -383,6 +407,8 @@ class PersistentVolume:
 
 @dataclass(frozen=True, slots=True)
 class PersistentVolumeClaim:
+    """A PersistentVolumeClaim as the volume predicates read it."""
+
     namespace: str
     name: str
     #: GetPersistentVolumeClaimClass before defaulting: the beta annotation if present, else
@@ -413,6 +439,8 @@ class PersistentVolumeClaim:
 
 @dataclass(frozen=True, slots=True)
 class StorageClass:
+    """A StorageClass: provisioner, binding mode and allowed topologies."""
+
     name: str
     provisioner: str
     binding_mode: str  # Immediate | WaitForFirstConsumer
@@ -422,6 +450,8 @@ class StorageClass:
 
 @dataclass(frozen=True, slots=True)
 class CSIDriverInfo:
+    """One CSI driver of a CSINode: its node id, volume limit and topology keys."""
+
     node_id: str
     allocatable: int | None
     topology_keys: tuple[str, ...]
@@ -429,6 +459,8 @@ class CSIDriverInfo:
 
 @dataclass(frozen=True, slots=True)
 class CSINode:
+    """A CSINode: the CSI drivers installed on a node."""
+
     name: str
     drivers: Mapping[str, CSIDriverInfo]
 
