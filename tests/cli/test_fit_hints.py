@@ -28,6 +28,8 @@ def running(name: str, node_name: str, cpu: str) -> dict[str, Any]:
 
 
 TAINTED = node("gpu-1", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
+#: n1 with 500m of its 2 cpus left, and a tainted node with room.
+BUSY = [node("n1", cpu="2"), running("batch", "n1", "1500m"), TAINTED]
 
 
 def test_json_carries_hints_for_a_pod_that_fits_nowhere_only(
@@ -36,10 +38,8 @@ def test_json_carries_hints_for_a_pod_that_fits_nowhere_only(
     out = simulate(
         tmp_path,
         capsys,
-        node("n1", cpu="2"),
+        *BUSY,
         node("n2", cpu="2"),
-        TAINTED,
-        running("batch", "n1", "1500m"),
         running("batch2", "n2", "1500m"),
         pod("small", requests={"cpu": "100m"}),
         pod("web", requests={"cpu": "4"}),
@@ -74,15 +74,7 @@ def test_json_hints_are_an_empty_list_when_no_single_change_fits(
 def test_the_table_shows_one_hint_line_per_change_under_the_pod(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = simulate(
-        tmp_path,
-        capsys,
-        node("n1", cpu="2"),
-        TAINTED,
-        running("batch", "n1", "1500m"),
-        pod("web", requests={"cpu": "1"}),
-        json_out=False,
-    )
+    out = simulate(tmp_path, capsys, *BUSY, pod("web", requests={"cpu": "1"}), json_out=False)
     lines = out.splitlines()
     assert lines[-2:] == [
         "  hint: cpu request <= 500m would fit n1",
