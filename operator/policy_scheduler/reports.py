@@ -3,15 +3,24 @@
 For each pod: a headline with the chosen node (or the summary message when nothing
 fits), then one row per evaluated node — feasible nodes by total score, each priority's
 raw 0..10 score and the weighted total; refused nodes with the reasons their predicates
-gave. The chosen node is marked with ``*``.
+gave. The chosen node is marked with ``*``. Under a pod that fits nowhere, its fit hints,
+one line each (``hint: cpu request <= 1500m would fit node-2, node-5``), the first
+:data:`MAX_HINT_LINES` with at most :data:`MAX_HINT_NODES` nodes named each (``-o json``
+has them all), or ``no hint: ...`` when none was found.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy
+from .engine.hinting import Hint
+
+MAX_HINT_LINES: Final = 10
+MAX_HINT_NODES: Final = 5
+NO_HINT: Final = "  no hint: no single change found that makes it fit"
 
 
 def _column(name: str) -> str:
@@ -60,7 +69,24 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
     lines.append("  " + _fmt(header, widths))
     lines.extend("  " + _fmt(row, widths) for row in rows)
     lines.extend("  " + _fmt(row, [*widths[:2], 0]) for row in failed_rows)
+    if decision.node is None:
+        lines.extend(_hint_lines(decision.hints))
     return "\n".join(lines)
+
+
+def _hint_lines(hints: Sequence[Hint]) -> list[str]:
+    if not hints:
+        return [NO_HINT]
+    lines = []
+    for hint in hints[:MAX_HINT_LINES]:
+        named = ", ".join(hint.nodes[:MAX_HINT_NODES])
+        more = len(hint.nodes) - MAX_HINT_NODES
+        if more > 0:
+            named += f" and {more} more"
+        lines.append(f"  hint: {hint.change} would fit {named}")
+    if len(hints) > MAX_HINT_LINES:
+        lines.append(f"  ... {len(hints) - MAX_HINT_LINES} more hints (-o json lists them)")
+    return lines
 
 
 def _fmt(cells: Sequence[str], widths: Sequence[int]) -> str:

@@ -222,7 +222,7 @@ async def simulate(
 
 def decision_to_json(decision: Decision) -> dict[str, Any]:
     """One decision in the ``simulate -o json`` contract of DESIGN.md."""
-    return {
+    out: dict[str, Any] = {
         "pod": decision.pod.key,
         "node": decision.node,
         "feasibleNodes": list(decision.feasible),
@@ -233,6 +233,9 @@ def decision_to_json(decision: Decision) -> dict[str, Any]:
         },
         "message": decision.message,
     }
+    if decision.node is None:
+        out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
+    return out
 
 
 def report_to_json(policy_name: str, decisions: Sequence[Decision]) -> dict[str, Any]:

@@ -42,14 +42,9 @@ def test_simulate_json_matches_the_contract_key_for_key(capsys: pytest.CaptureFi
     assert list(report) == ["policy", "decisions"]
     assert report["policy"] == "default"
     for decision in report["decisions"]:
-        assert list(decision) == [
-            "pod",
-            "node",
-            "feasibleNodes",
-            "failedPredicates",
-            "scores",
-            "message",
-        ]
+        keys = ["pod", "node", "feasibleNodes", "failedPredicates", "scores", "message"]
+        # A pod that fits nowhere also says what single change would make it fit.
+        assert list(decision) == keys + (["hints"] if decision["node"] is None else [])
         for score in decision["scores"].values():
             assert list(score) == ["total", "priorities"]
             assert all(0 <= s <= 10 for s in score["priorities"].values())

@@ -95,6 +95,9 @@ async def test_explain_uses_the_policy_that_serves_the_pods_scheduler_name(
     assert decision.failed[small] == ["node(s) didn't have the requested labels"]
     assert decision.failed[big] == ["node(s) didn't have the requested labels"]
     assert "node(s) didn't have the requested labels." in decision.message
+    # What would make it fit: the label, on either node (no node carries a value).
+    [labelled] = [hint for hint in decision.hints if hint.change == "label small="]
+    assert {small, big} <= set(labelled.nodes)
 
 
 @pytest.mark.parametrize(
@@ -157,3 +160,27 @@ async def test_the_cli_reports_a_missing_pod_as_a_user_error(
     code = await asyncio.to_thread(main, ["explain", "ghost", "-n", namespace])
     assert code == 1
     assert f'error: pod "{namespace}/ghost" not found' in capsys.readouterr().err
+
+
+async def test_explain_says_what_request_would_fit(
+    emulator: KubeClient,
+    namespace: str,
+    api_client: k8s_client.ApiClient,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    small, big = await small_and_big(emulator, namespace)
+    await emulator.create(pending_pod("huge", requests={"cpu": "32"}), namespace)
+
+    _, decision = await explain(api_client, namespace, "huge", SCHEDULER)
+
+    assert decision.node is None
+    fits_big = {hint.change for hint in decision.hints if big in hint.nodes}
+    fits_small = {hint.change for hint in decision.hints if small in hint.nodes}
+    assert "cpu request <= 16" in fits_big and "cpu request <= 16" not in fits_small
+    assert "cpu request <= 1" in fits_small and "cpu request <= 1" in fits_big
+
+    code = await asyncio.to_thread(main, ["explain", "huge", "-n", namespace])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert any(line.startswith("  hint: cpu request <= ") for line in out.splitlines())

@@ -18,6 +18,7 @@ For each case:
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import random
 from types import SimpleNamespace
@@ -25,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from builders import add_object, cluster, cycle, node, pod, policy
+from builders import add_object, cluster, cycle, node, pod, policy, pv
 from policy_scheduler import names
 from policy_scheduler.engine.algorithm import Decision, Scheduler
 from policy_scheduler.engine.cluster import ClusterState
@@ -36,7 +37,7 @@ from policy_scheduler.engine.predicates import interpod as interpod_predicate
 from policy_scheduler.engine.predicates import spreading as spreading_predicate
 from policy_scheduler.engine.priorities import interpod as interpod_priority
 from policy_scheduler.engine.priorities import spreading as spreading_priority
-from policy_scheduler.objects import Pod, parse_node, parse_pod
+from policy_scheduler.objects import Pod, parse_node, parse_persistent_volume, parse_pod
 from policy_scheduler.policy import parse_policy
 from policy_scheduler.selectors import label_selector
 
@@ -489,3 +490,49 @@ def test_decisions_fast_and_plain_agree(seed: int) -> None:
         )
         if fast_decision.node is not None:
             state.add_pod(dataclasses.replace(incoming, node_name=fast_decision.node))
+
+
+# -- what-if copies (fit hints) ----------------------------------------------------------
+
+
+def full_view(state: ClusterState) -> dict[str, Any]:
+    return {
+        **index_view(state),
+        "images": state.image_nodes,
+        "nodes": {name: info.node for name, info in state.nodes.items()},
+        "ordered": [info.name for info in state.ordered_nodes()],
+        "pods_per_node": {name: set(info.pods) for name, info in state.nodes.items()},
+    }
+
+
+@pytest.mark.parametrize("seed", cases()[:100])
+def test_with_node_is_the_cluster_with_that_node_replaced_and_the_original_is_untouched(
+    seed: int,
+) -> None:
+    state, rng = random_cluster(seed)
+    if not state.nodes:
+        return
+    name = rng.choice(sorted(state.nodes))
+    raw = random_node(rng, name)
+    if rng.random() < 0.5:
+        raw["status"]["images"] = [{"names": [f"img-{rng.randint(1, 3)}"], "sizeBytes": 10}]
+    if rng.random() < 0.3:
+        raw["spec"]["unschedulable"] = True
+    before = copy.deepcopy(full_view(state))
+    generations = {n: info.generation for n, info in state.nodes.items()}
+    view = state.with_node(parse_node(raw))
+    assert full_view(state) == before
+    assert {n: info.generation for n, info in state.nodes.items()} == generations
+    # NodeTree order follows the arrival history, which a rebuild does not replay.
+    assert {**full_view(view), "ordered": None} == {**full_view(rebuilt(view)), "ordered": None}
+    assert view.nodes[name].node == parse_node(raw)
+    assert view.nodes[name] in view.ordered_nodes()
+
+
+def test_with_persistent_volumes_replaces_them_in_the_copy_only() -> None:
+    state = cluster(objects=[pv("a", labels={ZONE: "z1"}), pv("b")])
+    moved = parse_persistent_volume(pv("a", labels={ZONE: "z2"}))
+    view = state.with_persistent_volumes([moved])
+    assert view.persistent_volumes["a"].labels == {ZONE: "z2"}
+    assert state.persistent_volumes["a"].labels == {ZONE: "z1"}
+    assert set(view.persistent_volumes) == {"a", "b"}

@@ -39,7 +39,8 @@ first read.
 "Doesn't fit" is a reason, a bug is an error: a predicate that raises propagates.
 No node fitting is not an error either: the :class:`Decision` carries kube-scheduler's
 summary, ``0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had taints that the
-pod didn't tolerate.``.
+pod didn't tolerate.``, and, when the scheduler explains, the fit hints of
+:mod:`.hinting` (computed then, against the cluster as it is at that decision).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from ..objects import Pod
 from .cluster import ClusterState
 from .compiler import CompiledPolicy, MapPlan
 from .framework import NO_HINTS, CycleState, MapFunction, Predicate, Reasons
+from .hinting import Hint, fit_hints
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
 
@@ -96,6 +98,9 @@ class Decision:
     #: Time spent filtering and scoring (the engine's two phases).
     filter_seconds: float = 0.0
     score_seconds: float = 0.0
+    #: When no node fits and the scheduler explains: the verified single changes that
+    #: would make the pod fit some nodes (see :mod:`.hinting`).
+    hints: list[Hint] = field(default_factory=list)
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
 
@@ -140,6 +145,7 @@ class Decision:
             self.evaluated,
             self.filter_seconds,
             self.score_seconds,
+            self.hints,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -312,8 +318,9 @@ def weighted_row(weights: Sequence[int], scores: Sequence[int]) -> int:
 class Scheduler:
     """Decides pods one at a time; remembers where to start and whose turn a tie is.
 
-    ``explain=False`` leaves :attr:`Decision.scores` empty (and skips scoring when a lone
-    node fits): the node, the feasible and failed nodes and the message are unchanged.
+    ``explain=False`` leaves :attr:`Decision.scores` and :attr:`Decision.hints` empty
+    (and skips scoring when a lone node fits, and hinting when none does): the node, the
+    feasible and failed nodes and the message are unchanged.
     """
 
     def __init__(
@@ -349,6 +356,8 @@ class Scheduler:
         decision.feasible = [info.name for info in feasible]
         if not feasible:
             decision.message = fit_error_message(len(nodes), decision.failed)
+            if self.explain:
+                decision.hints = fit_hints(pod, cluster, policy, decision.failed)
             return decision
 
         if len(feasible) == 1 and not self.explain:

@@ -149,6 +149,23 @@ def _count_labels(index: dict[str, dict[str, int]], labels: Mapping[str, str], s
         _bump(index, key, value, sign)
 
 
+def _changed_keys(old: Mapping[str, str], new: Mapping[str, str]) -> set[str]:
+    return {k for k, v in old.items() if new.get(k) != v} | {
+        k for k, v in new.items() if old.get(k) != v
+    }
+
+
+def _count_changed_labels(
+    index: dict[str, dict[str, int]], old: Mapping[str, str], new: Mapping[str, str]
+) -> None:
+    """Recount a node whose labels went from ``old`` to ``new``: changed pairs only."""
+    for key in _changed_keys(old, new):
+        if key in old:
+            _bump(index, key, old[key], -1)
+        if key in new:
+            _bump(index, key, new[key], 1)
+
+
 def _bump(index: dict[Any, dict[str, int]], outer: Any, inner: str, sign: int) -> None:
     """Add ``sign`` to ``index[outer][inner]``, dropping counts and maps that reach zero."""
     values = index.setdefault(outer, {})
@@ -159,6 +176,10 @@ def _bump(index: dict[Any, dict[str, int]], outer: Any, inner: str, sign: int) -
         values.pop(inner, None)
         if not values:
             del index[outer]
+
+
+def _copy_index(index: dict[_Term, dict[str, int]]) -> dict[_Term, dict[str, int]]:
+    return {term: dict(domains) for term, domains in index.items()}
 
 
 class ClusterState:
@@ -203,12 +224,18 @@ class ClusterState:
                     info.add_pod(pod)
             for pod in info.pods_with_affinity.values():
                 self._count_pod_terms(pod, node.labels, 1)
+            self._count_images(node, 1)
+            _count_labels(self.node_label_values, node.labels, 1)
         else:
+            # Only what changed is recounted: a status update (the usual case) touches no
+            # index, and with_node knows which parts of the indexes it must copy.
             old = info.node
             old_zone = info.zone_key
-            self._count_images(old, -1)
-            _count_labels(self.node_label_values, old.labels, -1)
+            if old.images != node.images:
+                self._count_images(old, -1)
+                self._count_images(node, 1)
             if old.labels != node.labels:
+                _count_changed_labels(self.node_label_values, old.labels, node.labels)
                 for pod in info.pods_with_affinity.values():
                     self._count_pod_terms(pod, old.labels, -1)
                     self._count_pod_terms(pod, node.labels, 1)
@@ -217,9 +244,42 @@ class ClusterState:
                 self._zones[old_zone].remove(node.name)
                 self._zones.setdefault(info.zone_key, []).append(node.name)
                 self._ordered = None
-        self._count_images(node, 1)
-        _count_labels(self.node_label_values, node.labels, 1)
         self.generation += 1
+
+    def with_node(self, node: Node) -> ClusterState:
+        """A what-if copy in which the known node ``node.name`` is replaced by ``node``.
+
+        This state is left untouched. The copy shares the pods, PVs, claims, classes and
+        workloads; it owns a new node map (the node's entry a copy of its NodeInfo,
+        holding the same pods) and copies of exactly the index entries that
+        :meth:`set_node` then changes for this node: the label values of the changed
+        labels; the images if they changed; the affinity term counts if the labels
+        changed under pods with terms; the zones if the zone changed. O(nodes) for the
+        node map, the rest in what changed: for checking what a node change would do
+        (fit hints).
+        """
+        info = self.nodes[node.name]
+        old = info.node
+        view = self._shallow_copy()
+        view.nodes = {**self.nodes, node.name: info.copy()}
+        view._ordered = None  # it would list the original NodeInfo
+        if old.images != node.images:
+            view.image_nodes = dict(self.image_nodes)
+        if old.labels != node.labels:
+            values = dict(self.node_label_values)
+            for key in _changed_keys(old.labels, node.labels):
+                if key in values:
+                    values[key] = dict(values[key])
+            view.node_label_values = values
+            if info.pods_with_affinity:
+                view.required_anti_affinity_terms = _copy_index(self.required_anti_affinity_terms)
+                view.required_affinity_terms = _copy_index(self.required_affinity_terms)
+                view.preferred_affinity_terms = _copy_index(self.preferred_affinity_terms)
+                view.preferred_anti_affinity_terms = _copy_index(self.preferred_anti_affinity_terms)
+        if zone_key(node) != info.zone_key:
+            view._zones = {zone: list(names) for zone, names in self._zones.items()}
+        view.set_node(node)
+        return view
 
     def remove_node(self, name: str) -> None:
         info = self.nodes.pop(name, None)
@@ -235,6 +295,13 @@ class ClusterState:
             del self._zones[info.zone_key]
         self._ordered = None
         self.generation += 1
+
+    def _shallow_copy(self) -> ClusterState:
+        """A copy sharing every container with this state: the caller replaces those the
+        copy must own before changing anything."""
+        view = ClusterState.__new__(ClusterState)
+        view.__dict__.update(self.__dict__)
+        return view
 
     def _count_images(self, node: Node, sign: int) -> None:
         # A node counts once per image name, however often it lists the name.
@@ -393,6 +460,14 @@ class ClusterState:
                     yield pod
 
     # -- other kinds ---------------------------------------------------------------
+
+    def with_persistent_volumes(self, pvs: Iterable[PersistentVolume]) -> ClusterState:
+        """A what-if copy in which these PVs replace (or join) this state's, which is left
+        untouched; everything else is shared (for checking what a volume change would do)."""
+        view = self._shallow_copy()
+        view.persistent_volumes = {**self.persistent_volumes, **{pv.name: pv for pv in pvs}}
+        view.generation += 1
+        return view
 
     def set_persistent_volume(self, pv: PersistentVolume) -> None:
         self.persistent_volumes[pv.name] = pv

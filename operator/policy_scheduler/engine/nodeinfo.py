@@ -69,6 +69,14 @@ class NodeInfo:
         self.pods_with_affinity: dict[str, Pod] = {}
         self.generation = next(_generations)
 
+    def copy(self) -> NodeInfo:
+        """A copy sharing the pods and the sums, for a what-if check that replaces its node
+        (``set_node`` on the copy leaves this one alone); never add or remove pods on it."""
+        twin = NodeInfo.__new__(NodeInfo)
+        for slot in NodeInfo.__slots__:
+            setattr(twin, slot, getattr(self, slot))
+        return twin
+
     def set_node(self, node: Node) -> None:
         self.node = node
         self.zone_key = zone_key(node)

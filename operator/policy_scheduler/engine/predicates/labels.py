@@ -6,14 +6,17 @@ at the *keys* of the node's labels: with ``presence: true`` the node must carry 
 listed label, with ``presence: false`` none of them. Values never matter. A node that
 breaks the rule fails with kube-scheduler's single reason, whichever label broke it.
 
-The factory runs once per compiled policy; the predicate it returns closes over the
-label keys, so a node costs one dictionary lookup per label. It reads the node only, so
-it is hinted ``node_local`` for the fast path's equivalence cache.
+The factory runs once per compiled policy and returns a :class:`LabelPresenceCheck`
+holding the label keys, so a node costs one dictionary lookup per label; the rule stays
+readable on the compiled policy, which is how fit hints (``engine/hinting.py``) learn
+which labels a node would need. It reads the node only, so it is hinted ``node_local``
+for the fast path's equivalence cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final, Protocol
 
 from ...objects import Pod
@@ -36,16 +39,25 @@ class LabelsPresence(Protocol):
     def presence(self) -> bool: ...
 
 
-@predicate_factory(LABELS_PRESENCE)
-def check_node_label_presence(argument: LabelsPresence) -> Predicate:
-    labels = tuple(argument.labels)
-    presence = bool(argument.presence)
+# eq=False: compared and hashed by identity, as the closure it replaces was, so that two
+# policies' equal rules keep their own entries in the weak registry of hints.
+@dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
+class LabelPresenceCheck:
+    """One labelsPresence rule as a predicate: every label present (or every one absent)."""
 
-    def check(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    labels: tuple[str, ...]
+    presence: bool
+
+    def __call__(self, pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
         node_labels = node.node.labels
-        for label in labels:
+        presence = self.presence
+        for label in self.labels:
             if (label in node_labels) != presence:
                 return (ERR_NODE_LABEL_PRESENCE_VIOLATED,)
         return FITS
 
+
+@predicate_factory(LABELS_PRESENCE)
+def check_node_label_presence(argument: LabelsPresence) -> Predicate:
+    check = LabelPresenceCheck(tuple(argument.labels), bool(argument.presence))
     return hint(check, node_local=True)

@@ -202,8 +202,22 @@ def _zones(value: str) -> frozenset[str] | None:
     return frozenset(zones)
 
 
+#: A PV's zone and region labels, each with the zones it allows.
+ZoneConstraints = tuple[tuple[str, frozenset[str]], ...]
 # One step per PVC volume, in the pod's order: an error, or a PV's zone constraints.
-_ZoneStep = str | tuple[tuple[str, frozenset[str]], ...]
+_ZoneStep = str | ZoneConstraints
+
+
+def volume_zone_constraints(pv: PersistentVolume) -> ZoneConstraints:
+    """The zone and region labels of a PV that a node must match, with their zones."""
+    constraints = []
+    for key, value in pv.labels.items():
+        if key not in VOLUME_ZONE_LABELS:
+            continue
+        zones = _zones(value)
+        if zones is not None:  # an unreadable label is ignored, as upstream
+            constraints.append((key, zones))
+    return tuple(constraints)
 
 
 def _zone_steps(pod: Pod, cluster: ClusterState) -> tuple[_ZoneStep, ...]:
@@ -228,15 +242,9 @@ def _zone_steps(pod: Pod, cluster: ClusterState) -> tuple[_ZoneStep, ...]:
         if pv is None:
             steps.append(f"persistentvolume {_go_quote(pvc.volume_name)} not found")
             continue
-        constraints = []
-        for key, value in pv.labels.items():
-            if key not in VOLUME_ZONE_LABELS:
-                continue
-            zones = _zones(value)
-            if zones is not None:  # an unreadable label is ignored, as upstream
-                constraints.append((key, zones))
+        constraints = volume_zone_constraints(pv)
         if constraints:
-            steps.append(tuple(constraints))
+            steps.append(constraints)
     return tuple(steps)
 
 
