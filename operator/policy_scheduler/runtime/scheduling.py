@@ -193,7 +193,7 @@ class SchedulerRuntime:
                     self.metrics.attempt("error", queued.pod.scheduler_name, 0.0)
                     if queued.pod.uid not in self._binding_uids:
                         # Not yet handed to a binding: undo the assumption and retry.
-                        self._forget(queued.pod.uid)
+                        self._unreserve(queued.pod)
                         self.queue.error(queued)
         finally:
             await self.drain()
@@ -229,10 +229,7 @@ class SchedulerRuntime:
             self.queue.done(pod.uid)  # deleted or bound elsewhere while being decided
             return decision
         if decision.node is None:
-            stats.unschedulable += 1
-            self.metrics.attempt("unschedulable", profile, elapsed)
-            self.queue.unschedulable(queued)
-            self._report(self.reporter.unschedulable(pod, decision.message, profile))
+            self._unschedulable(queued, decision, policy, elapsed)
         elif (stale := self._recheck(pod, decision.node, seen, policy)) is not None:
             logger.info(
                 "decision for %s went stale while it was taken (%s); trying again",
@@ -244,15 +241,34 @@ class SchedulerRuntime:
         else:
             stats.scheduled += 1
             self.metrics.attempt("scheduled", profile, elapsed)
-            self.cache.assume(pod, decision.node)
+            self._reserve(pod, decision)
             self.queue.done(pod.uid)
             await self._binding_slots.acquire()
             self._binding_uids.add(pod.uid)
-            task = asyncio.create_task(self._bind(queued, decision.node, profile))
+            task = asyncio.create_task(self._binding_cycle(queued, decision.node, policy))
             self._bindings.add(task)
             task.add_done_callback(self._bindings.discard)
         self.metrics.pending(self.queue.lengths())
         return decision
+
+    def _unschedulable(
+        self, queued: QueuedPod, decision: Decision, policy: CompiledPolicy, elapsed: float
+    ) -> None:
+        """No node fits: say so, and wait for a change that could help."""
+        pod, profile = queued.pod, policy.scheduler_name
+        self.stats.setdefault(policy.name, PolicyStats()).unschedulable += 1
+        self.metrics.attempt("unschedulable", profile, elapsed)
+        self.queue.unschedulable(queued)
+        self._report(self.reporter.unschedulable(pod, decision.message, profile))
+
+    def _reserve(self, pod: Pod, decision: Decision) -> None:
+        """Assume the decision in the cache at once, so the next decision sees it."""
+        assert decision.node is not None
+        self.cache.assume(pod, decision.node)
+
+    def _unreserve(self, pod: Pod) -> None:
+        """Undo :meth:`_reserve` (the binding failed or will not be sent)."""
+        self._forget(pod.uid)
 
     def _recheck(self, pod: Pod, node: str, seen: int, policy: CompiledPolicy) -> str | None:
         """Why a decision taken on the snapshot no longer holds; None when it does.
@@ -273,19 +289,16 @@ class SchedulerRuntime:
         if self.cache.state_of(uid) in (PodState.ASSUMED, PodState.BINDING_FINISHED):
             self.cache.forget(uid)
 
-    async def _bind(self, queued: QueuedPod, node: str, profile: str) -> None:
-        pod = queued.pod
+    async def _binding_cycle(self, queued: QueuedPod, node: str, policy: CompiledPolicy) -> None:
+        """Bind the reserved pod, asynchronously; on failure unreserve and retry."""
+        pod, profile = queued.pod, policy.scheduler_name
         started = self.clock()
         try:
             if not self.is_leader():
                 # Lost leadership after deciding: another replica will decide again.
-                self._forget(pod.uid)
+                self._unreserve(pod)
                 return
-            try:
-                status = await self.api.bind(pod.namespace, pod.name, pod.uid, node)
-            except Exception as exc:  # network trouble: retry with backoff
-                logger.warning("binding %s to %s failed: %s", pod.key, node, exc)
-                status = 0
+            status = await self._bind_call(pod, node)
             result = "success" if 200 <= status < 300 else "conflict" if status == 409 else "error"
             self.metrics.binding(result, self.clock() - started)
             if 200 <= status < 300:
@@ -294,7 +307,7 @@ class SchedulerRuntime:
                 self.metrics.attempts_until_scheduled(queued.attempts)
                 self._report(self.reporter.scheduled(pod, node, profile))
                 return
-            self._forget(pod.uid)
+            self._unreserve(pod)
             if status == 404 or self.cache.was_deleted(pod.uid):
                 return  # the pod is gone
             if status == 409:
@@ -318,6 +331,14 @@ class SchedulerRuntime:
         finally:
             self._binding_uids.discard(pod.uid)
             self._binding_slots.release()
+
+    async def _bind_call(self, pod: Pod, node: str) -> int:
+        """The binding itself: its HTTP status, 0 when it could not be sent."""
+        try:
+            return await self.api.bind(pod.namespace, pod.name, pod.uid, node)
+        except Exception as exc:  # network trouble: retry with backoff
+            logger.warning("binding %s to %s failed: %s", pod.key, node, exc)
+            return 0
 
     async def drain(self) -> None:
         """Wait for bindings and reports in flight (at shutdown or leadership loss)."""
