@@ -137,6 +137,11 @@ PRIORITY_ARGUMENT_KINDS: Final = frozenset(
 
 # -- the legacy DefaultProvider -----------------------------------------------------
 
+#: The last legacy DefaultProvider: kube-scheduler v1.19-v1.22 with default feature gates
+#: (``DefaultPredicates`` of the legacy registry). Node conditions arrive as taints
+#: (TaintNodesByCondition, default on since v1.12, GA in v1.17), so CheckNodeUnschedulable
+#: and PodToleratesNodeTaints replace CheckNodeCondition and the three pressure
+#: predicates; EvenPodsSpread is in (beta, on, in v1.18; GA in v1.19).
 DEFAULT_PREDICATES: Final[frozenset[str]] = frozenset(
     {
         NO_VOLUME_ZONE_CONFLICT,
@@ -147,12 +152,10 @@ DEFAULT_PREDICATES: Final[frozenset[str]] = frozenset(
         MATCH_INTER_POD_AFFINITY,
         NO_DISK_CONFLICT,
         GENERAL_PREDICATES,
-        CHECK_NODE_MEMORY_PRESSURE,
-        CHECK_NODE_DISK_PRESSURE,
-        CHECK_NODE_PID_PRESSURE,
-        CHECK_NODE_CONDITION,
         POD_TOLERATES_NODE_TAINTS,
         CHECK_VOLUME_BINDING,
+        CHECK_NODE_UNSCHEDULABLE,
+        EVEN_PODS_SPREAD,
     }
 )
 
@@ -161,7 +164,9 @@ DEFAULT_PREDICATE_ORDER: Final[tuple[str, ...]] = tuple(
     name for name in LEGACY_PREDICATE_ORDER if name in DEFAULT_PREDICATES
 )
 
-#: Default priorities and weights, in the order the DefaultProvider registered them.
+#: Default priorities and weights (v1.19-v1.22 ``DefaultPriorities``): the v1.13 set plus
+#: EvenPodsSpreadPriority at weight 2 (v1.18 registered it at 1; v1.19 doubled it so that
+#: a user's spreading preference weighs as much as LeastRequestedPriority).
 DEFAULT_PRIORITY_WEIGHTS: Final[tuple[tuple[str, int], ...]] = (
     (SELECTOR_SPREAD, 1),
     (INTER_POD_AFFINITY, 1),
@@ -171,7 +176,21 @@ DEFAULT_PRIORITY_WEIGHTS: Final[tuple[tuple[str, int], ...]] = (
     (NODE_AFFINITY, 1),
     (TAINT_TOLERATION, 1),
     (IMAGE_LOCALITY, 1),
+    (EVEN_PODS_SPREAD_PRIORITY, 2),
 )
+
+#: The v1.13-v1.16 DefaultProvider with TaintNodesByCondition off (the "gate-off" set,
+#: ``examples/policies/legacy-v1.13.yaml``): node health through CheckNodeCondition and
+#: the pressure predicates, no EvenPodsSpread.
+LEGACY_V1_13_PREDICATES: Final[frozenset[str]] = (
+    DEFAULT_PREDICATES - {CHECK_NODE_UNSCHEDULABLE, EVEN_PODS_SPREAD}
+) | {
+    CHECK_NODE_CONDITION,
+    CHECK_NODE_MEMORY_PRESSURE,
+    CHECK_NODE_PID_PRESSURE,
+    CHECK_NODE_DISK_PRESSURE,
+}
+LEGACY_V1_13_PRIORITY_WEIGHTS: Final[tuple[tuple[str, int], ...]] = DEFAULT_PRIORITY_WEIGHTS[:-1]
 
 #: Highest score one priority gives one node (``schedulerapi.MaxPriority``).
 MAX_PRIORITY: Final = 10
