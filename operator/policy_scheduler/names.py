@@ -15,6 +15,7 @@ What lives here is data from kube-scheduler's legacy era (v1.13-v1.17):
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 # -- predicates ---------------------------------------------------------------------
@@ -73,18 +74,61 @@ LEGACY_PREDICATE_ORDER: Final[tuple[str, ...]] = (
     MATCH_INTER_POD_AFFINITY,
 )
 
-#: Accepted alternative spellings and what they mean.
-PREDICATE_ALIASES: Final[dict[str, str]] = {
-    "PodFitsPorts": POD_FITS_HOST_PORTS,
+#: The names of the seeds' write-ups (``/work/shared/seeds``: the v1.0-era names
+#: PodFitsHost and PodSelectorMatches, the Go function names of the predicates-ordering
+#: table) and the built-in that succeeded each. kube-scheduler never registered them;
+#: they are accepted with a note, and ``convert`` writes the successor.
+SEED_PREDICATE_ALIASES: Final[dict[str, str]] = {
+    "PodFitsHost": HOST_NAME,
+    "PodSelectorMatches": MATCH_NODE_SELECTOR,
+    "PodMatchNodeSelector": MATCH_NODE_SELECTOR,
+    "CheckNodeConditionPredicate": CHECK_NODE_CONDITION,
+    "CheckNodeMemoryPressurePredicate": CHECK_NODE_MEMORY_PRESSURE,
+    "CheckNodeDiskPressurePredicate": CHECK_NODE_DISK_PRESSURE,
+    "VolumeZonePredicate": NO_VOLUME_ZONE_CONFLICT,
+    "VolumeNodePredicate": CHECK_VOLUME_BINDING,
+    "InterPodAffinityMatches": MATCH_INTER_POD_AFFINITY,
 }
 
-#: Built-in names that only exist with an argument: the legacy scheduler refused them bare.
-PREDICATES_NEEDING_ARGUMENT: Final = frozenset({CHECK_NODE_LABEL_PRESENCE, CHECK_SERVICE_AFFINITY})
+#: Seeds' names that mean no single built-in, with what to write instead.
+SEED_PREDICATE_HINTS: Final[dict[str, str]] = {
+    "MaxPDVolumeCountPredicate": (
+        "the seeds' name of the function behind MaxEBSVolumeCount, MaxGCEPDVolumeCount and "
+        "MaxAzureDiskVolumeCount: name those you want"
+    ),
+}
+
+#: Accepted alternative spellings and what they mean: kube-scheduler's own
+#: (PodFitsPorts, registered for v1.0 compatibility) and the seeds'.
+PREDICATE_ALIASES: Final[dict[str, str]] = {
+    "PodFitsPorts": POD_FITS_HOST_PORTS,
+    **SEED_PREDICATE_ALIASES,
+}
+
+#: Built-in names whose work is their argument's. v1.13-v1.16 refused them bare; v1.17+
+#: (a registered plugin for each) accepted them bare, and with no labels they filter
+#: nothing. Both are accepted bare here, doing what v1.17+ did: nothing.
+PREDICATES_WITH_ARGUMENT: Final = frozenset({CHECK_NODE_LABEL_PRESENCE, CHECK_SERVICE_AFFINITY})
 
 #: Every name a predicate entry may carry without an argument (aliases included).
-BUILTIN_PREDICATES: Final = (
-    frozenset(LEGACY_PREDICATE_ORDER) - PREDICATES_NEEDING_ARGUMENT
-) | frozenset(PREDICATE_ALIASES)
+BUILTIN_PREDICATES: Final = frozenset(LEGACY_PREDICATE_ORDER) | frozenset(PREDICATE_ALIASES)
+
+#: The predicates kube-scheduler v1.12+ removed from its registry while the
+#: TaintNodesByCondition gate was on (its default; locked on in v1.17, gone in v1.18): a
+#: Policy naming one failed to start with default gates. They run here as v1.13 ran them
+#: with the gate off (``examples/policies/legacy-v1.13.yaml``).
+GATE_OFF_PREDICATES: Final = frozenset(
+    {
+        CHECK_NODE_CONDITION,
+        CHECK_NODE_MEMORY_PRESSURE,
+        CHECK_NODE_PID_PRESSURE,
+        CHECK_NODE_DISK_PRESSURE,
+    }
+)
+
+#: kube-scheduler v1.12-v1.22 with default gates always ran these, listed or not
+#: (``mandatoryFitPredicates`` / ``mandatoryPredicates``).
+MANDATORY_PREDICATES: Final = (CHECK_NODE_UNSCHEDULABLE, POD_TOLERATES_NODE_TAINTS)
 
 #: Argument kind of a custom predicate -> the built-in whose slot it takes in the order.
 PREDICATE_ARGUMENT_KINDS: Final[dict[str, str]] = {
@@ -128,7 +172,25 @@ BUILTIN_PRIORITIES: Final = frozenset(
     }
 )
 
-PRIORITY_ALIASES: Final[dict[str, str]] = {}
+#: The seeds' spelling of a built-in priority (seed 002's "BalanceResourceAllocation").
+SEED_PRIORITY_ALIASES: Final[dict[str, str]] = {
+    "BalanceResourceAllocation": BALANCED_RESOURCE_ALLOCATION,
+}
+
+PRIORITY_ALIASES: Final[dict[str, str]] = {**SEED_PRIORITY_ALIASES}
+
+#: The seeds' names for the argument-carrying kinds (the Go functions behind them): used
+#: bare they cannot mean a built-in, so the refusal says which argument they need.
+SEED_ARGUMENT_NAMES: Final[dict[str, str]] = {
+    "CalculateNodeLabelPriority": "labelPreference",
+    "CalculateAntiAffinityPriority": "serviceAntiAffinity",
+}
+
+#: Upstream's algorithm name rule (``validateAlgorithmNameOrDie``): kube-scheduler v1.13-
+#: v1.16 registered a custom (argument-carrying) predicate or priority under the Policy's
+#: name and exited at start on a name failing it. v1.17+ registered custom entries under
+#: their plugin's name instead and no longer checked.
+NAME_RULE: Final = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])$")
 
 #: Argument kinds of custom priorities.
 PRIORITY_ARGUMENT_KINDS: Final = frozenset(

@@ -16,6 +16,7 @@ filters them out.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,7 +56,7 @@ def read_documents(path: str | Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise InputError(f"{source}: {exc.strerror or exc}") from None
     try:
-        documents = list(yaml.safe_load_all(text))
+        documents = _json_document(text) or list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: not valid YAML: {exc}") from None
     out: list[dict[str, Any]] = []
@@ -75,6 +76,20 @@ def read_documents(path: str | Path) -> list[dict[str, Any]]:
         else:
             out.append(doc)
     return out
+
+
+def _json_document(text: str) -> list[Any] | None:
+    """A JSON file as one document; None for anything else (YAML reads it then).
+
+    JSON is YAML, except that YAML refuses tabs where JSON files often indent with them
+    (kube-scheduler's own example Policy does).
+    """
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError:
+        return None
 
 
 def _stdin() -> str:

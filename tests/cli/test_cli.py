@@ -255,6 +255,32 @@ def test_validate_reports_every_problem(tmp_path: Path, capsys: pytest.CaptureFi
         assert field in err
 
 
+@pytest.mark.parametrize(
+    ("doc", "note"),
+    [
+        pytest.param(
+            policy([{"name": "PodFitsHost"}], []),
+            'note: SchedulingPolicy "test": spec.predicates[0].name: PodFitsHost is the seeds\' '
+            "name of HostName, accepted as it",
+            id="seed-name-in-a-schedulingpolicy",
+        ),
+        pytest.param(
+            {"kind": "Policy", "apiVersion": "v1", "predicates": [{"name": "CheckNodeCondition"}]},
+            "note: Policy: predicates[0].name: kube-scheduler v1.12+ with default feature gates "
+            "refused CheckNodeCondition",
+            id="gate-off-predicate-in-a-legacy-policy",
+        ),
+    ],
+)
+def test_validate_notes_what_it_accepts_with_a_difference(
+    doc: dict[str, Any], note: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["validate", write(tmp_path, "p.yaml", doc)], capsys)
+    assert code == 0
+    assert "is valid" in out
+    assert note in err
+
+
 @pytest.mark.parametrize("tty", [True, False])
 def test_progress_only_on_a_terminal(
     tty: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

@@ -296,9 +296,7 @@ def build_cluster(nodes: list[dict[str, Any]], placed: list[dict[str, Any]]) -> 
     return state
 
 
-ALL_PREDICATES = [
-    name for name in names.LEGACY_PREDICATE_ORDER if name not in names.PREDICATES_NEEDING_ARGUMENT
-]
+ALL_PREDICATES = list(names.LEGACY_PREDICATE_ORDER)
 ALL_PRIORITIES = [
     (name, weight) for weight, name in enumerate(sorted(names.BUILTIN_PRIORITIES), start=1)
 ]

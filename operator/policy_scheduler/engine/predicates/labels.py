@@ -6,6 +6,10 @@ at the *keys* of the node's labels: with ``presence: true`` the node must carry 
 listed label, with ``presence: false`` none of them. Values never matter. A node that
 breaks the rule fails with kube-scheduler's single reason, whichever label broke it.
 
+The built-in name ``CheckNodeLabelPresence`` used bare (no argument) checks no label and
+fits every node, as kube-scheduler v1.17+ did with no labels configured (v1.13-v1.16
+refused it bare).
+
 The factory runs once per compiled policy; the predicate it returns closes over the
 label keys, so a node costs one dictionary lookup per label. It reads the node only, so
 it is hinted ``node_local`` for the fast path's equivalence cache.
@@ -16,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, Protocol
 
+from ... import names
 from ...objects import Pod
-from ..framework import FITS, CycleState, Predicate, Reasons, hint, predicate_factory
+from ..framework import FITS, CycleState, Predicate, Reasons, hint, predicate, predicate_factory
 from ..nodeinfo import NodeInfo
 
 ERR_NODE_LABEL_PRESENCE_VIOLATED: Final = "node(s) didn't have the requested labels"
@@ -49,3 +54,16 @@ def check_node_label_presence(argument: LabelsPresence) -> Predicate:
         return FITS
 
     return hint(check, node_local=True)
+
+
+def _always(pod: Pod) -> bool:
+    return True
+
+
+@predicate(names.CHECK_NODE_LABEL_PRESENCE)
+def bare_check_node_label_presence(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    """CheckNodeLabelPresence without labels: nothing to check."""
+    return FITS
+
+
+hint(bare_check_node_label_presence, never_fails=_always, node_local=True)

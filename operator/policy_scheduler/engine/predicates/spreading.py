@@ -54,7 +54,15 @@ from ... import names
 from ...objects import Node, Pod, TopologySpreadConstraint, Workload
 from ...selectors import terms_match
 from ..cluster import ClusterState
-from ..framework import FITS, CycleState, Predicate, Reasons, predicate, predicate_factory
+from ..framework import (
+    FITS,
+    CycleState,
+    Predicate,
+    Reasons,
+    hint,
+    predicate,
+    predicate_factory,
+)
 from ..nodeinfo import NodeInfo
 from .taints import tolerates_taints
 
@@ -190,6 +198,16 @@ def _first_matching_pod(pod: Pod, cluster: ClusterState) -> Pod | None:
         if all(other.labels.get(key) == value for key, value in wanted):
             return other
     return None
+
+
+@predicate(names.CHECK_SERVICE_AFFINITY)
+def bare_check_service_affinity(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    """CheckServiceAffinity without labels: no key, so no value to match (v1.17+ accepted
+    it bare and filtered nothing; v1.13-v1.16 refused it)."""
+    return FITS
+
+
+hint(bare_check_service_affinity, never_fails=lambda pod: True, node_local=True)
 
 
 @predicate_factory("serviceAffinity")
