@@ -498,6 +498,15 @@ class _Reader:
             raise self.fail(path, f"must be a string, got {_short(value)}")
         return value
 
+    def one_of(self, value: object, path: str, choices: tuple[str, ...], default: str = "") -> str:
+        """A string among ``choices``; absent or empty means ``default``."""
+        text = self.string(value, path, default) or default
+        if text not in choices:
+            quoted = [f'"{choice}"' for choice in choices]
+            allowed = f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+            raise self.fail(path, f"must be {allowed}, got {text!r}")
+        return text
+
     def integer(self, value: object, path: str, default: int = 0) -> int:
         if value is None:
             return default
@@ -672,9 +681,7 @@ def _tolerations(r: _Reader, raw: object, path: str) -> tuple[Toleration, ...]:
     for i, item in enumerate(r.items(raw, path)):
         where = f"{path}[{i}]"
         t = r.mapping(item, where)
-        operator = r.string(t.get("operator"), f"{where}.operator", "Equal") or "Equal"
-        if operator not in ("Equal", "Exists"):
-            raise r.fail(f"{where}.operator", f'must be "Equal" or "Exists", got {operator!r}')
+        operator = r.one_of(t.get("operator"), f"{where}.operator", ("Equal", "Exists"), "Equal")
         seconds = t.get("tolerationSeconds")
         out.append(
             Toleration(
@@ -826,12 +833,11 @@ def _spread_constraints(
         max_skew = r.integer(c.get("maxSkew"), f"{where}.maxSkew")
         if max_skew <= 0:
             raise r.fail(f"{where}.maxSkew", f"must be greater than zero, got {max_skew}")
-        when = r.string(c.get("whenUnsatisfiable"), f"{where}.whenUnsatisfiable")
-        if when not in ("DoNotSchedule", "ScheduleAnyway"):
-            raise r.fail(
-                f"{where}.whenUnsatisfiable",
-                f'must be "DoNotSchedule" or "ScheduleAnyway", got {when!r}',
-            )
+        when = r.one_of(
+            c.get("whenUnsatisfiable"),
+            f"{where}.whenUnsatisfiable",
+            ("DoNotSchedule", "ScheduleAnyway"),
+        )
         topology_key = r.string(c.get("topologyKey"), f"{where}.topologyKey")
         if not topology_key:
             raise r.fail(f"{where}.topologyKey", "is required")
@@ -845,15 +851,10 @@ def _spread_constraints(
                     f"{where}.minDomains",
                     "can only be used with whenUnsatisfiable: DoNotSchedule",
                 )
-        policies: list[bool] = []
-        for field_name, default in (
-            ("nodeAffinityPolicy", "Honor"),
-            ("nodeTaintsPolicy", "Ignore"),
-        ):
-            value = r.string(c.get(field_name), f"{where}.{field_name}", default) or default
-            if value not in NODE_INCLUSION_POLICIES:
-                raise r.fail(f"{where}.{field_name}", f'must be "Honor" or "Ignore", got {value!r}')
-            policies.append(value == "Honor")
+        honor_affinity, honor_taints = (
+            r.one_of(c.get(name), f"{where}.{name}", NODE_INCLUSION_POLICIES, default) == "Honor"
+            for name, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore"))
+        )
         selector_raw = c.get("labelSelector")
         selector = r.selector(selector_raw, f"{where}.labelSelector")
         keys = [
@@ -869,8 +870,8 @@ def _spread_constraints(
                 when_unsatisfiable=when,
                 selector=selector,
                 min_domains=min_domains,
-                honor_node_affinity=policies[0],
-                honor_node_taints=policies[1],
+                honor_node_affinity=honor_affinity,
+                honor_node_taints=honor_taints,
             )
         )
     return tuple(out)
@@ -1083,12 +1084,11 @@ def parse_node(raw: Mapping[str, Any]) -> Node:
     taints = []
     for i, item in enumerate(r.items(spec.get("taints"), "spec.taints")):
         t = r.mapping(item, f"spec.taints[{i}]")
-        effect = r.string(t.get("effect"), f"spec.taints[{i}].effect")
-        if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-            raise r.fail(
-                f"spec.taints[{i}].effect",
-                f'must be "NoSchedule", "PreferNoSchedule" or "NoExecute", got {effect!r}',
-            )
+        effect = r.one_of(
+            t.get("effect"),
+            f"spec.taints[{i}].effect",
+            ("NoSchedule", "PreferNoSchedule", "NoExecute"),
+        )
         key = r.string(t.get("key"), f"spec.taints[{i}].key")
         if not key:
             raise r.fail(f"spec.taints[{i}].key", "is required")
@@ -1255,11 +1255,12 @@ def parse_storage_class(raw: Mapping[str, Any]) -> StorageClass:
             exprs.append({"key": e.get("key"), "operator": "In", "values": e.get("values") or []})
         topologies.append(r.node_term({"matchExpressions": exprs}, f"allowedTopologies[{i}]"))
     annotations = r.mapping(meta.get("annotations"), "metadata.annotations")
-    mode = r.string(raw.get("volumeBindingMode"), "volumeBindingMode", "Immediate") or "Immediate"
-    if mode not in ("Immediate", "WaitForFirstConsumer"):
-        raise r.fail(
-            "volumeBindingMode", f'must be "Immediate" or "WaitForFirstConsumer", got {mode!r}'
-        )
+    mode = r.one_of(
+        raw.get("volumeBindingMode"),
+        "volumeBindingMode",
+        ("Immediate", "WaitForFirstConsumer"),
+        "Immediate",
+    )
     default_flag = str(
         annotations.get("storageclass.kubernetes.io/is-default-class")
         or annotations.get("storageclass.beta.kubernetes.io/is-default-class")

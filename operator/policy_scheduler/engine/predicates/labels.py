@@ -56,14 +56,10 @@ def check_node_label_presence(argument: LabelsPresence) -> Predicate:
     return hint(check, node_local=True)
 
 
-def _always(pod: Pod) -> bool:
-    return True
-
-
 @predicate(names.CHECK_NODE_LABEL_PRESENCE)
 def bare_check_node_label_presence(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
     """CheckNodeLabelPresence without labels: nothing to check."""
     return FITS
 
 
-hint(bare_check_node_label_presence, never_fails=_always, node_local=True)
+hint(bare_check_node_label_presence, never_fails=lambda pod: True, node_local=True)
