@@ -498,9 +498,14 @@ def load_legacy(text: str) -> dict[str, Any]:
     """Parse a legacy Policy file (JSON or YAML); refuses any kind but Policy and any
     apiVersion but ``LEGACY_API_VERSIONS``."""
     text = text.removeprefix("\ufeff")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+    if text.lstrip().startswith(("{", "[")):
+        # Kubernetes' decoder reads what looks like JSON as JSON only (yaml.ToJSON passes
+        # it through), so a trailing comma YAML would forgive is an error.
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PolicyError([f"{_SUBJECT}: not valid JSON or YAML: {exc}"]) from exc
+    else:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -536,9 +541,29 @@ def convert_legacy(
     legacy = _read_as_go(data, _POLICY, (), warnings)
     spec_data, origins = _to_spec(legacy, scheduler_name, warnings)
     spec, issues = check_spec(spec_data)
-    if spec is None:
-        raise PolicyError([f"{_SUBJECT}: {_render(issue, origins)}" for issue in issues])
+    errors = _duration_errors(legacy)
+    if spec is None or errors:
+        errors += [f"{_SUBJECT}: {_render(issue, origins)}" for issue in issues]
+        raise PolicyError(errors)
     return ConversionResult(SchedulingPolicy(name=name, spec=spec), tuple(warnings))
+
+
+def _duration_errors(legacy: Mapping[str, Any]) -> list[str]:
+    """A legacy extender's httpTimeout was a Go time.Duration: integer nanoseconds only.
+
+    (A SchedulingPolicy also takes a duration string such as "30s", as the component
+    config's extenders do; a legacy Policy holding one was refused by Go's decoder.)
+    """
+    errors: list[str] = []
+    extenders = legacy.get("extenders")
+    for index, extender in enumerate(extenders if isinstance(extenders, list) else ()):
+        timeout = extender.get("httpTimeout") if isinstance(extender, Mapping) else None
+        if isinstance(timeout, str):
+            errors.append(
+                f"{_SUBJECT}: extenders[{index}].httpTimeout: must be integer nanoseconds in a "
+                f"legacy Policy (Go's time.Duration), got {_show(timeout)}"
+            )
+    return errors
 
 
 def _render(issue: Issue, origins: _Origins) -> str:

@@ -56,7 +56,7 @@ def read_documents(path: str | Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise InputError(f"{source}: {exc.strerror or exc}") from None
     try:
-        documents = _json_document(text) or list(yaml.safe_load_all(text))
+        documents = _json_document(text, source) or list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: not valid YAML: {exc}") from None
     out: list[dict[str, Any]] = []
@@ -78,18 +78,19 @@ def read_documents(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-def _json_document(text: str) -> list[Any] | None:
+def _json_document(text: str, source: str) -> list[Any] | None:
     """A JSON file as one document; None for anything else (YAML reads it then).
 
-    JSON is YAML, except that YAML refuses tabs where JSON files often indent with them
-    (kube-scheduler's own example Policy does).
+    What looks like JSON is read as JSON only, as Kubernetes' decoders do: YAML would
+    refuse the tabs JSON files often indent with (kube-scheduler's own example Policy
+    does) and forgive trailing commas that JSON does not.
     """
     if not text.lstrip().startswith(("{", "[")):
         return None
     try:
         return [json.loads(text)]
-    except json.JSONDecodeError:
-        return None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: not valid JSON: {exc}") from None
 
 
 def _stdin() -> str:

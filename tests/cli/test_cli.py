@@ -281,6 +281,33 @@ def test_validate_notes_what_it_accepts_with_a_difference(
     assert note in err
 
 
+@pytest.mark.parametrize(
+    ("text", "code", "stream_text"),
+    [
+        pytest.param(
+            '{\n\t"kind": "Policy",\n\t"predicates": [{"name": "HostName"}]\n}\n',
+            0,
+            'Policy "default" is valid',
+            id="tab-indented-json-yaml-would-refuse",
+        ),
+        pytest.param(
+            '{"kind": "Policy", "predicates": [{"name": "HostName"},]}\n',
+            1,
+            "p.json: not valid JSON",
+            id="trailing-comma-yaml-would-forgive",
+        ),
+    ],
+)
+def test_json_files_are_read_as_json(
+    text: str, code: int, stream_text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    got, out, err = run(["validate", str(path)], capsys)
+    assert got == code
+    assert stream_text in out + err
+
+
 @pytest.mark.parametrize("tty", [True, False])
 def test_progress_only_on_a_terminal(
     tty: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

@@ -519,6 +519,12 @@ def test_zero_meaning_default_is_left_unset() -> None:
             id="hard-affinity-weight-negative",
         ),
         pytest.param(
+            {"extenders": [{"urlPrefix": "http://x", "filterVerb": "f", "httpTimeout": "30s"}]},
+            "Policy: extenders[0].httpTimeout: must be integer nanoseconds in a legacy Policy "
+            '(Go\'s time.Duration), got "30s"',
+            id="duration-string-in-a-legacy-extender",
+        ),
+        pytest.param(
             {"predicates": [{"name": "HostName"}, {"name": "PodFitsNodeSelector"}]},
             'Policy: predicates[1].name: unknown predicate "PodFitsNodeSelector"',
             id="unknown-predicate",
@@ -778,6 +784,11 @@ def test_load_legacy_accepts(text: str) -> None:
         pytest.param("- a\n- b\n", "Policy: must be a JSON or YAML object, got list", id="list"),
         pytest.param("", "Policy: must be a JSON or YAML object, got NoneType", id="empty"),
         pytest.param("predicates: [\n", "Policy: not valid JSON or YAML", id="broken"),
+        pytest.param(
+            '{"predicates": [{"name": "HostName"},]}',
+            "Policy: not valid JSON or YAML: Expecting value",
+            id="json-with-a-trailing-comma-yaml-would-forgive",
+        ),
     ],
 )
 def test_load_legacy_refuses(text: str, expected: str) -> None:
