@@ -28,6 +28,11 @@ class FakeApi:
     statuses: dict[str, Answer | list[Answer]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     leases: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    #: What ``get_pod`` answers, by (namespace, name): (status, object). Absent: the pod
+    #: exists, unbound (the binding did not happen).
+    pods: dict[tuple[str, str], tuple[int, dict[str, Any] | None]] = field(default_factory=dict)
+    #: What ``list_objects`` answers, by kind name; an int or exception fails the LIST.
+    lists: dict[str, list[dict[str, Any]] | int | BaseException] = field(default_factory=dict)
 
     _DEFAULTS: ClassVar[dict[str, int]] = {
         "bind": 201,
@@ -53,6 +58,10 @@ class FakeApi:
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> int:
         return self._answer("bind", namespace, name, uid, node)
 
+    async def get_pod(self, namespace: str, name: str) -> tuple[int, dict[str, Any] | None]:
+        self.calls.append(Call("get_pod", (namespace, name)))
+        return self.pods.get((namespace, name), (200, {"metadata": {}, "spec": {}}))
+
     async def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
         return self._answer("patch_pod_status", namespace, name, patch)
 
@@ -74,6 +83,17 @@ class FakeApi:
 
     async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int:
         return self._answer("replace_lease", namespace, name, body)
+
+    async def list_objects(self, kind: Any) -> list[dict[str, Any]]:
+        from policy_scheduler.runtime.kubeapi import ApiError
+
+        self.calls.append(Call("list_objects", (kind.kind,)))
+        answer = self.lists.get(kind.kind, [])
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, int):
+            raise ApiError(f"listing {kind.plural}", answer)
+        return [dict(obj, kind=kind.kind, apiVersion=kind.api_version) for obj in answer]
 
     # -- what tests look at ----------------------------------------------------------------
 

@@ -259,6 +259,27 @@ def build_parser() -> argparse.ArgumentParser:
         default=default_of("bind_workers"),
         help="bindings in flight at once",
     )
+    run.add_argument(
+        "--api-timeout",
+        type=float,
+        default=default_of("api_timeout"),
+        metavar="SECONDS",
+        help="deadline of every API call",
+    )
+    run.add_argument(
+        "--resync-period",
+        type=float,
+        default=default_of("resync_period"),
+        metavar="SECONDS",
+        help="LIST the cluster this often to reconcile the cache (0: only after a re-list)",
+    )
+    run.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        default=default_of("shutdown_timeout"),
+        metavar="SECONDS",
+        help="a shutdown abandons what is left after this long",
+    )
     run.set_defaults(func=cmd_run)
 
     exp = sub.add_parser("explain", help="why is this pod pending? per-node answer, read-only")
@@ -296,6 +317,9 @@ def options_from_args(args: argparse.Namespace) -> Options:
         qps=args.qps,
         burst=args.burst,
         bind_workers=args.bind_workers,
+        api_timeout=args.api_timeout,
+        resync_period=args.resync_period,
+        shutdown_timeout=args.shutdown_timeout,
     )
     if args.lease_namespace:
         options.lease_namespace = args.lease_namespace

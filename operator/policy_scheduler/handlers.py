@@ -29,6 +29,7 @@ import kopf
 
 from .kinds import KINDS, Kind
 from .runtime.scheduling import SchedulerRuntime
+from .runtime.watching import survive_watch_errors
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +59,19 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     # Kopf's own k8s events ("Handler succeeded") would only be noise next to ours.
     settings.posting.enabled = False
     settings.persistence.diffbase_storage = NoDiffBase()
+    # Every request with a deadline; a watch connection is renewed every 5 minutes.
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
+    settings.watching.connect_timeout = 10
     settings.networking.request_timeout = 60
+    settings.networking.connect_timeout = 10
+    # No watch on CustomResourceDefinitions and Namespaces for Kopf's own discovery: it
+    # needs cluster-wide permissions the scheduler has no use for. The kinds are
+    # discovered once at startup (the chart installs the CRD before the Deployment).
+    settings.scanning.disabled = True
+    # A watch ERROR event starts the stream over with a LIST instead of stopping the
+    # operator, as client-go's reflector does.
+    survive_watch_errors()
 
 
 @kopf.on.login(registry=registry)
@@ -70,6 +81,19 @@ async def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
     kubernetes-asyncio's loader handles exec and auth-provider plugins of kubeconfigs.
     """
     return await kopf.login_via_async_client(**kwargs)
+
+
+@kopf.on.cleanup(registry=registry)
+async def stop_scheduler(memo: Any, **_: Any) -> None:
+    """Stop the scheduler while Kopf stops its watchers, not after.
+
+    Kopf runs cleanup handlers once its watchers are gone, and then gives every task it
+    did not create itself 5 seconds before cancelling it: stopping here, in order (the
+    loop, then the bindings in flight, within ``--shutdown-timeout``), leaves it none.
+    """
+    operator = getattr(memo, "operator", None)
+    if operator is not None:
+        await operator.stop()
 
 
 def _register(kind: Kind) -> None:

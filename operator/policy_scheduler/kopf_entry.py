@@ -8,8 +8,10 @@ from environment variables, as flags belong to Kopf here:
 ``POLICY_SCHEDULER_NAME`` (default policy-scheduler), ``POLICY_SCHEDULER_LEADER_ELECT``
 ("true" to take a Lease), ``POLICY_SCHEDULER_METRICS_PORT`` (default 9090, 0 = off),
 ``POLICY_SCHEDULER_QPS`` / ``POLICY_SCHEDULER_BURST``, ``POLICY_SCHEDULER_LEASE_NAME``
-(default policy-scheduler) and ``POD_NAMESPACE`` for the Lease.
-Health: use Kopf's ``--liveness=http://0.0.0.0:8081/healthz``.
+(default policy-scheduler), ``POLICY_SCHEDULER_API_TIMEOUT`` (default 30 s),
+``POLICY_SCHEDULER_RESYNC_PERIOD`` (default 300 s) and ``POD_NAMESPACE`` for the Lease.
+Health: use Kopf's ``--liveness=http://0.0.0.0:8081/healthz``; a probe handler makes it
+fail while a part of the scheduler is broken (the same checks as ``run``'s /healthz).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def options_from_environment() -> Options:
         qps=float(get("POLICY_SCHEDULER_QPS", "qps")),
         burst=int(get("POLICY_SCHEDULER_BURST", "burst")),
         lease_name=get("POLICY_SCHEDULER_LEASE_NAME", "lease_name"),
+        api_timeout=float(get("POLICY_SCHEDULER_API_TIMEOUT", "api_timeout")),
+        resync_period=float(get("POLICY_SCHEDULER_RESYNC_PERIOD", "resync_period")),
     )
 
 
@@ -46,8 +50,17 @@ async def start_runtime(memo: kopf.Memo, **_: Any) -> None:
     options = options_from_environment()
     operator = Operator(options, await load_client(options.burst))
     memo.update(operator.memo())
-    memo.operator = operator
     await operator.start()
+
+
+@kopf.on.probe(id="scheduler", registry=registry)
+def scheduler_health(memo: kopf.Memo, **_: Any) -> str:
+    """Kopf's ``--liveness`` endpoint fails while a part of the scheduler is broken."""
+    operator: Operator | None = getattr(memo, "operator", None)
+    problems = operator.health.problems() if operator is not None else ["not started"]
+    if problems:
+        raise kopf.PermanentError("; ".join(problems))
+    return "ok"
 
 
 @kopf.on.cleanup(registry=registry)

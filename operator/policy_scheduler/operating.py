@@ -1,4 +1,4 @@
-"""Start everything: API client, runtime, metrics, leadership, Kopf; stop it all cleanly.
+"""Start everything: API client, runtime, metrics, health, leadership, Kopf; stop it all.
 
 ``operate(options)`` runs until cancelled or ``stop_flag`` is set. Kopf watches every
 kind on all replicas, so a standby's cache is warm when it takes over; only the leader
@@ -6,6 +6,22 @@ runs the scheduling loop. On becoming leader the replica first LISTs the cluster
 its cache (so the first decision never sees a half-known cluster), then schedules.
 When leadership is lost the loop is cancelled at once; bindings already sent finish,
 pods not yet bound are forgotten and will be decided by the new leader.
+
+Surviving a real API server:
+
+* every API call has a deadline (``--api-timeout``) and repeatable ones are retried
+  (``runtime/kubeapi.py``); the LIST before the first decision is retried with backoff
+  until it goes through (``/readyz`` says so meanwhile), never fatal;
+* the leader reconciles its cache with a fresh LIST every ``--resync-period`` seconds
+  and right after a watch had to start over (Kopf re-lists after a 410 or a watch
+  error, and sends no DELETED for what went away meanwhile): objects the LIST lacks
+  are deleted from the cache (``World.reconcile``);
+* background tasks (leader election, policy status, housekeeping, resync) are
+  supervised: one that dies is logged and turns ``/healthz`` to 503, as does a stuck
+  scheduling attempt (``runtime/health.py``);
+* shutdown (SIGTERM, or the stop flag) finishes within ``--shutdown-timeout`` seconds,
+  below the chart's ``terminationGracePeriodSeconds``: bindings still in flight then are
+  abandoned (their pods are bound, or decided again by the next leader).
 
 Pods are watched cluster-wide even when ``--namespace`` limits which pods are
 scheduled: pods of every namespace use node resources, and a scheduler that did not
@@ -21,22 +37,25 @@ import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import kopf
 from kubernetes_asyncio import client, config
 
 from . import handlers
+from .kinds import KINDS
 from .options import Options
-from .runtime.kubeapi import KubeApi, RateLimiter
+from .runtime.health import DEFAULT_STUCK_AFTER, Health
+from .runtime.kubeapi import ApiError, KubeApi, RateLimiter, backoff
 from .runtime.leadership import LeaderElector
-from .runtime.listing import list_cluster
 from .runtime.metrics import Metrics
 from .runtime.scheduling import SchedulerRuntime
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["Operator", "Options", "load_client", "operate", "untrust_env"]
+
+#: After a watch started over, wait this long for its LIST to finish before reconciling.
+RELIST_SETTLE = 2.0
 
 
 async def load_client(burst: int, *, proxy_env: bool = True) -> client.ApiClient:
@@ -76,8 +95,11 @@ class Operator:
     def __init__(self, options: Options, api_client: client.ApiClient) -> None:
         self.options = options
         self.api_client = api_client
-        self.api = KubeApi(api_client, RateLimiter(options.qps, options.burst))
+        self.api = KubeApi(
+            api_client, RateLimiter(options.qps, options.burst), timeout=options.api_timeout
+        )
         self.metrics = Metrics()
+        self.health = Health(stuck_after=max(DEFAULT_STUCK_AFTER, 4 * options.api_timeout))
         self.elector: LeaderElector | None = None
         if options.leader_elect:
             self.elector = LeaderElector(
@@ -96,27 +118,78 @@ class Operator:
             metrics=self.metrics,
             is_leader=self.is_leader,
             namespaces=options.namespaces,
+            health=self.health,
         )
+        self._relisted = asyncio.Event()
+        self.runtime.on_relist = self._relisted.set
         self._loop_task: asyncio.Task[None] | None = None
-        self._background: list[asyncio.Task[Any]] = []
-        self._stop_metrics: Callable[[], Awaitable[None]] | None = None
+        self._stoppers: list[Callable[[], Awaitable[None]]] = []
 
     def is_leader(self) -> bool:
         return self.elector is None or self.elector.is_leader
 
+    # -- the cluster as the API lists it ---------------------------------------------------
+
+    async def resync(self) -> int:
+        """LIST every kind; file what is there, delete from the cache what is not.
+
+        Raises :class:`ApiError` when a LIST keeps failing. Returns how many objects the
+        LIST showed gone.
+        """
+        gone = 0
+        for kind in KINDS:
+            since = self.runtime.world.clock()
+            listed = await self.api.list_objects(kind)
+            gone += self.runtime.resync(kind, listed, since)
+        if gone:
+            logger.info("resync: %d object(s) were gone from the API", gone)
+        return gone
+
     async def prime(self) -> None:
-        """Everything LISTed, through the same door as the watch events."""
-        for obj in await list_cluster(self.api_client):
-            self.runtime.handle(None, obj)
+        """The first LIST, retried until it goes through (a busy API is no reason to exit)."""
+        self.health.listing = True
+        attempt = 0
+        try:
+            while True:
+                try:
+                    await self.resync()
+                    break
+                except ApiError as exc:
+                    attempt += 1
+                    delay = backoff(attempt, base=1.0, cap=30.0)
+                    logger.warning("listing the cluster failed (%s); again in %.1f s", exc, delay)
+                    await asyncio.sleep(delay)
+        finally:
+            self.health.listing = False
+        self.runtime.primed = True
+
+    async def _resyncing(self) -> None:
+        period = self.options.resync_period or None
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._relisted.wait(), timeout=period)
+            if self._relisted.is_set():
+                await asyncio.sleep(RELIST_SETTLE)  # let the watch's own LIST finish
+                self._relisted.clear()
+            if self._loop_task is None:
+                continue  # only the leader reconciles; a new leader starts with a LIST
+            try:
+                await self.resync()
+            except ApiError as exc:
+                logger.warning("resync failed (%s); trying again at the next one", exc)
+
+    # -- leading -----------------------------------------------------------------------------
 
     async def start_scheduling(self) -> None:
         await self.prime()
         self.metrics.leader(self.options.identity, True)
         self._loop_task = asyncio.create_task(self.runtime.run(), name="scheduling-loop")
+        self.health.loop_started(self._loop_task)
         logger.info("scheduling pods as %s", self.options.identity)
 
     async def stop_scheduling(self) -> None:
         self.metrics.leader(self.options.identity, False)
+        self.health.loop_started(None)
         task, self._loop_task = self._loop_task, None
         if task is not None:
             task.cancel()
@@ -124,39 +197,62 @@ class Operator:
                 await task
             logger.info("stopped scheduling")
 
+    async def _lead_always(self) -> None:
+        """Without leader election: list, then schedule, until cancelled."""
+        try:
+            await self.start_scheduling()
+            await asyncio.Event().wait()
+        finally:
+            await self.stop_scheduling()
+
+    # -- start and stop -------------------------------------------------------------------------
+
     async def start(self) -> None:
-        """Metrics, housekeeping, and leader election (or scheduling at once)."""
+        """Metrics, health, housekeeping, resync, and leader election (or leading at once)."""
         if self.options.metrics_port:
-            self._stop_metrics = await self.metrics.serve(
-                self.options.host, self.options.metrics_port
+            self._stoppers.append(
+                await self.metrics.serve(self.options.host, self.options.metrics_port)
             )
-        self._background = [
-            asyncio.create_task(self.runtime.policy_status.run_refresher(), name="policy-status"),
-            asyncio.create_task(self._housekeeping(), name="housekeeping"),
-        ]
+        if self.options.health_port:
+            self._stoppers.append(
+                await self.health.serve(self.options.host, self.options.health_port)
+            )
+        supervise = self.health.supervise
+        supervise("policy status", self.runtime.policy_status.run_refresher())
+        supervise("housekeeping", self._housekeeping())
+        supervise("resync", self._resyncing())
         if self.elector is not None:
-            self._background.append(
-                asyncio.create_task(
-                    self.elector.run(self.start_scheduling, self.stop_scheduling),
-                    name="leader-election",
-                )
+            supervise(
+                "leader election", self.elector.run(self.start_scheduling, self.stop_scheduling)
             )
         else:
-            await self.start_scheduling()
+            supervise("scheduling", self._lead_always())
 
     async def stop(self) -> None:
-        for task in self._background:
+        """Everything stopped within ``shutdown_timeout`` seconds, whatever hangs."""
+        try:
+            async with asyncio.timeout(self.options.shutdown_timeout):
+                await self._stop()
+        except TimeoutError:
+            logger.warning(
+                "shutdown took more than %.0f s; abandoning what is left",
+                self.options.shutdown_timeout,
+            )
+
+    async def _stop(self) -> None:
+        tasks = list(self.health.tasks())
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
-        self._background = []
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.stop_scheduling()
-        if self._stop_metrics is not None:
-            await self._stop_metrics()
-            self._stop_metrics = None
+        await self.runtime.drain()
+        for stop in self._stoppers:
+            await stop()
+        self._stoppers = []
 
     def memo(self) -> kopf.Memo:
         """What the handlers find in Kopf's ``memo``."""
-        return kopf.Memo(runtime=self.runtime)
+        return kopf.Memo(runtime=self.runtime, operator=self)
 
     async def run(
         self,
@@ -166,18 +262,12 @@ class Operator:
         registry: kopf.OperatorRegistry | None = None,
     ) -> None:
         await self.start()
-        liveness = (
-            f"http://{self.options.host}:{self.options.health_port}/healthz"
-            if self.options.health_port
-            else None
-        )
         try:
             await kopf.operator(
                 registry=registry or handlers.registry,
                 clusterwide=True,
                 standalone=True,
                 memo=self.memo(),
-                liveness_endpoint=liveness,
                 stop_flag=stop_flag,
                 ready_flag=ready_flag,
             )
@@ -187,7 +277,7 @@ class Operator:
     async def _housekeeping(self, interval: float = 1.0) -> None:
         while True:
             await asyncio.sleep(interval)
-            self.runtime.cache.expire()
+            self.runtime.requeue_expired()
             cluster = self.runtime.cache.cluster
             self.metrics.cache(
                 len(cluster.nodes), len(cluster.pods), self.runtime.cache.assumed_count
@@ -209,6 +299,8 @@ def configure_logging(level: str, fmt: str) -> None:
 
 
 class _JsonFormatter(logging.Formatter):
+    """One JSON object per log line, for clusters' log collectors."""
+
     def format(self, record: logging.LogRecord) -> str:
         entry = {
             "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),

@@ -55,6 +55,14 @@ class Options:
     qps: float = 200.0
     burst: int = 400
     bind_workers: int = 16
+    #: Deadline of every API call, in seconds (watches have their own, longer ones).
+    api_timeout: float = 30.0
+    #: Seconds between LISTs that reconcile the cache with the API (0: only after a
+    #: watch had to start over).
+    resync_period: float = 300.0
+    #: Seconds a shutdown may take before what is left is abandoned (below the chart's
+    #: terminationGracePeriodSeconds).
+    shutdown_timeout: float = 20.0
     identity: str = field(default_factory=_identity)
 
 

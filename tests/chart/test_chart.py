@@ -68,15 +68,15 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
     },
 }
 
-#: What the operator uses cluster-wide, as its code declares it (kubeapi.required_rules(), compared
-#: below): pods and policies are read from watches only (list/watch, never get), and only
-#: their status and events are written.
+#: What the operator uses cluster-wide, as its code declares it (kubeapi.required_rules(),
+#: compared below): policies are read from watches only, pods too except one get after an
+#: ambiguous binding reply, and only their status and events are written.
 EXPECTED_CLUSTER_RULES = [
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
     {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
     {"apiGroups": [""], "resources": ["replicationcontrollers"], "verbs": ["list", "watch"]},

@@ -593,18 +593,49 @@ async def test_leadership_lost_during_on_started_cancels_it_then_calls_on_stoppe
 
 
 @pytest.mark.looptime
-async def test_an_on_started_failure_propagates_after_on_stopped_and_release() -> None:
+async def test_an_on_started_failure_steps_down_releases_and_tries_again() -> None:
     store = LeaseStore()
     a = Replica(store, "a")
-    stopped: list[bool] = []
+    seen: list[str] = []
+    holders: list[str] = []
 
-    async def broken_start() -> None:
-        raise RuntimeError("cannot list the cluster")
+    async def flaky_start() -> None:
+        seen.append("start")
+        if seen.count("start") == 1:
+            raise RuntimeError("cannot list the cluster")
 
     async def on_stopped() -> None:
-        stopped.append(True)
+        seen.append("stopped")
+        holders.append(str(store.spec["holderIdentity"]))
 
-    with pytest.raises(RuntimeError, match="cannot list"):
-        await a.elector.run(broken_start, on_stopped)
-    assert stopped == [True]
-    assert store.spec["holderIdentity"] == ""
+    async with cleanup(a):
+        a.task = asyncio.create_task(a.elector.run(flaky_start, on_stopped))
+        await asyncio.sleep(10.0)
+        # The failure is logged, leadership given up, and the election goes on: the
+        # second start succeeds and the replica leads (the task never ended).
+        assert seen == ["start", "stopped", "start"]
+        assert not a.task.done()
+        assert a.elector.is_leader
+        assert store.spec["holderIdentity"] == "a"
+
+
+@pytest.mark.looptime
+async def test_an_error_while_acquiring_never_ends_the_election() -> None:
+    store = LeaseStore()
+    a = Replica(store, "a")
+    started: list[bool] = []
+
+    async def on_started() -> None:
+        started.append(True)
+
+    async def on_stopped() -> None:
+        pass
+
+    async with cleanup(a):
+        a.api.down = "error"
+        a.task = asyncio.create_task(a.elector.run(on_started, on_stopped))
+        await asyncio.sleep(60.0)
+        assert not a.task.done() and started == []
+        a.api.down = None
+        await asyncio.sleep(5.0)
+        assert started == [True] and a.elector.is_leader

@@ -20,6 +20,7 @@ from ..kinds import PARSE_ERRORS, POD
 from ..simulation import InputError
 from ..state.admission import Admission, admit
 from ..state.world import World
+from .kubeapi import KubeApi
 from .listing import list_cluster
 
 
@@ -28,7 +29,7 @@ async def explain(
 ) -> tuple[CompiledPolicy, Decision]:
     world = World(default_scheduler_name=default_scheduler_name)
     target = None
-    for obj in await list_cluster(api_client):
+    for obj in await list_cluster(KubeApi(api_client)):
         meta = obj.get("metadata") or {}
         if obj.get("kind") == "Pod" and (meta.get("namespace"), meta.get("name")) == (
             namespace,

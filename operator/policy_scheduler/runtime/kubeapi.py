@@ -5,12 +5,20 @@ Each method is one API call, declares the RBAC permission it needs (``@needs``, 
 caller must react to (409 Conflict on a binding, 404 on a deleted pod) come back as
 status codes, never as exceptions, so "someone else bound it" is handled as an answer.
 
+Every request has a deadline (``timeout``, 30 s by default, ``--api-timeout``): a
+connection that never answers becomes status 0 after it, never a hung task. Requests
+that are safe to repeat (reads, patches, deletes, and any request the server refused
+with 429 before doing anything) are retried a few times on 0, 429 and 5xx, with
+jittered exponential backoff; a binding or an event creation is not repeated blindly
+(a 5xx may come after the write happened): the caller decides. Lists are paginated
+(``limit``/``continue``), each page a request with its own deadline.
+
 :class:`Api` is the Protocol the runtime codes against; :class:`KubeApi` implements it
 with kubernetes-asyncio; tests pass a fake.
 
 kubernetes-asyncio cannot deserialize the Binding response ("Invalid value for
-target"), so bindings are made with ``_preload_content=False`` and the status read from
-the raw response; with that flag 4xx/5xx answers do not raise.
+target"), so every call is made with ``_preload_content=False`` and the status read
+from the raw response; with that flag 4xx/5xx answers do not raise.
 """
 
 from __future__ import annotations
@@ -18,24 +26,34 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ..kinds import KINDS
+from ..kinds import KINDS, Kind
 from ..names import CRD_GROUP, CRD_PLURAL, CRD_VERSION
 from .permissions import declared, needs, rules
 
 logger = logging.getLogger(__name__)
+
+#: Answers after which a repeatable request is tried again.
+RETRYABLE: frozenset[int] = frozenset({0, 429, 500, 502, 503, 504})
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRIES = 3
+LIST_PAGE = 500
 
 
 class Api(Protocol):
     """The calls the runtime makes; :class:`KubeApi` makes them, tests fake them."""
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> int: ...
+
+    async def get_pod(self, namespace: str, name: str) -> tuple[int, dict[str, Any] | None]: ...
 
     async def patch_pod_status(
         self, namespace: str, name: str, patch: Mapping[str, Any]
@@ -53,26 +71,15 @@ class Api(Protocol):
 
     async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int: ...
 
-
-def _status_of(exc: ApiException) -> int:
-    return int(exc.status or 0)
+    async def list_objects(self, kind: Kind) -> list[dict[str, Any]]: ...
 
 
-async def _raw_status(call: Awaitable[Any]) -> int:
-    """The HTTP status of a call made with ``_preload_content=False``.
+class ApiError(Exception):
+    """A request that kept failing (status 0 or an error status) where data was needed."""
 
-    Writes whose answer we do not read (events, status patches) skip kubernetes-asyncio's
-    deserialization into models, which costs more than the request itself; with that
-    flag, error statuses come back as responses instead of exceptions.
-    """
-    try:
-        response = await call
-    except ApiException as exc:
-        return _status_of(exc)
-    try:
-        return int(response.status)
-    finally:
-        response.release()
+    def __init__(self, what: str, status: int) -> None:
+        super().__init__(f"{what}: {'no answer' if status == 0 else f'HTTP {status}'}")
+        self.status = status
 
 
 class RateLimiter:
@@ -104,118 +111,261 @@ class RateLimiter:
                 await asyncio.sleep((1 - self._tokens) / self.qps)
 
 
-class KubeApi:
-    """kubernetes-asyncio behind the :class:`Api` protocol."""
+_Call = Callable[[], Any]
 
-    def __init__(self, api_client: client.ApiClient, limiter: RateLimiter | None = None) -> None:
+
+def backoff(attempt: int, *, base: float = 0.2, cap: float = 5.0) -> float:
+    """Seconds before retry ``attempt`` (1, 2, ...): exponential, jittered to 50..150%."""
+    return float(min(cap, base * 2 ** (attempt - 1)) * (0.5 + random.random()))
+
+
+class KubeApi:
+    """kubernetes-asyncio behind the :class:`Api` protocol, with deadlines and retries."""
+
+    def __init__(
+        self,
+        api_client: client.ApiClient,
+        limiter: RateLimiter | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.limiter = limiter or RateLimiter(0, 1)
+        self.timeout = timeout
+        self.retries = retries
+        self._sleep = sleep
+        self.api_client = api_client
         # Typed as Any: we pass raw dicts and _preload_content/_content_type, which the
         # generated signatures do not describe.
         self.core: Any = client.CoreV1Api(api_client)
         self.custom: Any = client.CustomObjectsApi(api_client)
         self.coordination: Any = client.CoordinationV1Api(api_client)
 
+    @property
+    def _deadline(self) -> aiohttp.ClientTimeout:
+        return aiohttp.ClientTimeout(total=self.timeout, connect=min(self.timeout, 10.0))
+
+    async def _send(self, call: _Call, what: str, *, read: bool) -> tuple[int, bytes]:
+        """One request within the deadline: (status, body); status 0 when none came."""
+        await self.limiter.acquire()
+        try:
+            # The client's own timeout covers the connection and the body; this one
+            # also covers anything the client does around them.
+            async with asyncio.timeout(self.timeout + 1.0):
+                response = await call()
+                try:
+                    status = int(response.status)
+                    body = await response.read() if read or status >= 300 else b""
+                finally:
+                    response.release()
+        except ApiException as exc:
+            return int(exc.status or 0), b""
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            logger.debug("%s: no answer: %r", what, exc)
+            return 0, b""
+        if status >= 300:
+            logger.debug("%s: HTTP %s %s", what, status, body[:500])
+        return status, body
+
+    async def _request(
+        self, call: _Call, what: str, *, repeatable: bool, read: bool = False
+    ) -> tuple[int, bytes]:
+        """:meth:`_send`, retried when ``repeatable`` (or refused with 429)."""
+        attempt = 0
+        while True:
+            status, body = await self._send(call, what, read=read)
+            retry = status in RETRYABLE if repeatable else status == 429
+            if not retry or attempt >= self.retries:
+                return status, body
+            attempt += 1
+            await self._sleep(backoff(attempt))
+
+    # -- pods ----------------------------------------------------------------------------
+
     @needs("", "pods/binding", "create")
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> int:
-        await self.limiter.acquire()
         body = {
             "apiVersion": "v1",
             "kind": "Binding",
             "metadata": {"name": name, "namespace": namespace, "uid": uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
-        api, ns = self.core, namespace
-        response = await api.create_namespaced_pod_binding(name, ns, body, _preload_content=False)
-        status = int(response.status)
-        if status >= 300:
-            text = await response.text()
-            logger.debug("binding %s/%s to %s: HTTP %s %s", namespace, name, node, status, text)
-        response.release()
+        api, ns, kw = self.core, namespace, {"_request_timeout": self._deadline}
+
+        def call() -> Any:
+            # One line, _preload_content=False: the client cannot read a Binding back.
+            return api.create_namespaced_pod_binding(name, ns, body, _preload_content=False, **kw)
+
+        status, _ = await self._request(call, f"binding {namespace}/{name}", repeatable=False)
         return status
+
+    @needs("", "pods", "get")
+    async def get_pod(self, namespace: str, name: str) -> tuple[int, dict[str, Any] | None]:
+        """The pod as the API has it now (after an ambiguous binding reply)."""
+
+        def call() -> Any:
+            return self.core.read_namespaced_pod(
+                name, namespace, _preload_content=False, _request_timeout=self._deadline
+            )
+
+        status, body = await self._request(
+            call, f"reading pod {namespace}/{name}", repeatable=True, read=True
+        )
+        return status, (json.loads(body) if status == 200 else None)
 
     @needs("", "pods/status", "patch")
     async def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
-        await self.limiter.acquire()
-        return await _raw_status(
-            self.core.patch_namespaced_pod_status(
+        def call() -> Any:
+            return self.core.patch_namespaced_pod_status(
                 name,
                 namespace,
                 dict(patch),
                 # Strategic merge: conditions merge by type, the others stay.
                 _content_type="application/strategic-merge-patch+json",
                 _preload_content=False,
+                _request_timeout=self._deadline,
             )
+
+        status, _ = await self._request(
+            call, f"patching the status of pod {namespace}/{name}", repeatable=True
         )
+        return status
+
+    # -- events --------------------------------------------------------------------------
 
     @needs("", "events", "create")
     async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int:
-        await self.limiter.acquire()
-        return await _raw_status(
-            self.core.create_namespaced_event(namespace, dict(body), _preload_content=False)
-        )
+        def call() -> Any:
+            return self.core.create_namespaced_event(
+                namespace, dict(body), _preload_content=False, _request_timeout=self._deadline
+            )
+
+        status, _ = await self._request(call, "creating an event", repeatable=False)
+        return status
 
     @needs("", "events", "patch")
     async def patch_event(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
-        await self.limiter.acquire()
-        return await _raw_status(
-            self.core.patch_namespaced_event(
+        def call() -> Any:
+            return self.core.patch_namespaced_event(
                 name,
                 namespace,
                 dict(patch),
                 _content_type="application/merge-patch+json",
                 _preload_content=False,
+                _request_timeout=self._deadline,
             )
-        )
+
+        status, _ = await self._request(call, f"patching event {name}", repeatable=True)
+        return status
+
+    # -- SchedulingPolicy status -----------------------------------------------------------
 
     @needs(CRD_GROUP, f"{CRD_PLURAL}/status", "get", "patch")
     async def patch_policy_status(self, name: str, status: Mapping[str, Any]) -> int:
-        await self.limiter.acquire()
-        try:
-            await self.custom.patch_cluster_custom_object_status(
+        def call() -> Any:
+            return self.custom.patch_cluster_custom_object_status(
                 CRD_GROUP,
                 CRD_VERSION,
                 CRD_PLURAL,
                 name,
                 {"status": dict(status)},
                 _content_type="application/merge-patch+json",
+                _preload_content=False,
+                _request_timeout=self._deadline,
             )
-        except ApiException as exc:
-            return _status_of(exc)
-        return 200
+
+        code, _ = await self._request(
+            call, f"patching the status of policy {name}", repeatable=True
+        )
+        return code
+
+    # -- leases ----------------------------------------------------------------------------
 
     @needs("coordination.k8s.io", "leases", "get")
     async def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
-        await self.limiter.acquire()
-        try:
-            response = await self.coordination.read_namespaced_lease(
-                name, namespace, _preload_content=False
+        """The Lease, or None when there is none; raises :class:`ApiError` otherwise."""
+
+        def call() -> Any:
+            return self.coordination.read_namespaced_lease(
+                name, namespace, _preload_content=False, _request_timeout=self._deadline
             )
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
-        if response.status == 404:
+
+        what = f"reading lease {namespace}/{name}"
+        status, body = await self._request(call, what, repeatable=True, read=True)
+        if status == 404:
             return None
-        data: dict[str, Any] = json.loads(await response.read())
+        if status != 200:
+            raise ApiError(what, status)
+        data: dict[str, Any] = json.loads(body)
         return data
 
     @needs("coordination.k8s.io", "leases", "create")
     async def create_lease(self, namespace: str, body: Mapping[str, Any]) -> int:
-        await self.limiter.acquire()
-        try:
-            await self.coordination.create_namespaced_lease(namespace, dict(body))
-        except ApiException as exc:
-            return _status_of(exc)
-        return 201
+        def call() -> Any:
+            return self.coordination.create_namespaced_lease(
+                namespace, dict(body), _preload_content=False, _request_timeout=self._deadline
+            )
+
+        status, _ = await self._request(call, "creating a lease", repeatable=False)
+        return status
 
     @needs("coordination.k8s.io", "leases", "update")
     async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int:
-        await self.limiter.acquire()
-        try:
-            await self.coordination.replace_namespaced_lease(name, namespace, dict(body))
-        except ApiException as exc:
-            return _status_of(exc)
-        return 200
+        def call() -> Any:
+            return self.coordination.replace_namespaced_lease(
+                name, namespace, dict(body), _preload_content=False, _request_timeout=self._deadline
+            )
+
+        status, _ = await self._request(call, f"replacing lease {name}", repeatable=False)
+        return status
+
+    # -- lists (the permissions: list/watch of every kind, see required_rules) -------------
+
+    async def list_objects(self, kind: Kind) -> list[dict[str, Any]]:
+        """Every object of one kind, page by page; [] when the kind is not served (404).
+
+        Raises :class:`ApiError` when a page keeps failing. Items of a LIST carry no
+        ``kind``/``apiVersion``; they are filled in, so that the objects look exactly
+        like watch events.
+        """
+        if kind.group:
+            path = f"/apis/{kind.group}/{kind.version}/{kind.plural}"
+        else:
+            path = f"/api/{kind.version}/{kind.plural}"
+        items: list[dict[str, Any]] = []
+        token = ""
+        while True:
+            query: list[tuple[str, Any]] = [("limit", LIST_PAGE)]
+            if token:
+                query.append(("continue", token))
+
+            def call(query: list[tuple[str, Any]] = query) -> Any:
+                return self.api_client.call_api(
+                    path,
+                    "GET",
+                    query_params=query,
+                    header_params={"Accept": "application/json"},
+                    auth_settings=["BearerToken"],
+                    _preload_content=False,
+                    _return_http_data_only=True,
+                    _request_timeout=self._deadline,
+                )
+
+            what = f"listing {kind.plural}"
+            status, body = await self._request(call, what, repeatable=True, read=True)
+            if status == 404:
+                return []  # the kind is not served (e.g. the CRD is not installed yet)
+            if status != 200:
+                raise ApiError(what, status)
+            data = json.loads(body)
+            for item in data.get("items") or []:
+                item.setdefault("apiVersion", kind.api_version)
+                item.setdefault("kind", kind.kind)
+                items.append(item)
+            token = (data.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return items
 
 
 def required_rules() -> list[dict[str, list[str]]]:

@@ -246,42 +246,66 @@ class LeaderElector:
         on_started: Callable[[], Awaitable[None]],
         on_stopped: Callable[[], Awaitable[None]],
     ) -> None:
-        """Acquire, lead, lose, acquire again... until cancelled.
+        """Acquire, lead, lose, acquire again... until cancelled; never ends otherwise.
 
         ``on_started`` is run when we become leader (renewals go on meanwhile),
         ``on_stopped`` when we stop (renewals failed for renew_deadline, another holder
-        was seen, or cancellation), so the two always alternate. On cancellation the
-        Lease is released after ``on_stopped`` returned, so the next leader cannot start
-        while we still act; ``on_stopped`` is not called on cancellation if we were not
-        leading.
+        was seen, ``on_started`` failed, or cancellation), so the two always alternate.
+        A failure anywhere (an API error, ``on_started`` raising) is logged, the Lease is
+        given up if we held it, and the election starts over after ``retry_period``:
+        the loop never ends silently. On cancellation the Lease is released after
+        ``on_stopped`` returned, so the next leader cannot start while we still act;
+        ``on_stopped`` is not called on cancellation if we were not leading.
         """
         leading = False
         try:
             while True:
-                await self._acquire()
-                leading = True
-                logger.info(
-                    "leader election: %s acquired lease %s/%s",
-                    self.identity,
-                    self.namespace,
-                    self.name,
-                )
-                await self._lead(on_started)
-                logger.warning(
-                    "leader election: %s lost lease %s/%s",
-                    self.identity,
-                    self.namespace,
-                    self.name,
-                )
-                leading = False
-                self._step_down()
-                await on_stopped()
+                failed = False
+                try:
+                    await self._acquire()
+                    leading = True
+                    logger.info(
+                        "leader election: %s acquired lease %s/%s",
+                        self.identity,
+                        self.namespace,
+                        self.name,
+                    )
+                    await self._lead(on_started)
+                    logger.warning(
+                        "leader election: %s lost lease %s/%s",
+                        self.identity,
+                        self.namespace,
+                        self.name,
+                    )
+                except Exception:
+                    failed = True
+                    logger.exception(
+                        "leader election: %s: leading lease %s/%s failed; stepping down and "
+                        "trying again in %.0f s",
+                        self.identity,
+                        self.namespace,
+                        self.name,
+                        self.retry_period,
+                    )
+                if leading:
+                    leading = False
+                    await self._stop(on_stopped)
+                if failed:
+                    # Hand the Lease to a standby rather than sit on it unable to lead.
+                    await self.release()
+                    await asyncio.sleep(self.retry_period)
         finally:
             if leading:
-                self._step_down()
-                await on_stopped()
+                await self._stop(on_stopped)
             # Also when not leading: a create/replace cancelled in flight may have landed.
             await self.release()
+
+    async def _stop(self, on_stopped: Callable[[], Awaitable[None]]) -> None:
+        self._step_down()
+        try:
+            await on_stopped()
+        except Exception:
+            logger.exception("leader election: stopping after losing the lease failed")
 
     async def _lead(self, on_started: Callable[[], Awaitable[None]]) -> None:
         """Run ``on_started`` and the renewals side by side; return when leadership is lost.

@@ -29,6 +29,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ..engine.algorithm import Decision, Scheduler, check_node
@@ -39,13 +40,18 @@ from ..state.cache import PodState, SchedulerCache
 from ..state.policies import PolicyBook
 from ..state.queueing import QueuedPod, SchedulingQueue
 from ..state.world import DELETED, Outcome, World
-from .kubeapi import Api
+from .health import Health
+from .kubeapi import Api, backoff
 from .policies import PolicyStats, PolicyStatusWriter
 from .reporting import Reporter, now_rfc3339, pod_reference
 
 logger = logging.getLogger(__name__)
 
 NO_POLICY_REASON = "NoSchedulingPolicy"
+#: How often an ambiguous binding is checked by reading the pod before giving up.
+VERIFY_ATTEMPTS = 5
+#: The outcome of a binding nobody could confirm or deny (not an HTTP status).
+AMBIGUOUS = -1
 
 
 class MetricsSink(Protocol):
@@ -97,8 +103,10 @@ class SchedulerRuntime:
         is_leader: Callable[[], bool] = lambda: True,
         clock: Callable[[], float] = time.monotonic,
         namespaces: Sequence[str] = (),
+        health: Health | None = None,
     ) -> None:
         self.api = api
+        self.health = health or Health(clock=clock)
         self.world = World(
             default_scheduler_name=default_scheduler_name,
             namespaces=namespaces,
@@ -126,6 +134,10 @@ class SchedulerRuntime:
         #: Pods whose binding is in flight: their assumption belongs to that binding.
         self._binding_uids: set[str] = set()
         self._reports: set[asyncio.Task[None]] = set()
+        #: The first LIST went through (events of type None now mean a re-list).
+        self.primed = False
+        #: Called when a watch started over with a LIST (deletions may have been missed).
+        self.on_relist: Callable[[], None] | None = None
 
     @property
     def cache(self) -> SchedulerCache:
@@ -144,9 +156,33 @@ class SchedulerRuntime:
     def handle(
         self, event_type: str | None, raw: Mapping[str, Any], kind: Kind | None = None
     ) -> Outcome:
-        """One object from a watch event or a LIST: file it, then tell whom it concerns."""
+        """One object from a watch event or a LIST: file it, then tell whom it concerns.
+
+        Kopf delivers the items of its own LISTs as events of type None; after the first
+        LIST of ours, such an event means a watch started over, and may have missed
+        deletions: ``on_relist`` is told (the operator then reconciles).
+        """
         outcome = self.world.observe(event_type, raw, kind)
-        if outcome.error is not None:
+        self._tell(outcome, event_type, raw)
+        if event_type is None and self.primed and self.on_relist is not None:
+            self.on_relist()
+        return outcome
+
+    def resync(self, kind: Kind, listed: Sequence[Mapping[str, Any]], since: float) -> int:
+        """A LIST of ``kind`` begun at ``since``: file its objects (unless a watch event
+        about one came since), then delete what it shows is gone. Returns how many."""
+        for raw in listed:
+            self._tell(self.world.observe(None, raw, kind, listed_since=since), None, raw)
+        gone = self.world.reconcile(kind, listed, since)
+        for outcome in gone:
+            self._tell(outcome, DELETED, None)
+        return len(gone)
+
+    def _tell(
+        self, outcome: Outcome, event_type: str | None, raw: Mapping[str, Any] | None
+    ) -> None:
+        """Report what an observed object changed to whom it concerns."""
+        if outcome.error is not None and raw is not None:
             if outcome.kind is POD:
                 # A pod we cannot read is reported, never dropped silently nor fatal.
                 self._report_malformed_pod(raw, outcome.error)
@@ -157,10 +193,10 @@ class SchedulerRuntime:
         if outcome.kind is SCHEDULING_POLICY:
             if isinstance(outcome.obj, PolicyObject):
                 self.policy_status.observe(outcome.obj)
-            self._report(self.policy_status.write(outcome.verdicts))
-        elif outcome.kind is POD and event_type == DELETED:
-            self.reporter.forget_pod(POD.identity(raw))
-        return outcome
+            if outcome.verdicts:
+                self._report(self.policy_status.write(outcome.verdicts))
+        elif outcome.kind is POD and event_type == DELETED and outcome.key:
+            self.reporter.forget_pod(outcome.key)
 
     # -- scheduling side -----------------------------------------------------------------
 
@@ -185,6 +221,7 @@ class SchedulerRuntime:
         try:
             while True:
                 queued = await self.queue.pop()
+                self.health.attempt_started()
                 try:
                     await self.schedule_one(queued)
                 except Exception:
@@ -195,6 +232,8 @@ class SchedulerRuntime:
                         # Not yet handed to a binding: undo the assumption and retry.
                         self._unreserve(queued.pod)
                         self.queue.error(queued)
+                finally:
+                    self.health.attempt_finished()
         finally:
             await self.drain()
 
@@ -291,46 +330,107 @@ class SchedulerRuntime:
 
     async def _binding_cycle(self, queued: QueuedPod, node: str, policy: CompiledPolicy) -> None:
         """Bind the reserved pod, asynchronously; on failure unreserve and retry."""
+        try:
+            await self._bind_reserved(queued, node, policy)
+        except Exception:
+            # A bug must not lose the pod: undo and decide it again.
+            logger.exception("binding %s to %s failed", queued.pod.key, node)
+            self._unreserve(queued.pod)
+            self.queue.error(queued)
+        finally:
+            self._binding_uids.discard(queued.pod.uid)
+            self._binding_slots.release()
+
+    async def _bind_reserved(self, queued: QueuedPod, node: str, policy: CompiledPolicy) -> None:
         pod, profile = queued.pod, policy.scheduler_name
         started = self.clock()
-        try:
-            if not self.is_leader():
-                # Lost leadership after deciding: another replica will decide again.
-                self._unreserve(pod)
-                return
-            status = await self._bind_call(pod, node)
-            result = "success" if 200 <= status < 300 else "conflict" if status == 409 else "error"
-            self.metrics.binding(result, self.clock() - started)
-            if 200 <= status < 300:
-                self.cache.finish_binding(pod.uid)
-                self.metrics.e2e("scheduled", profile, self.clock() - queued.enqueued)
-                self.metrics.attempts_until_scheduled(queued.attempts)
-                self._report(self.reporter.scheduled(pod, node, profile))
-                return
+        if not self.is_leader():
+            # Lost leadership after deciding: another replica will decide again.
             self._unreserve(pod)
-            if status == 404 or self.cache.was_deleted(pod.uid):
-                return  # the pod is gone
-            if status == 409:
-                # Already bound (by another scheduler, or by us before a restart): the
-                # watch will show where. Requeued with backoff in case it is not.
-                logger.info("binding %s to %s: conflict, the pod is bound elsewhere", pod.key, node)
-                self.queue.error(queued)
-                return
+            return
+        status = await self._bind_call(pod, node)
+        if status == 0 or status >= 500:
+            # No answer, or a server error: the binding may have been written anyway.
+            status = await self._verify_binding(pod, node, status)
+        result = "success" if 200 <= status < 300 else "conflict" if status == 409 else "error"
+        self.metrics.binding(result, self.clock() - started)
+        if status == AMBIGUOUS:
+            # Nobody could tell: the assumption stays until the watch says where the
+            # pod is, or expires and the pod is tried again (``requeue_expired``).
+            self.cache.finish_binding(pod.uid)
+            return
+        if 200 <= status < 300:
+            self.cache.finish_binding(pod.uid)
+            self.metrics.e2e("scheduled", profile, self.clock() - queued.enqueued)
+            self.metrics.attempts_until_scheduled(queued.attempts)
+            self._report(self.reporter.scheduled(pod, node, profile))
+            return
+        self._unreserve(pod)
+        if status == 404 or self.cache.was_deleted(pod.uid):
+            return  # the pod is gone
+        if status == 409:
+            # Already bound (by another scheduler, or by us before a restart): the
+            # watch will show where. Requeued with backoff in case it is not.
+            logger.info("binding %s to %s: conflict, the pod is bound elsewhere", pod.key, node)
             self.queue.error(queued)
-            self._report(
-                self.reporter.event(
-                    namespace=pod.namespace,
-                    involved=pod_reference(pod),
-                    event_type="Warning",
-                    reason="FailedScheduling",
-                    message=f"Binding rejected: HTTP {status or 'connection error'}",
-                    action="Binding",
-                    component=profile,
-                )
+            return
+        self.queue.error(queued)
+        self._report(
+            self.reporter.event(
+                namespace=pod.namespace,
+                involved=pod_reference(pod),
+                event_type="Warning",
+                reason="FailedScheduling",
+                message=f"Binding rejected: HTTP {status or 'connection error'}",
+                action="Binding",
+                component=profile,
             )
-        finally:
-            self._binding_uids.discard(pod.uid)
-            self._binding_slots.release()
+        )
+
+    async def _verify_binding(self, pod: Pod, node: str, status: int) -> int:
+        """Where did an ambiguous binding leave the pod? As a status: 201 bound to
+        ``node``, 409 bound elsewhere, 404 gone, ``status`` still unbound (it failed), or
+        :data:`AMBIGUOUS` when neither the watch nor the API would tell.
+
+        The watch is trusted first (it may already have shown the pod bound); else the
+        pod is read from the API, a few times with backoff.
+        """
+        for attempt in range(1, VERIFY_ATTEMPTS + 1):
+            if self.cache.state_of(pod.uid) is PodState.ADDED:
+                return 201 if self.cache.node_of(pod.uid) == node else 409
+            if self.cache.was_deleted(pod.uid):
+                return 404
+            code, obj = await self.api.get_pod(pod.namespace, pod.name)
+            if code == 404:
+                return 404
+            if code == 200 and obj is not None:
+                meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+                if meta.get("uid") not in (None, pod.uid):
+                    return 404  # another pod of the same name: ours is gone
+                bound_to = spec.get("nodeName")
+                if not bound_to:
+                    return status  # the binding did not happen
+                return 201 if bound_to == node else 409
+            await asyncio.sleep(backoff(attempt))
+        logger.warning(
+            "binding %s to %s: the answer was %s and the pod could not be read since; "
+            "keeping it assumed until the watch tells",
+            pod.key,
+            node,
+            status or "no answer",
+        )
+        return AMBIGUOUS
+
+    def requeue_expired(self) -> None:
+        """Assumptions whose binding never showed up in a watch: decide those pods again.
+
+        If one was bound after all, the watch (or the next resync) says so and the API
+        answers 409 to a second binding; if it was deleted, the queue forgets it.
+        """
+        for pod in self.cache.expire():
+            if not self.cache.was_deleted(pod.uid):
+                served = self.book.serves(pod.scheduler_name)
+                self.queue.add(replace(pod, node_name=""), served=served)
 
     async def _bind_call(self, pod: Pod, node: str) -> int:
         """The binding itself: its HTTP status, 0 when it could not be sent."""

@@ -18,8 +18,9 @@ Every pending pod is in exactly one of four places::
 * BACKOFF holds a pod until ``1 s x 2^(attempts-1)`` (at most 10 s) after its last
   attempt; it then goes back to ACTIVE.
 * UNSCHEDULABLE holds pods that fit nowhere until the cluster changes in a way that could
-  help (:meth:`move_all`, called for node adds/changes, pod deletions, PV/PVC changes,
-  policy changes) or until they have waited ``unschedulable_timeout`` (60 s).
+  help them (:meth:`move_all`, or :meth:`move` for the pods a change concerns; which
+  change moves which pods is decided by ``world.py``'s queueing hints) or until they
+  have waited ``unschedulable_timeout`` (60 s).
 * A pod whose attempt started before a move request is sent to BACKOFF rather than
   UNSCHEDULABLE: the change may have come too late for that attempt to see it
   (kube-scheduler's ``moveRequestCycle``).
@@ -279,10 +280,15 @@ class SchedulingQueue:
     # -- cluster events --------------------------------------------------------------
 
     def move_all(self) -> None:
-        """Something changed that may let unschedulable pods fit: give them a try."""
-        for uid in list(self._unschedulable):
+        """Something changed that may let any unschedulable pod fit: give them a try."""
+        self.move(lambda pod: True)
+
+    def move(self, which: Callable[[Pod], bool]) -> None:
+        """Something changed that may let ``which`` unschedulable pods fit."""
+        for uid in [u for u in self._unschedulable if which(self._pods[u].pod)]:
             del self._unschedulable[uid]
             self._to_backoff_or_active(self._pods[uid])
+        # Pods being decided right now may have missed the change (moveRequestCycle).
         self._move_request_cycle = self.scheduling_cycle
         self._wake.set()
 

@@ -18,22 +18,46 @@ now waiting for a policy, policy verdicts); the operator reports it, ``simulate`
 prints notes. Both use this same door, so which pods are taken and how every kind is
 read is written once.
 
-Unschedulable pods are moved back to the active queue (``queue.move_all``) by the
-changes that could let them fit: a node added or changed, a placed pod deleted or
-shrunk, a storage object changed, a policy changed.
+Queueing hints: unschedulable pods go back to the active queue only on a change that
+could let them fit (kube-scheduler's legacy event handlers):
+
+==============================================  =========================================
+change                                          which unschedulable pods are moved
+==============================================  =========================================
+node added                                      all
+node changed: allocatable, labels, taints,      all
+unschedulable, condition statuses
+node changed otherwise (a heartbeat, images)    none
+node deleted                                    none
+pod placed on a node (bound, or relabelled)     those with a required pod affinity term
+                                                the pod matches
+placed pod deleted, finished, or shrunk         all
+PV, PVC, StorageClass, CSINode, Service         all
+added, changed or deleted
+ReplicationController, ReplicaSet, StatefulSet  none (they only weigh in priorities)
+a policy accepted, changed or deleted           all
+==============================================  =========================================
+
+Reconciliation (:meth:`World.reconcile`): watches can miss deletions (a watch down
+across a deletion and a re-list sends no DELETED for the gap). Given a fresh LIST of a
+kind, every object the world holds that the LIST lacks, and that no watch event has
+mentioned since the LIST began, is deleted, as an informer's re-list would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+import logging
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.predicates.interpod import pod_matches_term
 from ..kinds import (
     NODE,
     PARSE_ERRORS,
     POD,
     SCHEDULING_POLICY,
+    SERVICE,
     STORAGE_KINDS,
     Kind,
     PolicyObject,
@@ -42,11 +66,36 @@ from ..kinds import (
 from ..names import DEFAULT_SCHEDULER_NAME
 from ..objects import Node, Pod
 from .admission import Admission, admit
-from .cache import OBJECT_KINDS, SchedulerCache
+from .cache import OBJECT_KINDS, PodState, SchedulerCache
 from .policies import PolicyBook, Verdict
 from .queueing import SchedulingQueue
 
 DELETED = "DELETED"
+
+#: Kinds whose every change may let an unschedulable pod fit (volumes, service affinity).
+WAKING_KINDS = STORAGE_KINDS | {SERVICE}
+
+logger = logging.getLogger(__name__)
+
+
+def scheduling_relevant(old: Node, new: Node) -> bool:
+    """Whether a node update can change where pods fit (not a heartbeat, not images)."""
+    return (
+        old.allocatable != new.allocatable
+        or old.labels != new.labels
+        or old.taints != new.taints
+        or old.unschedulable != new.unschedulable
+        or old.conditions != new.conditions
+    )
+
+
+def wanted_by_affinity(placed: Pod) -> Callable[[Pod], bool]:
+    """Pods with a required pod affinity term that ``placed`` satisfies the selector of."""
+
+    def wants(pod: Pod) -> bool:
+        return any(pod_matches_term(term, placed) for term in pod.affinity_required)
+
+    return wants
 
 
 @dataclass(slots=True)
@@ -56,6 +105,8 @@ class Outcome:
     kind: Kind | None
     #: The parsed object (None for deletions, unknown kinds and malformed objects).
     obj: Any = None
+    #: The key the object is filed under (:meth:`..kinds.Kind.identity`).
+    key: str = ""
     #: Why the object could not be read (a user's mistake, reported on the object).
     error: str | None = None
     #: A pod not taken, and why (gated, being deleted, another namespace).
@@ -85,23 +136,44 @@ class World:
         #: Namespaces whose pods are scheduled (all when empty); pods of every
         #: namespace are still accounted on their nodes.
         self.namespaces = frozenset(namespaces)
+        self.clock = self.cache.clock
+        #: Per kind: object key -> when a watch event or a LIST last mentioned it.
+        self._seen: dict[Kind, dict[str, float]] = {}
+        self._nodes: dict[str, Node] = {}  # the last copy of each node, for its changes
 
     # -- the door ------------------------------------------------------------------------
 
     def observe(
-        self, event_type: str | None, raw: Mapping[str, Any], kind: Kind | None = None
+        self,
+        event_type: str | None,
+        raw: Mapping[str, Any],
+        kind: Kind | None = None,
+        *,
+        listed_since: float | None = None,
     ) -> Outcome:
-        """One object from a watch event (ADDED/MODIFIED/DELETED) or a LIST."""
+        """One object from a watch event (ADDED/MODIFIED/DELETED) or a LIST.
+
+        ``listed_since``: the object comes from a LIST begun at that time; a watch event
+        about it since then is newer than this copy, which is then ignored.
+        """
         kind = kind or kind_of(raw)
         if kind is None:
             return Outcome(None)
+        key = kind.identity(raw)
         if event_type == DELETED:
-            return self._deleted(kind, raw)
+            return self._deleted(kind, key)
+        seen = self._seen.setdefault(kind, {})
+        if listed_since is not None and seen.get(key, float("-inf")) >= listed_since:
+            return Outcome(kind, key=key)
+        seen[key] = self.clock()
         try:
             obj = kind.parse(raw)
         except PARSE_ERRORS as exc:
-            return Outcome(kind, error=str(exc))
-        outcome = Outcome(kind, obj)
+            return Outcome(kind, key=key, error=str(exc))
+        except Exception as exc:  # a parser bug must not take the watch down with it
+            logger.exception("could not read %s %s", kind.kind, key)
+            return Outcome(kind, key=key, error=f"{kind.kind} {key}: cannot be read: {exc!r}")
+        outcome = Outcome(kind, obj, key)
         if kind is POD:
             self._pod(obj, outcome)
         elif kind is NODE:
@@ -110,28 +182,43 @@ class World:
             self._policy(obj, outcome)
         elif kind in OBJECT_KINDS:
             self.cache.set_object(kind, obj)
-            if kind in STORAGE_KINDS:
-                self.queue.move_all()  # a volume may now be bindable
+            if kind in WAKING_KINDS:
+                self.queue.move_all()  # a volume may now be bindable, a service changed
         return outcome
 
-    def _deleted(self, kind: Kind, raw: Mapping[str, Any]) -> Outcome:
-        key = kind.identity(raw)
-        outcome = Outcome(kind)
+    def _deleted(self, kind: Kind, key: str) -> Outcome:
+        self._seen.get(kind, {}).pop(key, None)
+        outcome = Outcome(kind, key=key)
         if kind is POD:
             placed = self.cache.remove_pod(key)
             self.queue.delete(key)
             if placed is not None:
                 self.queue.move_all()  # freed resources may help
         elif kind is NODE:
+            self._nodes.pop(key, None)
             self.cache.remove_node(key)
         elif kind is SCHEDULING_POLICY:
             outcome.verdicts = self.book.remove(key)
             outcome.parked = self._policies_changed()
         elif kind in OBJECT_KINDS:
             self.cache.remove_object(kind, key)
-            if kind in STORAGE_KINDS:
+            if kind in WAKING_KINDS:
                 self.queue.move_all()
         return outcome
+
+    def reconcile(
+        self, kind: Kind, listed: Iterable[Mapping[str, Any]], since: float
+    ) -> list[Outcome]:
+        """Delete what a LIST of ``kind`` begun at ``since`` shows is gone.
+
+        The listed objects themselves are not observed here (the caller feeds them
+        through :meth:`observe` first); only the absent ones are handled, and only
+        those no watch event mentioned after the LIST began.
+        """
+        present = {kind.identity(raw) for raw in listed}
+        seen = self._seen.get(kind, {})
+        gone = [key for key, when in seen.items() if key not in present and when < since]
+        return [self._deleted(kind, key) for key in gone]
 
     # -- per kind ------------------------------------------------------------------------
 
@@ -145,10 +232,14 @@ class World:
             queue.delete(pod.uid)
             return
         if admission is Admission.PLACED:
+            was_confirmed = cache.state_of(pod.uid) is PodState.ADDED
             before = cache.confirm(pod)
             queue.delete(pod.uid)
-            if before is not None and before.node_request != pod.node_request:
+            if before is not None and _shrank(before, pod):
                 queue.move_all()  # a placed pod was resized: room may have appeared
+            elif not was_confirmed or before is None or before.labels != pod.labels:
+                # Newly bound (or relabelled): pods whose affinity it satisfies may fit.
+                queue.move(wanted_by_affinity(pod))
             return
         if cache.is_placed(pod.uid):
             return  # an older copy, from before its binding: stale
@@ -161,8 +252,11 @@ class World:
             outcome.parked.append(pod)
 
     def _node(self, node: Node) -> None:
+        old = self._nodes.get(node.name)
+        self._nodes[node.name] = node
         self.cache.set_node(node)
-        self.queue.move_all()
+        if old is None or scheduling_relevant(old, node):
+            self.queue.move_all()
 
     def _policy(self, obj: PolicyObject, outcome: Outcome) -> None:
         applied = self.apply_policy(obj)
@@ -186,3 +280,15 @@ class World:
         """Pending pods of ``scheduler_name`` in these parts of the queue."""
         where: Callable[[str], str | None] = self.queue.where
         return sum(1 for pod in self.queue.pods(scheduler_name) if where(pod.uid) in parts)
+
+
+def _shrank(before: Pod, after: Pod) -> bool:
+    """A placed pod now asks for less of something (an in-place resize): room appeared."""
+    old, new = before.node_request, after.node_request
+    return (
+        new.milli_cpu < old.milli_cpu
+        or new.memory < old.memory
+        or new.ephemeral_storage < old.ephemeral_storage
+        or any(new.scalar.get(name, 0) < amount for name, amount in old.scalar.items())
+        or set(after.host_ports) < set(before.host_ports)
+    )
