@@ -21,18 +21,29 @@ read is written once.
 Unschedulable pods are moved back to the active queue (``queue.move_all``) by the
 changes that could let them fit: a node added or changed, a placed pod deleted or
 shrunk, a storage object changed, a policy changed.
+
+Two things the API server and kube-scheduler's queue did are done here, at the door:
+
+* **Priority**: PriorityClasses are kept (by name); a pod without ``spec.priority`` gets
+  its class's value (:meth:`World.resolve_priority`), as the Priority admission plugin
+  writes it on a real cluster (where this changes nothing) — for ``simulate``'s files
+  and emulated clusters. PriorityClasses come before pods in every LIST.
+* **Nominations**: the ``status.nominatedNodeName`` of every pending pod, whoever its
+  scheduler, goes into the cache's nominations (the filter's first pass counts them);
+  a placed, finished, deleted or deleting pod has none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..kinds import (
     NODE,
     PARSE_ERRORS,
     POD,
+    PRIORITY_CLASS,
     SCHEDULING_POLICY,
     STORAGE_KINDS,
     Kind,
@@ -40,7 +51,7 @@ from ..kinds import (
     kind_of,
 )
 from ..names import DEFAULT_SCHEDULER_NAME
-from ..objects import Node, Pod
+from ..objects import SYSTEM_PRIORITY_CLASSES, Node, ObjectError, Pod, PriorityClass
 from .admission import Admission, admit
 from .cache import OBJECT_KINDS, SchedulerCache
 from .policies import PolicyBook, Verdict
@@ -85,6 +96,10 @@ class World:
         #: Namespaces whose pods are scheduled (all when empty); pods of every
         #: namespace are still accounted on their nodes.
         self.namespaces = frozenset(namespaces)
+        #: PriorityClasses by name, for pods that name one without ``spec.priority``.
+        self.priority_classes: dict[str, PriorityClass] = {}
+        #: Pending pod uid -> the ``status.nominatedNodeName`` last seen for it.
+        self._seen_nominations: dict[str, str] = {}
 
     # -- the door ------------------------------------------------------------------------
 
@@ -99,6 +114,8 @@ class World:
             return self._deleted(kind, raw)
         try:
             obj = kind.parse(raw)
+            if kind is POD:
+                obj = self.resolve_priority(obj)
         except PARSE_ERRORS as exc:
             return Outcome(kind, error=str(exc))
         outcome = Outcome(kind, obj)
@@ -108,6 +125,8 @@ class World:
             self._node(obj)
         elif kind is SCHEDULING_POLICY:
             self._policy(obj, outcome)
+        elif kind is PRIORITY_CLASS:
+            self.priority_classes[obj.name] = obj
         elif kind in OBJECT_KINDS:
             self.cache.set_object(kind, obj)
             if kind in STORAGE_KINDS:
@@ -120,8 +139,11 @@ class World:
         if kind is POD:
             placed = self.cache.remove_pod(key)
             self.queue.delete(key)
+            self._forget_nomination(key)
             if placed is not None:
                 self.queue.move_all()  # freed resources may help
+        elif kind is PRIORITY_CLASS:
+            self.priority_classes.pop(key, None)
         elif kind is NODE:
             self.cache.remove_node(key)
         elif kind is SCHEDULING_POLICY:
@@ -143,15 +165,18 @@ class World:
         if admission is Admission.FINISHED:
             cache.remove_pod(pod.uid, remember=False)
             queue.delete(pod.uid)
+            self._forget_nomination(pod.uid)
             return
         if admission is Admission.PLACED:
             before = cache.confirm(pod)
             queue.delete(pod.uid)
+            self._forget_nomination(pod.uid)
             if before is not None and before.node_request != pod.node_request:
                 queue.move_all()  # a placed pod was resized: room may have appeared
             return
         if cache.is_placed(pod.uid):
             return  # an older copy, from before its binding: stale
+        self._nomination(pod, admission)
         if admission is not Admission.PENDING:
             queue.delete(pod.uid)
             outcome.skipped = admission
@@ -159,6 +184,61 @@ class World:
         served = self.book.serves(pod.scheduler_name)
         if queue.add(pod, served=served) and not served and self.book.orphaned(pod.scheduler_name):
             outcome.parked.append(pod)
+
+    def _nomination(self, pod: Pod, admission: Admission) -> None:
+        """Keep the cache's nominations as the pending pods' status says.
+
+        Any scheduler's nominations count (kube-scheduler's preemptors included), for
+        pods of any namespace. A copy without ``nominatedNodeName`` after one without
+        either keeps a nomination we made ourselves and have not seen come back yet
+        (kube-scheduler's ``nominatedPodMap.update``); one that drops it clears it.
+        """
+        uid, node = pod.uid, pod.nominated_node_name
+        if admission in (Admission.DELETING, Admission.GATED):
+            self._forget_nomination(uid)
+            return
+        seen = self._seen_nominations.get(uid, "")
+        if node:
+            self.cache.nominate(pod, node)
+            self._seen_nominations[uid] = node
+        elif seen:
+            self._forget_nomination(uid)
+
+    def _forget_nomination(self, uid: str) -> None:
+        self._seen_nominations.pop(uid, None)
+        self.cache.unnominate(uid)
+
+    def resolve_priority(self, pod: Pod) -> Pod:
+        """What the Priority admission plugin writes: ``spec.priority`` from the pod's
+        ``priorityClassName`` (the lowest-valued ``globalDefault`` class when it names
+        none, else 0), and the class's ``preemptionPolicy`` if the pod has none.
+
+        Raises ObjectError for a class that does not exist (the API server would have
+        refused the pod). A pod with ``spec.priority`` is returned as it is.
+        """
+        if pod.priority_set:
+            return pod
+        name = pod.priority_class_name
+        found: PriorityClass | None
+        if name:
+            found = self.priority_classes.get(name) or next(
+                (c for c in SYSTEM_PRIORITY_CLASSES if c.name == name), None
+            )
+            if found is None:
+                raise ObjectError(
+                    "Pod", pod.key, "spec.priorityClassName", f"no PriorityClass {name!r} found"
+                )
+        else:
+            defaults = [c for c in self.priority_classes.values() if c.global_default]
+            found = min(defaults, key=lambda c: c.value, default=None)
+        if found is None:
+            return replace(pod, priority=0, priority_set=True)
+        return replace(
+            pod,
+            priority=found.value,
+            priority_set=True,
+            preemption_policy=pod.preemption_policy or found.preemption_policy,
+        )
 
     def _node(self, node: Node) -> None:
         self.cache.set_node(node)
