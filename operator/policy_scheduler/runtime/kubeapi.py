@@ -31,6 +31,9 @@ from .permissions import declared, needs, rules
 
 logger = logging.getLogger(__name__)
 
+#: Seconds a victim's deletion may take before it counts as failed (status 0).
+DELETE_TIMEOUT = 30.0
+
 
 class Api(Protocol):
     """The calls the runtime makes; :class:`KubeApi` makes them, tests fake them."""
@@ -40,6 +43,8 @@ class Api(Protocol):
     async def patch_pod_status(
         self, namespace: str, name: str, patch: Mapping[str, Any]
     ) -> int: ...
+
+    async def delete_pod(self, namespace: str, name: str, uid: str) -> int: ...
 
     async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int: ...
 
@@ -144,6 +149,25 @@ class KubeApi:
                 # Strategic merge: conditions merge by type, the others stay.
                 _content_type="application/strategic-merge-patch+json",
                 _preload_content=False,
+            )
+        )
+
+    @needs("", "pods", "delete")
+    async def delete_pod(self, namespace: str, name: str, uid: str) -> int:
+        """Delete a preemption victim, only if it is still the pod we chose (uid).
+
+        The default grace period applies, as kube-scheduler's ``deletePod``: the victim
+        terminates, and the preemptor waits for it on its nominated node.
+        """
+        await self.limiter.acquire()
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}
+        return await _raw_status(
+            self.core.delete_namespaced_pod(
+                name,
+                namespace,
+                body=body,
+                _preload_content=False,
+                _request_timeout=DELETE_TIMEOUT,
             )
         )
 
