@@ -110,10 +110,15 @@ def _fmt(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 
 def render_report(policies: Mapping[str, CompiledPolicy], decisions: Sequence[Decision]) -> str:
-    """The whole table; ``policies``: every policy that decided, by name."""
-    scheduled = sum(1 for d in decisions if d.node is not None)
+    """The whole table; ``policies``: every policy that decided, by name.
+
+    The headline counts pods, by their last decision (a pod that preempted is decided
+    again, and that later decision says where it went).
+    """
+    last = {d.pod.uid: d for d in decisions}
+    scheduled = sum(1 for d in last.values() if d.node is not None)
     names = ", ".join(repr(name) for name in sorted(policies)) or "'default'"
     kind = "policy" if len(policies) <= 1 else "policies"
-    blocks = [f"{kind} {names}: {scheduled}/{len(decisions)} pods scheduled"]
+    blocks = [f"{kind} {names}: {scheduled}/{len(last)} pods scheduled"]
     blocks += [render_decision(d, policies[d.policy]) for d in decisions]
     return "\n\n".join(blocks) + "\n"

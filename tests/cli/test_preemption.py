@@ -105,6 +105,8 @@ def test_the_table_says_whom_it_would_preempt(
     out = capsys.readouterr().out
     assert "  would preempt default/batch-2 on n2\n" in out
     assert "default/urgent -> n2" in out
+    # Two decisions, one pod: the headline counts pods by their last decision.
+    assert out.startswith("policy 'default': 1/1 pods scheduled\n")
 
 
 @pytest.mark.parametrize(
