@@ -281,6 +281,43 @@ def decide(
     return asyncio.run((scheduler or Scheduler()).schedule(parse_pod(pod_obj), state, compiled))
 
 
+# -- priority and disruption ------------------------------------------------------------------
+
+
+def priority_class(
+    name: str, value: int, *, global_default: bool = False, preemption_policy: str | None = None
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    if global_default:
+        obj["globalDefault"] = True
+    if preemption_policy is not None:
+        obj["preemptionPolicy"] = preemption_policy
+    return obj
+
+
+def pod_disruption_budget(
+    name: str,
+    labels: Mapping[str, str],
+    allowed: int,
+    *,
+    namespace: str = "default",
+    api_version: str = "policy/v1",
+) -> dict[str, Any]:
+    """A budget selecting ``labels`` whose status allows ``allowed`` disruptions now."""
+    return {
+        "apiVersion": api_version,
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": dict(labels)}},
+        "status": {"disruptionsAllowed": allowed},
+    }
+
+
 # -- storage --------------------------------------------------------------------------------
 
 

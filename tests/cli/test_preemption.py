@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from builders import node, pod
+from builders import node, pod, pod_disruption_budget, priority_class
 from policy_scheduler.cli import main
 
 SCHEDULER = "policy-scheduler"
@@ -30,26 +30,6 @@ def running(name: str, node_name: str, priority: int, cpu: str = "1500m", **kw: 
 
 def pending(name: str, cpu: str = "1500m", **spec: Any) -> dict[str, Any]:
     return pod(name, requests={"cpu": cpu}, schedulerName=SCHEDULER, **spec)
-
-
-def priority_class(name: str, value: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": name},
-        "value": value,
-        **extra,
-    }
-
-
-def budget(name: str, app: str, allowed: int, version: str = "policy/v1") -> dict[str, Any]:
-    return {
-        "apiVersion": version,
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": app}}},
-        "status": {"disruptionsAllowed": allowed},
-    }
 
 
 #: Two full 2-CPU nodes: n1 runs a priority-10 pod, n2 a priority-0 pod.
@@ -120,7 +100,7 @@ def test_the_table_says_whom_it_would_preempt(
             id="preemption-policy-never",
         ),
         pytest.param(
-            [priority_class("polite", 1000, preemptionPolicy="Never")],
+            [priority_class("polite", 1000, preemption_policy="Never")],
             {"priorityClassName": "polite"},
             "its preemptionPolicy is Never",
             id="class-preemption-policy-never",
@@ -165,7 +145,7 @@ def test_priority_classes_give_pods_their_priority_wherever_they_are_in_the_file
         *FULL,
         pending("urgent", priorityClassName="critical"),
         priority_class("critical", 1000),
-        priority_class("everyday", 5, globalDefault=True),
+        priority_class("everyday", 5, global_default=True),
         # No class named: the global default's 5, which beats batch-2's 0 only.
         pending("routine", cpu="1"),
     )
@@ -199,7 +179,7 @@ def test_a_budget_protects_its_pods_when_another_node_allows(
         node("n2", cpu="2"),
         running("web-1", "n1", 10, labels={"app": "web"}),
         running("db-1", "n2", 0, labels={"app": "db"}),
-        budget("db", "db", 0, version),
+        pod_disruption_budget("db", {"app": "db"}, 0, api_version=version),
         pending("urgent", priority=1000),
     )
     assert decisions[0]["preemption"] == {"node": "n1", "victims": ["default/web-1"]}

@@ -17,7 +17,7 @@ from typing import Any
 from builders import node, pod
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
-from e2e.test_operator import SCHEDULER, bound_node, events_for, our_pod
+from e2e.test_operator import SCHEDULER, bound_node, events_for, our_pod, unschedulable
 
 
 def running(name: str, node_name: str, priority: int, **labels: str) -> dict[str, Any]:
@@ -135,18 +135,7 @@ async def test_a_pod_that_never_preempts_just_waits(
             our_pod("polite", requests={"cpu": "1"}, priority=1000, preemptionPolicy="Never"),
             namespace,
         )
-        obj = await emulator.wait_for(
-            "v1",
-            "Pod",
-            "polite",
-            namespace,
-            lambda o: any(
-                c.get("reason") == "Unschedulable"
-                for c in (o or {}).get("status", {}).get("conditions", [])
-            ),
-            timeout=10,
-        )
-        assert obj is not None
+        await unschedulable(emulator, namespace, "polite")
         await asyncio.sleep(1.5)  # room for a preemption that must not come
         pods = {p["metadata"]["name"]: p for p in await emulator.list("v1", "Pod", namespace)}
         assert set(pods) == {"batch-1", "batch-2", "polite"}

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from builders import cluster, cluster_picture, node, pod
+from builders import pod_disruption_budget as budget
 from policy_scheduler.engine.cluster import ClusterState
 from policy_scheduler.engine.compiler import (
     CompiledPolicy,
@@ -771,16 +772,6 @@ async def test_a_higher_nominated_pod_keeps_its_room_and_lower_nominations_are_c
     state.set_nominated(incoming("lower", LOW, SMALL), "machine2")
     result = await preempt(preemptor, state, FITS, {})
     assert [p.name for p in result.clear] == ["lower"]
-
-
-def budget(name: str, labels: dict[str, str], allowed: int, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"selector": {"matchLabels": labels}, **spec},
-        "status": {"disruptionsAllowed": allowed},
-    }
 
 
 @pytest.mark.parametrize(

@@ -17,25 +17,9 @@ from typing import Any
 
 import pytest
 
-from builders import node, pod
+from builders import node, pod, pod_disruption_budget, priority_class
 from policy_scheduler.state.queueing import SchedulingQueue
 from policy_scheduler.state.world import DELETED, World
-
-
-def priority_class(
-    name: str, value: int, *, default: bool = False, policy: str | None = None
-) -> dict[str, Any]:
-    obj: dict[str, Any] = {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": name},
-        "value": value,
-    }
-    if default:
-        obj["globalDefault"] = True
-    if policy is not None:
-        obj["preemptionPolicy"] = policy
-    return obj
 
 
 def pending(name: str = "p", **spec: Any) -> dict[str, Any]:
@@ -62,13 +46,16 @@ def queued_priority(world: World, name: str) -> int:
             id="spec-priority-wins",
         ),
         pytest.param(
-            [priority_class("a", 50, default=True), priority_class("b", 20, default=True)],
+            [
+                priority_class("a", 50, global_default=True),
+                priority_class("b", 20, global_default=True),
+            ],
             {},
             20,
             id="lowest-global-default",
         ),
         pytest.param(
-            [priority_class("a", 50, default=True)],
+            [priority_class("a", 50, global_default=True)],
             {"priorityClassName": "system-node-critical"},
             2000001000,
             id="system-class-always-exists",
@@ -87,7 +74,7 @@ def test_priority_comes_from_the_class(
 
 def test_the_class_preemption_policy_applies_unless_the_pod_has_one() -> None:
     world = World()
-    world.observe("ADDED", priority_class("polite", 1000, policy="Never"))
+    world.observe("ADDED", priority_class("polite", 1000, preemption_policy="Never"))
     world.observe(
         "ADDED", pending("a", schedulerName="policy-scheduler", priorityClassName="polite")
     )
@@ -213,13 +200,9 @@ def test_nominations_wait_for_the_snapshot_like_every_write(world: World) -> Non
 
 
 def test_budgets_are_kept_and_forgotten(world: World) -> None:
-    pdb = {
-        "apiVersion": "policy/v1beta1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": "db", "namespace": "shop"},
-        "spec": {"selector": {"matchLabels": {"app": "db"}}},
-        "status": {"disruptionsAllowed": 2},
-    }
+    pdb = pod_disruption_budget(
+        "db", {"app": "db"}, 2, namespace="shop", api_version="policy/v1beta1"
+    )
     world.observe("ADDED", pdb)
     assert world.cache.cluster.pdbs["shop/db"].disruptions_allowed == 2
     world.observe(DELETED, pdb)

@@ -56,7 +56,7 @@ from typing import Any, Final
 from ..objects import Pod
 from .cluster import ClusterState
 from .compiler import CompiledPolicy, MapPlan
-from .fitting import first_pass, fits_on_node, nominated_for
+from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
 from .framework import NO_HINTS, CycleState, MapFunction, Predicate, Reasons
 from .hinting import Hint, fit_hints
 from .nodeinfo import NodeInfo
@@ -438,12 +438,7 @@ class Scheduler:
                         pod, info, cycle.cluster, policy, others, check_all=check_all
                     )
                 if not reasons:
-                    for entry in predicates:
-                        result = entry.fn(pod, info, cycle)
-                        if result:
-                            reasons.extend(result)
-                            if not check_all:
-                                break
+                    reasons = run_predicates(pod, info, cycle, predicates, check_all)
                 processed = i + 1
                 if reasons:
                     failed[info.name] = reasons
