@@ -205,3 +205,32 @@ async def test_a_nominated_node_is_left_to_its_pod(api: FakeApi, runtime: Schedu
     await attempt(runtime)
     assert api.bindings == []
     assert api.events[-1]["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+
+
+async def test_a_pod_deleted_while_preemption_is_evaluated_evicts_nobody(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    full_cluster(runtime)
+    urgent = pending("urgent", 1000)
+    runtime.handle("ADDED", urgent)
+    queued = runtime.queue.pop_nowait()
+    assert queued is not None
+    decide = runtime.scheduler_for
+    # The deletion arrives while the engine looks for room (it yields between chunks).
+
+    def scheduler_that_sees_a_deletion(policy: Any) -> Any:
+        scheduler = decide(policy)
+        original = scheduler.preempt
+
+        async def preempt(*args: Any, **kwargs: Any) -> Any:
+            result = await original(*args, **kwargs)
+            runtime.handle(DELETED, urgent)
+            return result
+
+        scheduler.preempt = preempt  # type: ignore[method-assign]
+        return scheduler
+
+    runtime.scheduler_for = scheduler_that_sees_a_deletion  # type: ignore[method-assign]
+    await runtime.schedule_one(queued)
+    await runtime.drain()
+    assert (api.nominations, api.deletions) == ([], [])

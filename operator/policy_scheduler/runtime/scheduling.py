@@ -306,6 +306,8 @@ class SchedulerRuntime:
         if result is None:
             return  # the policy disables preemption, or not a fit error
         self.metrics.preemption_attempt()
+        if self.cache.was_deleted(pod.uid) or self.cache.is_placed(pod.uid):
+            return  # deleted, or placed by someone, while preemption was evaluated
         if result.node is not None and not await self._evict(pod, result, policy):
             return
         for other in result.clear:
