@@ -180,6 +180,56 @@ def cluster(
     return state
 
 
+def cluster_picture(state: ClusterState) -> dict[str, Any]:
+    """Everything a decision can read of ``state``, copied: equal pictures, same cluster.
+
+    Per node its pods in order, its sums, ports and generation; the cluster's pods,
+    indexes (as sets and counts: their iteration order carries no meaning), nominations
+    and generation.
+    """
+    nodes = {
+        name: {
+            "pods": list(info.pods),
+            "with_affinity": list(info.pods_with_affinity),
+            "sums": (
+                info.requested_cpu,
+                info.requested_memory,
+                info.requested_ephemeral,
+                dict(info.requested_scalar),
+                info.nonzero_cpu,
+                info.nonzero_memory,
+            ),
+            "ports": dict(info.used_ports),
+            "generation": info.generation,
+        }
+        for name, info in state.nodes.items()
+    }
+    labels = {
+        (ns, key, value): sorted(bucket) if isinstance(bucket, dict) else [bucket.uid]
+        for ns, keys in state._by_label.items()
+        for key, values in keys.items()
+        for value, bucket in values.items()
+    }
+    return {
+        "nodes": nodes,
+        "pods": dict(state.pods),
+        "affinity_pods": set(state.affinity_pods),
+        "namespaces": {ns: set(pods) for ns, pods in state._by_namespace.items()},
+        "labels": labels,
+        "terms": [
+            {term: dict(domains) for term, domains in index.items()}
+            for index in (
+                state.required_anti_affinity_terms,
+                state.required_affinity_terms,
+                state.preferred_affinity_terms,
+                state.preferred_anti_affinity_terms,
+            )
+        ],
+        "nominated": {node: dict(pods) for node, pods in state.nominated.items()},
+        "generation": state.generation,
+    }
+
+
 def add_object(state: ClusterState, obj: Mapping[str, Any]) -> None:
     """Parse a PV, PVC, StorageClass, CSINode, Service or controller into ``state``."""
     kind = kind_of(obj)
@@ -229,6 +279,43 @@ def decide(
 
     compiled = compile_policy(parse_policy(policy_obj) if policy_obj else default_policy())
     return asyncio.run((scheduler or Scheduler()).schedule(parse_pod(pod_obj), state, compiled))
+
+
+# -- priority and disruption ------------------------------------------------------------------
+
+
+def priority_class(
+    name: str, value: int, *, global_default: bool = False, preemption_policy: str | None = None
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    if global_default:
+        obj["globalDefault"] = True
+    if preemption_policy is not None:
+        obj["preemptionPolicy"] = preemption_policy
+    return obj
+
+
+def pod_disruption_budget(
+    name: str,
+    labels: Mapping[str, str],
+    allowed: int,
+    *,
+    namespace: str = "default",
+    api_version: str = "policy/v1",
+) -> dict[str, Any]:
+    """A budget selecting ``labels`` whose status allows ``allowed`` disruptions now."""
+    return {
+        "apiVersion": api_version,
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": dict(labels)}},
+        "status": {"disruptionsAllowed": allowed},
+    }
 
 
 # -- storage --------------------------------------------------------------------------------

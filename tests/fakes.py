@@ -37,6 +37,7 @@ class FakeApi:
     _DEFAULTS: ClassVar[dict[str, int]] = {
         "bind": 201,
         "patch_pod_status": 200,
+        "delete_pod": 200,
         "create_event": 201,
         "patch_event": 200,
         "patch_policy_status": 200,
@@ -64,6 +65,9 @@ class FakeApi:
 
     async def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
         return self._answer("patch_pod_status", namespace, name, patch)
+
+    async def delete_pod(self, namespace: str, name: str, uid: str) -> int:
+        return self._answer("delete_pod", namespace, name, uid)
 
     async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int:
         return self._answer("create_event", namespace, body)
@@ -120,8 +124,22 @@ class FakeApi:
         return [
             condition
             for _ns, _name, patch in self.of("patch_pod_status")
-            for condition in patch["status"]["conditions"]
+            for condition in patch["status"].get("conditions", ())
         ]
+
+    @property
+    def nominations(self) -> list[tuple[str, str | None]]:
+        """(namespace/name, node or None when cleared) of every nominatedNodeName written."""
+        return [
+            (f"{ns}/{name}", patch["status"]["nominatedNodeName"])
+            for ns, name, patch in self.of("patch_pod_status")
+            if "nominatedNodeName" in patch["status"]
+        ]
+
+    @property
+    def deletions(self) -> list[str]:
+        """namespace/name of every pod deleted, in order."""
+        return [f"{ns}/{name}" for ns, name, _uid in self.of("delete_pod")]
 
 
 @dataclass

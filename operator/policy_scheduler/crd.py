@@ -6,7 +6,8 @@ so the CRD cannot drift from what the operator accepts:
 
 1. *Defaults* for the spec's top-level scalars (``schedulerName``,
    ``hardPodAffinitySymmetricWeight``, ``alwaysCheckAllPredicates``,
-   ``percentageOfNodesToScore``), read from the model's field defaults. Lists get none:
+   ``percentageOfNodesToScore``, ``disablePreemption``), read from the model's field
+   defaults. Lists get none:
    an absent ``predicates`` means the default set and must stay absent.
 2. *Limits* the CEL cost estimator needs (``maxItems`` on the lists the rules iterate,
    ``maxLength`` on the names they compare). Without them the API server estimates every
@@ -64,6 +65,7 @@ _TOP_LEVEL_DEFAULTED: Final = (
     "hardPodAffinitySymmetricWeight",
     "alwaysCheckAllPredicates",
     "percentageOfNodesToScore",
+    "disablePreemption",
 )
 
 _HEADER: Final = (

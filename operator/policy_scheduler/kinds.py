@@ -29,6 +29,8 @@ from .objects import (
     parse_persistent_volume,
     parse_persistent_volume_claim,
     parse_pod,
+    parse_pod_disruption_budget,
+    parse_priority_class,
     parse_storage_class,
     parse_timestamp,
     parse_workload,
@@ -142,6 +144,13 @@ STORAGE_CLASS: Final = Kind(
     "storage.k8s.io", "v1", "storageclasses", "StorageClass", False, parse_storage_class
 )
 CSI_NODE: Final = Kind("storage.k8s.io", "v1", "csinodes", "CSINode", False, parse_csi_node)
+#: policy/v1 on the API; simulate also reads policy/v1beta1 objects (same fields).
+POD_DISRUPTION_BUDGET: Final = Kind(
+    "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, parse_pod_disruption_budget
+)
+PRIORITY_CLASS: Final = Kind(
+    "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, parse_priority_class
+)
 SCHEDULING_POLICY: Final = Kind(
     names.CRD_GROUP,
     names.CRD_VERSION,
@@ -151,9 +160,11 @@ SCHEDULING_POLICY: Final = Kind(
     parse_policy_object,
 )
 
-#: Every kind read, nodes first (a LIST fills nodes before the pods placed on them).
+#: Every kind read, nodes first (a LIST fills nodes before the pods placed on them) and
+#: PriorityClasses before pods (a pod without ``spec.priority`` is resolved on arrival).
 KINDS: Final[tuple[Kind, ...]] = (
     NODE,
+    PRIORITY_CLASS,
     POD,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
@@ -163,6 +174,7 @@ KINDS: Final[tuple[Kind, ...]] = (
     STATEFUL_SET,
     STORAGE_CLASS,
     CSI_NODE,
+    POD_DISRUPTION_BUDGET,
     SCHEDULING_POLICY,
 )
 

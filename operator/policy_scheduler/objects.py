@@ -1,7 +1,8 @@
 """Compact typed Kubernetes objects, parsed once at the edge from plain dicts.
 
 Everything the engine reads about a Pod, Node, PV, PVC, StorageClass, Service,
-ReplicationController, ReplicaSet, StatefulSet or CSINode is extracted here into frozen,
+ReplicationController, ReplicaSet, StatefulSet, CSINode, PodDisruptionBudget or
+PriorityClass is extracted here into frozen,
 slotted dataclasses with precomputed aggregates (a pod's resource request, its host
 ports, its compiled selectors), so the engine never digs through dicts and never
 recomputes per node what is a property of the pod.
@@ -351,6 +352,16 @@ class Pod:
     #: Digest of spec, labels, namespace and controller (see the module doc); b"" for a
     #: pod not made by :func:`parse_pod`, which the engine then never caches for.
     fingerprint: bytes = field(default=b"", compare=False, repr=False)
+    #: ``spec.priorityClassName``; ``priority_set``: ``spec.priority`` was given. On a
+    #: real cluster admission always sets it; ``simulate`` resolves the class itself.
+    priority_class_name: str = ""
+    priority_set: bool = True
+    #: ``spec.preemptionPolicy``: "" (unset: PreemptLowerPriority), or as written.
+    preemption_policy: str = ""
+    #: ``status.nominatedNodeName``: the node a preemption set aside for this pod.
+    nominated_node_name: str = ""
+    #: ``status.startTime`` in epoch seconds; None before the kubelet started it.
+    start_time: float | None = None
 
     @property
     def key(self) -> str:
@@ -490,6 +501,52 @@ class Workload:
     @property
     def key(self) -> str:
         return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    """A PodDisruptionBudget (policy/v1 or v1beta1) as preemption reads it.
+
+    ``selector`` None: the budget selects no pod (kube-scheduler's rule for a nil or an
+    empty selector, whatever the API version says about empty ones).
+    """
+
+    namespace: str
+    name: str
+    selector: Selector | None
+    #: ``status.disruptionsAllowed`` (0 when the status is not written yet).
+    disruptions_allowed: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def selects(self, pod: Pod) -> bool:
+        """The pod is in the budget's namespace and its selector matches the pod's labels."""
+        return (
+            self.selector is not None
+            and pod.namespace == self.namespace
+            and self.selector.matches(pod.labels)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    """A PriorityClass (scheduling.k8s.io/v1): what admission writes into a pod's spec."""
+
+    name: str
+    value: int
+    global_default: bool
+    preemption_policy: str = ""
+
+
+#: The classes every API server creates at startup (``SystemPriorityClasses``).
+SYSTEM_PRIORITY_CLASSES: Final = (
+    PriorityClass("system-node-critical", 2000001000, False),
+    PriorityClass("system-cluster-critical", 2000000000, False),
+)
+PREEMPT_NEVER: Final = "Never"
+PREEMPTION_POLICIES: Final = ("PreemptLowerPriority", PREEMPT_NEVER)
 
 
 # -- parsing helpers -------------------------------------------------------------------
@@ -1099,7 +1156,31 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         controller=controller,
         resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
         fingerprint=fingerprint(spec, labels, namespace, owner_key),
+        priority_class_name=r.string(spec.get("priorityClassName"), "spec.priorityClassName"),
+        priority_set=spec.get("priority") is not None,
+        preemption_policy=_preemption_policy(r, spec.get("preemptionPolicy")),
+        nominated_node_name=sys.intern(
+            r.string(status.get("nominatedNodeName"), "status.nominatedNodeName")
+        ),
+        start_time=_optional_timestamp(status.get("startTime")),
     )
+
+
+def _preemption_policy(r: _Reader, value: object, path: str = "spec.preemptionPolicy") -> str:
+    text = r.string(value, path)
+    if text and text not in PREEMPTION_POLICIES:
+        raise r.fail(path, f"must be one of {', '.join(PREEMPTION_POLICIES)}, got {text!r}")
+    return text
+
+
+def _optional_timestamp(value: object) -> float | None:
+    """A timestamp that may be absent (None), unlike :func:`parse_timestamp`'s 0.0."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 # -- nodes ---------------------------------------------------------------------------------
@@ -1351,3 +1432,39 @@ def parse_workload(raw: Mapping[str, Any]) -> Workload:
 
 
 WORKLOAD_KINDS: Final = frozenset({"Service", "ReplicationController", "ReplicaSet", "StatefulSet"})
+
+
+# -- priority and disruption ---------------------------------------------------------------
+
+
+def parse_pod_disruption_budget(raw: Mapping[str, Any]) -> PodDisruptionBudget:
+    """policy/v1 or policy/v1beta1: both keep the selector and ``disruptionsAllowed``."""
+    _, name, namespace = _metadata(raw, "PodDisruptionBudget", namespaced=True)
+    r = _Reader("PodDisruptionBudget", f"{namespace}/{name}")
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+    selector: Selector | None = r.selector(spec.get("selector"), "spec.selector")
+    if selector is not None and (selector.nothing or selector.empty):
+        # kube-scheduler: "A PDB with a nil or empty selector matches nothing."
+        selector = None
+    return PodDisruptionBudget(
+        namespace=sys.intern(namespace),
+        name=name,
+        selector=selector,
+        disruptions_allowed=r.integer(
+            status.get("disruptionsAllowed"), "status.disruptionsAllowed"
+        ),
+    )
+
+
+def parse_priority_class(raw: Mapping[str, Any]) -> PriorityClass:
+    _, name, _ = _metadata(raw, "PriorityClass", namespaced=False)
+    r = _Reader("PriorityClass", name)
+    if raw.get("value") is None:
+        raise r.fail("value", "is required")
+    return PriorityClass(
+        name=name,
+        value=r.integer(raw.get("value"), "value"),
+        global_default=r.boolean(raw.get("globalDefault"), "globalDefault"),
+        preemption_policy=_preemption_policy(r, raw.get("preemptionPolicy"), "preemptionPolicy"),
+    )

@@ -607,6 +607,10 @@ class SchedulingPolicySpec(_Model):
         le=100,
         description="Share of feasible nodes to find before scoring; 0: adaptive (kube-scheduler).",
     )
+    disablePreemption: bool = Field(
+        default=False,
+        description="true: pods of this policy that fit nowhere never preempt lower-priority pods.",
+    )
     extenders: list[Extender] = Field(default=[], description="Legacy HTTP scheduler extenders.")
 
     def ordered_predicates(self) -> list[PredicateEntry] | None:

@@ -3,7 +3,9 @@
 For each pod: a headline with the chosen node (or the summary message when nothing
 fits), then one row per evaluated node — feasible nodes by total score, each priority's
 raw 0..10 score and the weighted total; refused nodes with the reasons their predicates
-gave. The chosen node is marked with ``*``. Under a pod that fits nowhere, its fit hints,
+gave. The chosen node is marked with ``*``. A pod that fits nowhere gets, under its
+headline, what preemption found when it was tried (``would preempt ns/a, ns/b on
+node-3``, or ``no preemption: why``), and under the table its fit hints,
 one line each (``hint: cpu request <= 1500m would fit node-2, node-5``), the first
 :data:`MAX_HINT_LINES` with at most :data:`MAX_HINT_NODES` nodes named each (``-o json``
 has them all), or ``no hint: ...`` when none was found.
@@ -17,6 +19,7 @@ from typing import Final
 from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy
 from .engine.hinting import Hint
+from .engine.preemption import Preemption
 
 MAX_HINT_LINES: Final = 10
 MAX_HINT_NODES: Final = 5
@@ -31,6 +34,8 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
     pod = decision.pod.key
     if decision.node is None:
         lines = [f"{pod}: not scheduled: {decision.message}"]
+        if decision.preemption is not None:
+            lines.append(preemption_line(decision.preemption))
     else:
         lines = [
             f"{pod} -> {decision.node}  "
@@ -74,6 +79,16 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
     return "\n".join(lines)
 
 
+def preemption_line(preemption: Preemption) -> str:
+    """``would preempt ns/a, ns/b on node-3``, or why preemption would not help."""
+    if preemption.node is None:
+        return f"  no preemption: {preemption.reason}"
+    if not preemption.victims:
+        return f"  would be nominated to {preemption.node}: it needs no preemption there any more"
+    victims = ", ".join(victim.key for victim in preemption.victims)
+    return f"  would preempt {victims} on {preemption.node}"
+
+
 def _hint_lines(hints: Sequence[Hint]) -> list[str]:
     if not hints:
         return [NO_HINT]
@@ -95,10 +110,15 @@ def _fmt(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 
 def render_report(policies: Mapping[str, CompiledPolicy], decisions: Sequence[Decision]) -> str:
-    """The whole table; ``policies``: every policy that decided, by name."""
-    scheduled = sum(1 for d in decisions if d.node is not None)
+    """The whole table; ``policies``: every policy that decided, by name.
+
+    The headline counts pods, by their last decision (a pod that preempted is decided
+    again, and that later decision says where it went).
+    """
+    last = {d.pod.uid: d for d in decisions}
+    scheduled = sum(1 for d in last.values() if d.node is not None)
     names = ", ".join(repr(name) for name in sorted(policies)) or "'default'"
     kind = "policy" if len(policies) <= 1 else "policies"
-    blocks = [f"{kind} {names}: {scheduled}/{len(decisions)} pods scheduled"]
+    blocks = [f"{kind} {names}: {scheduled}/{len(last)} pods scheduled"]
     blocks += [render_decision(d, policies[d.policy]) for d in decisions]
     return "\n\n".join(blocks) + "\n"

@@ -15,6 +15,14 @@ built-in default policy for the default name. Pods of a name nobody serves are s
 with a note; ``--policy FILE`` decides every pending pod with that one policy instead.
 Pods the operator would not take (being deleted, with ``schedulingGates``) are reported
 as skipped, never silently dropped. Finished pods (Succeeded / Failed) use no resources.
+
+Priority and preemption: PriorityClasses among the inputs are read first, so that a pod
+naming one without ``spec.priority`` gets its value (the ``globalDefault`` class's, or
+0, when it names none), as the API server's admission would have written it.
+PodDisruptionBudgets (policy/v1 and v1beta1) and the ``status.nominatedNodeName`` of
+pending pods are read as the operator reads them. A pod that fits nowhere preempts as
+the operator would (see :func:`simulate`); its decision carries ``preemption`` (the node
+and the victims, most important first), null on every other decision.
 """
 
 from __future__ import annotations
@@ -29,8 +37,9 @@ from typing import Any
 import yaml
 
 from .engine.algorithm import Decision, Scheduler
-from .engine.compiler import compile_policy
-from .kinds import SCHEDULING_POLICY, PolicyObject, kind_of
+from .engine.compiler import CompiledPolicy, compile_policy
+from .engine.preemption import PreemptionHook
+from .kinds import PRIORITY_CLASS, SCHEDULING_POLICY, PolicyObject, kind_of
 from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
 from .objects import ObjectError, Pod
@@ -177,7 +186,9 @@ def inputs_from_objects(
     book = PolicyBook(default_scheduler_name, serve_all=serve_all)
     world = World(default_scheduler_name=default_scheduler_name, book=book)
     inputs = Inputs(world)
-    for index, (doc, source) in enumerate(objects):
+    # PriorityClasses first, wherever they are in the files: pods are resolved on arrival.
+    ordered = sorted(objects, key=lambda pair: kind_of(pair[0]) is not PRIORITY_CLASS)
+    for index, (doc, source) in enumerate(ordered):
         kind = kind_of(doc)
         if kind is SCHEDULING_POLICY or (kind is None and is_legacy_policy(doc)):
             found = load_policy_document(doc)
@@ -205,6 +216,8 @@ def inputs_from_objects(
 
 
 ProgressFn = Callable[[int, int], None]
+#: The preemption hook (extenders' say on victims) of a policy; None: no hook.
+PreemptionHooks = Callable[[CompiledPolicy], PreemptionHook | None]
 
 
 async def simulate(
@@ -212,8 +225,16 @@ async def simulate(
     *,
     explain: bool = True,
     progress: ProgressFn | None = None,
+    preemption_hooks: PreemptionHooks | None = None,
 ) -> list[Decision]:
-    """Decide every served pending pod in queue order, assuming each before the next."""
+    """Decide every served pending pod in queue order, assuming each before the next.
+
+    A pod that fits nowhere may preempt (unless its policy disables it): the victims
+    leave the simulated cluster, the pod is nominated to the node, lower-priority
+    nominations there are cleared, and the pod goes back to the queue at its place, to
+    be decided again (a later decision for the same pod). A preemption that needs no
+    victim only nominates the pod: deciding it again would decide it the same way.
+    """
     world = inputs.world
     queue, cache, book = world.queue, world.cache, world.book
     schedulers: dict[str, Scheduler] = {}
@@ -225,12 +246,25 @@ async def simulate(
         assert policy is not None  # only served pods leave the queue
         # One rotation state per policy, as kube-scheduler keeps one per profile.
         scheduler = schedulers.setdefault(policy.name, Scheduler(explain=explain))
+        hook = preemption_hooks(policy) if preemption_hooks is not None else None
         with cache.snapshot() as cluster:
             decision = await scheduler.schedule(pod, cluster, policy)
+            preemption = await scheduler.preempt(decision, cluster, policy, process=hook)
+        decisions.append(decision)
         if decision.node is not None:
             cache.assume(pod, decision.node)
+        elif preemption is not None:
+            for other in preemption.clear:
+                cache.unnominate(other.uid)
+            if preemption.node is not None:
+                for victim in preemption.victims:
+                    cache.remove_pod(victim.uid)
+                cache.nominate(pod, preemption.node)
+                if preemption.victims:
+                    queue.retry(queued)
+                    total += 1
+                    continue
         queue.done(pod.uid)
-        decisions.append(decision)
         if progress is not None:
             progress(len(decisions), total)
     return decisions
@@ -251,6 +285,12 @@ def decision_to_json(decision: Decision) -> dict[str, Any]:
     }
     if decision.node is None:
         out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
+    preemption = decision.preemption
+    out["preemption"] = (
+        {"node": preemption.node, "victims": [victim.key for victim in preemption.victims]}
+        if preemption is not None and preemption.node is not None
+        else None
+    )
     return out
 
 

@@ -76,13 +76,20 @@ EXPECTED_CLUSTER_RULES = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+    # get: after an ambiguous binding reply; delete: preemption victims.
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
     {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
     {"apiGroups": [""], "resources": ["replicationcontrollers"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["services"], "verbs": ["list", "watch"]},
     {"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": ["list", "watch"]},
     {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list", "watch"]},
+    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list", "watch"]},
+    {
+        "apiGroups": ["scheduling.k8s.io"],
+        "resources": ["priorityclasses"],
+        "verbs": ["list", "watch"],
+    },
     {
         "apiGroups": ["policyscheduler.io"],
         "resources": ["schedulingpolicies"],

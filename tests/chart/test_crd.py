@@ -193,6 +193,7 @@ def test_defaults_are_the_models_and_valid(crd: dict[str, Any]) -> None:
         "hardPodAffinitySymmetricWeight": 1,
         "alwaysCheckAllPredicates": False,
         "percentageOfNodesToScore": 0,
+        "disablePreemption": False,
     }
     assert "default" not in spec["properties"]["predicates"]  # absent means the default set
     assert "default" not in spec["properties"]["priorities"]

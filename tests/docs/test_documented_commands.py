@@ -65,6 +65,10 @@ UNSCHEDULABLE_E2E = (
 POLICY_STATUS_E2E = (
     f"{E2E_OPERATOR}::test_invalid_policy_is_refused_and_the_last_good_one_keeps_scheduling"
 )
+PREEMPTION_E2E = (
+    "tests/e2e/test_preemption.py::"
+    "test_a_high_priority_pod_evicts_a_nodes_victims_and_is_bound_there"
+)
 METRICS_OVER_HTTP = (
     "tests/runtime/test_metrics.py::test_metrics_are_served_over_http_and_the_server_stops"
 )
@@ -119,11 +123,12 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
         "tests/cli/test_cli.py::test_simulate_reads_a_kind_list_and_a_policy_file",
     ),
     "kubectl describe schedpol": (POLICY_STATUS_E2E,),
-    "kubectl describe pod": (UNSCHEDULABLE_E2E,),
-    "kubectl get events": (UNSCHEDULABLE_E2E,),
+    "kubectl describe pod": (UNSCHEDULABLE_E2E, PREEMPTION_E2E),
+    "kubectl get events": (UNSCHEDULABLE_E2E, PREEMPTION_E2E),
     "kubectl get pod": (
         UNSCHEDULABLE_E2E,
         f"{E2E_OPERATOR}::test_pods_of_other_schedulers_are_untouched",
+        PREEMPTION_E2E,
     ),
     # `kubectl get ... -A -o yaml > cluster.yaml`, read back by simulate
     "kubectl get nodes,pods,": (

@@ -215,6 +215,11 @@ RESOURCES: tuple[ResourceSpec, ...] = (
     ResourceSpec("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     ResourceSpec("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
     ResourceSpec("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
+    # Preemption reads budgets and priority classes.
+    ResourceSpec(
+        "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), ("status",)
+    ),
+    ResourceSpec("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
     ResourceSpec("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     ResourceSpec("coordination.k8s.io", "v1", "leases", "Lease", True),
     ResourceSpec("events.k8s.io", "v1", "events", "Event", True, ("ev",)),

@@ -184,3 +184,26 @@ async def test_explain_says_what_request_would_fit(
     out = capsys.readouterr().out
     assert code == 0
     assert any(line.startswith("  hint: cpu request <= ") for line in out.splitlines())
+
+
+async def test_explain_says_whom_preemption_would_evict_and_evicts_nobody(
+    emulator: KubeClient, namespace: str, api_client: k8s_client.ApiClient
+) -> None:
+    full = f"{namespace}-full"
+    await emulator.create(node(full, cpu="2", memory="4Gi"))
+    victim = pending_pod("batch", scheduler_name="default-scheduler", requests={"cpu": "1500m"})
+    victim["spec"].update(nodeName=full, priority=0)
+    await emulator.create(victim, namespace)
+    await emulator.create(pending_pod("urgent", requests={"cpu": "1"}, priority=1000), namespace)
+    if not emulator.is_emulated:
+        pytest.skip("other nodes of a real cluster may have room or victims of their own")
+
+    _, decision = await explain(api_client, namespace, "urgent", SCHEDULER)
+
+    assert decision.node is None and decision.preemption is not None
+    assert decision.preemption.node == full
+    assert [v.key for v in decision.preemption.victims] == [f"{namespace}/batch"]
+    # Read-only: the victim is still there, the pod has no nomination.
+    assert await emulator.get("v1", "Pod", "batch", namespace) is not None
+    urgent = await emulator.get("v1", "Pod", "urgent", namespace)
+    assert urgent is not None and "nominatedNodeName" not in (urgent.get("status") or {})

@@ -55,6 +55,23 @@ async def bound_node(kube: KubeClient, namespace: str, name: str, timeout: float
     return str(obj["spec"]["nodeName"])
 
 
+async def unschedulable(kube: KubeClient, namespace: str, name: str) -> dict[str, Any]:
+    """The pod once the scheduler has marked it PodScheduled=False/Unschedulable."""
+    obj = await kube.wait_for(
+        "v1",
+        "Pod",
+        name,
+        namespace,
+        lambda o: any(
+            c.get("reason") == "Unschedulable"
+            for c in (o or {}).get("status", {}).get("conditions", [])
+        ),
+        timeout=10,
+    )
+    assert obj is not None
+    return obj
+
+
 async def events_for(kube: KubeClient, namespace: str, pod_name: str) -> list[dict[str, Any]]:
     return [
         e
@@ -126,18 +143,7 @@ async def test_unschedulable_pod_gets_condition_and_one_aggregated_event_then_a_
         "1 node(s) had taints that the pod didn't tolerate."
     )
     async with OperatorThread(kubeconfig):
-        obj = await emulator.wait_for(
-            "v1",
-            "Pod",
-            "big",
-            namespace,
-            lambda o: any(
-                c.get("reason") == "Unschedulable"
-                for c in (o or {}).get("status", {}).get("conditions", [])
-            ),
-            timeout=10,
-        )
-        assert obj is not None
+        obj = await unschedulable(emulator, namespace, "big")
         condition = next(c for c in obj["status"]["conditions"] if c["type"] == "PodScheduled")
         assert (condition["status"], condition["reason"], condition["message"]) == (
             "False",

@@ -7,10 +7,13 @@ taints, conditions, cordons, images and preferAvoidPods; placed pods; PVs, PVCs,
 StorageClasses, CSINodes; Services and ReplicaSets — and a queue of pending pods with
 requests, init containers, selectors, node affinity, tolerations, host ports, volumes,
 pod (anti-)affinity and topology spread, many of them sharing a template (so the
-equivalence cache hits). Two identical ClusterStates and two Schedulers decide the queue
-in sequence, assuming each placement, one with ``fast=True`` and one with ``fast=False``;
-between decisions both clusters get the same churn (a pod deleted, a node changed). Every
-field of every Decision must be equal, and so must the rotation state.
+equivalence cache hits), with priorities, and pods nominated to nodes (so the first of
+the two passes runs). Two identical ClusterStates and two Schedulers decide the queue in
+sequence, assuming each placement, one with ``fast=True`` and one with ``fast=False``;
+between decisions both clusters get the same churn (a pod deleted, a node changed, a
+nomination made or withdrawn). Every field of every Decision must be equal, and so must
+the rotation state; a pod that fits nowhere is put through preemption too, both ways,
+with the same answer and both clusters left as they were.
 
 Plus direct cases for what the plan and the cache must never do: serve a node whose
 state changed, or share a result between pods that differ.
@@ -30,6 +33,7 @@ import pytest
 from builders import (
     add_object,
     claim_volume,
+    cluster_picture,
     container,
     csi_node,
     node,
@@ -295,6 +299,25 @@ def build_world(
     return nodes, placed, pending
 
 
+PRIORITIES = (0, 0, 100, 1000)
+
+
+def nominations(seed: int, num_nodes: int, pending: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """Priorities for the pending pods (in place) and a few nominated pods, from their own
+    generator so that the clusters of each seed stay what they were without them."""
+    rng = random.Random(seed * 13 + 5)
+    for raw in pending:
+        raw["spec"]["priority"] = rng.choice(PRIORITIES)
+    out = []
+    for i in range(max(1, num_nodes // 4)):
+        spec = random_pod_spec(rng)
+        spec.pop("node_name", None)
+        spec.pop("volumes", None)
+        raw = pod(f"nominated-{i}", priority=rng.choice(PRIORITIES), **spec)
+        out.append((f"node-{rng.randrange(num_nodes)}", parse_pod(raw)))
+    return out
+
+
 def build_cluster(nodes: list[dict[str, Any]], placed: list[dict[str, Any]]) -> ClusterState:
     state = ClusterState()
     for n in nodes:
@@ -391,10 +414,24 @@ def assert_same(fast: Decision, slow: Decision, where: str) -> None:
     assert fast.num_all_nodes == slow.num_all_nodes, where
 
 
-def churn(rng: random.Random, step: int, states: list[ClusterState], nodes: list[Any]) -> None:
-    """The same cache change on every state: a pod leaves, a node changes."""
+def churn(
+    rng: random.Random,
+    step: int,
+    states: list[ClusterState],
+    nodes: list[Any],
+    nominated: list[tuple[str, Any]],
+) -> None:
+    """The same cache change on every state: a pod leaves, a node changes, a nomination
+    comes or goes (nodes' cached results must not depend on nominations)."""
     action = rng.random()
-    if action < 0.3:
+    if action < 0.1 and nominated:
+        node_name, other = rng.choice(nominated)
+        for state in states:
+            if state.nomination_of(other.uid) is None:
+                state.set_nominated(other, node_name)
+            else:
+                state.remove_nominated(other.uid)
+    elif action < 0.3:
         uids = sorted(states[0].pods)
         if uids:
             uid = rng.choice(uids)
@@ -407,20 +444,24 @@ def churn(rng: random.Random, step: int, states: list[ClusterState], nodes: list
             state.set_node(parse_node(copy.deepcopy(changed)))
 
 
-def run_both(seed: int, policy_name: str, num_nodes: int, num_pods: int) -> tuple[int, int]:
-    """Decide one seed's queue both ways; (pods placed, node failures seen)."""
+def run_both(seed: int, policy_name: str, num_nodes: int, num_pods: int) -> tuple[int, int, int]:
+    """Decide one seed's queue both ways; (pods placed, node failures seen, preemptions)."""
     nodes, placed, pending = build_world(seed, num_nodes, num_pods)
+    nominated = nominations(seed, num_nodes, pending)
     fast_state = build_cluster(nodes, placed)
     slow_state = build_cluster(nodes, placed)
+    for state in (fast_state, slow_state):
+        for node_name, other in nominated[::2]:
+            state.set_nominated(other, node_name)
     fast_policy = POLICIES[policy_name]()
     assert fast_policy.settings.fast
     slow_policy = plain(fast_policy)
     fast_scheduler, slow_scheduler = Scheduler(), Scheduler()
     rng = random.Random(seed * 7 + 1)
-    placed_count = failures = 0
+    placed_count = failures = preemptions = 0
 
     async def decide_all() -> None:
-        nonlocal placed_count, failures
+        nonlocal placed_count, failures, preemptions
         for step, raw in enumerate(pending):
             incoming = parse_pod(raw)
             fast = await fast_scheduler.schedule(incoming, fast_state, fast_policy)
@@ -434,10 +475,18 @@ def run_both(seed: int, policy_name: str, num_nodes: int, num_pods: int) -> tupl
                 placed_count += 1
                 fast_state.add_pod(replace(incoming, node_name=fast.node))
                 slow_state.add_pod(replace(incoming, node_name=fast.node))
-            churn(rng, step, [fast_state, slow_state], nodes)
+            else:
+                # Preemption, evaluated both ways, leaves both clusters as they were.
+                before = cluster_picture(fast_state)
+                fast_found = await fast_scheduler.preempt(fast, fast_state, fast_policy)
+                slow_found = await slow_scheduler.preempt(slow, slow_state, slow_policy)
+                assert fast_found == slow_found, where
+                assert cluster_picture(fast_state) == before, where
+                preemptions += fast_found is not None and fast_found.node is not None
+            churn(rng, step, [fast_state, slow_state], nodes, nominated)
 
     asyncio.run(decide_all())
-    return placed_count, failures
+    return placed_count, failures, preemptions
 
 
 @pytest.mark.parametrize(
@@ -454,9 +503,11 @@ def test_fast_and_plain_decide_alike(
     policy_name: str, num_nodes: int, num_pods: int, seeds: tuple[int, ...]
 ) -> None:
     outcomes = [run_both(seed, policy_name, num_nodes, num_pods) for seed in seeds]
-    # The generators must keep both outcomes in play: placements and failing nodes.
-    assert sum(placed for placed, _ in outcomes) > 0
-    assert sum(failures for _, failures in outcomes) > 0
+    # The generators must keep every outcome in play: placements, failing nodes, and
+    # preemptions that found a node.
+    assert sum(placed for placed, _, _ in outcomes) > 0
+    assert sum(failures for _, failures, _ in outcomes) > 0
+    assert sum(found for _, _, found in outcomes) > 0
 
 
 def test_the_default_worlds_exercise_todays_spread_fields() -> None:

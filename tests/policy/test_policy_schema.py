@@ -186,6 +186,7 @@ def test_fields_use_the_api_names() -> None:
         "hardPodAffinitySymmetricWeight",
         "alwaysCheckAllPredicates",
         "percentageOfNodesToScore",
+        "disablePreemption",
         "extenders",
     }
     assert "enableHTTPS" in prop("extenders", "[]")["properties"]

@@ -73,6 +73,7 @@ FULL: dict[str, Any] = policy_object(
         "hardPodAffinitySymmetricWeight": 10,
         "alwaysCheckAllPredicates": True,
         "percentageOfNodesToScore": 50,
+        "disablePreemption": True,
         "extenders": [
             {
                 "urlPrefix": "http://gpu-extender.kube-system:8888/scheduler",
@@ -128,6 +129,7 @@ def test_empty_spec_means_every_default() -> None:
     assert spec.hardPodAffinitySymmetricWeight == 1
     assert spec.alwaysCheckAllPredicates is False
     assert spec.percentageOfNodesToScore == 0
+    assert spec.disablePreemption is False
     assert spec.extenders == []
 
 
@@ -363,6 +365,12 @@ SA = {"serviceAffinity": {"labels": ["a"]}}
             "spec.alwaysCheckAllPredicates",
             'must be true or false, got "yes"',
             id="bool-string",
+        ),
+        pytest.param(
+            {"disablePreemption": 1},
+            "spec.disablePreemption",
+            "must be true or false, got 1",
+            id="disable-preemption-not-a-bool",
         ),
         pytest.param(
             {"schedulerName": "Not_A_Name"},

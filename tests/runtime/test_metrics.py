@@ -95,6 +95,18 @@ def test_e2e_binding_and_attempts_until_scheduled() -> None:
     assert value(m, "scheduler_pod_scheduling_attempts_sum") == 4.0
 
 
+def test_preemption_attempts_and_victims() -> None:
+    m = Metrics()
+    m.preemption_attempt()
+    m.preemption_attempt()
+    m.preemption_victims(3)
+
+    assert value(m, "scheduler_preemption_attempts_total") == 2.0
+    assert value(m, "scheduler_preemption_victims_bucket", le="2.0") == 0.0
+    assert value(m, "scheduler_preemption_victims_bucket", le="4.0") == 1.0
+    assert value(m, "scheduler_preemption_victims_sum") == 3.0
+
+
 def test_pending_pods_per_queue_and_an_emptied_queue_goes_to_zero() -> None:
     m = Metrics()
     m.pending({"active": 3, "backoff": 2, "unschedulable": 7})

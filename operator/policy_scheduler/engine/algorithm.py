@@ -56,10 +56,12 @@ from typing import Any, Final
 from ..objects import Pod
 from .cluster import ClusterState
 from .compiler import CompiledPolicy, MapPlan
+from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
 from .framework import NO_HINTS, CycleState, MapFunction, Predicate, Reasons
 from .hinting import Hint, fit_hints
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
+from .preemption import Preemption, PreemptionHook, preempt
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
@@ -101,6 +103,9 @@ class Decision:
     #: When no node fits and the scheduler explains: the verified single changes that
     #: would make the pod fit some nodes (see :mod:`.hinting`).
     hints: list[Hint] = field(default_factory=list)
+    #: When no node fits and the caller ran :meth:`Scheduler.preempt`: what preemption
+    #: found (a node and its victims, or why none); None when it was not tried.
+    preemption: Preemption | None = None
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
 
@@ -146,6 +151,7 @@ class Decision:
             self.filter_seconds,
             self.score_seconds,
             self.hints,
+            self.preemption,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -199,7 +205,8 @@ def check_node(
     """The policy's verdict on one node as the cluster is now: [] fits, else the reasons.
 
     Used to re-check a decision taken on a snapshot against the state that followed it
-    (the plain path: no plan, no equivalence cache, nothing remembered).
+    (the plain path: no plan, no equivalence cache, nothing remembered; nominated pods
+    count, as in the filter).
     """
     info = cluster.nodes.get(node_name)
     if info is None:
@@ -207,15 +214,7 @@ def check_node(
     problem = basic_checks(pod, cluster)
     if problem is not None:
         return [problem]
-    cycle = CycleState(pod, cluster, policy.settings)
-    reasons: list[str] = []
-    for entry in policy.predicates:
-        result = entry.fn(pod, info, cycle)
-        if result:
-            reasons.extend(result)
-            if not policy.always_check_all_predicates:
-                break
-    return reasons
+    return fits_on_node(pod, info, cluster, policy, check_all=policy.always_check_all_predicates)
 
 
 #: One node's cached result: the NodeInfo generation it was computed at, then the result
@@ -375,6 +374,38 @@ class Scheduler:
             decision.node = self._select(feasible, totals)
         return decision
 
+    async def preempt(
+        self,
+        decision: Decision,
+        cluster: ClusterState,
+        policy: CompiledPolicy,
+        *,
+        process: PreemptionHook | None = None,
+    ) -> Preemption | None:
+        """Legacy ``Preempt`` for a decision that found no node; sets ``decision.preemption``.
+
+        None when preemption does not apply: the pod fits, the policy disables it
+        (``disablePreemption``), or the decision failed for another reason than nodes
+        refusing the pod (a missing PVC, no node at all), as upstream preempts only on
+        a FitError. Nothing is changed: the caller acts on the answer (the operator
+        nominates the pod and deletes the victims; ``simulate`` removes them and decides
+        the pod again). ``process`` is where extenders may narrow or veto the victims
+        (:data:`~.preemption.PreemptionHook`).
+        """
+        if decision.node is not None or policy.disable_preemption or not decision.failed:
+            return None
+        result = await preempt(
+            decision.pod,
+            cluster,
+            policy,
+            decision.failed,
+            process=process,
+            chunk_size=self.chunk_size,
+            workers=self.workers,
+        )
+        decision.preemption = result
+        return result
+
     async def _filter(
         self,
         pod: Pod,
@@ -393,18 +424,21 @@ class Scheduler:
         feasible: list[NodeInfo] = []
         failed = decision.failed
         processed = 0
+        # Nodes holding nominated pods this pod must yield to: checked twice (fitting.py).
+        nominated = nominated_for(pod, cycle.cluster)
 
         def check(lo: int, hi: int) -> bool:
             nonlocal processed
             for i in range(lo, hi):
                 info = nodes[(start + i) % all_nodes]
                 reasons: list[str] = []
-                for entry in predicates:
-                    result = entry.fn(pod, info, cycle)
-                    if result:
-                        reasons.extend(result)
-                        if not check_all:
-                            break
+                others = nominated.get(info.name) if nominated else None
+                if others:
+                    reasons = first_pass(
+                        pod, info, cycle.cluster, policy, others, check_all=check_all
+                    )
+                if not reasons:
+                    reasons = run_predicates(pod, info, cycle, predicates, check_all)
                 processed = i + 1
                 if reasons:
                     failed[info.name] = reasons
@@ -427,6 +461,10 @@ class Scheduler:
                 node_check = self._cached_check(steps[0], pod, nodes, start, cycle, check_all)
             else:
                 node_check = self._planned_check(steps, pod, nodes, start, cycle, check_all)
+            if nominated:
+                node_check = self._nominated_check(
+                    node_check, pod, nodes, start, cycle, policy, nominated
+                )
             stop = self._stopper(node_check, feasible, failed, wanted)
 
             def planned(lo: int, hi: int) -> bool:
@@ -544,6 +582,35 @@ class Scheduler:
             return info, reasons or ()
 
         return check
+
+    @staticmethod
+    def _nominated_check(
+        check: _NodeCheck,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        start: int,
+        cycle: CycleState,
+        policy: CompiledPolicy,
+        nominated: dict[str, list[Pod]],
+    ) -> _NodeCheck:
+        """The first of the two passes where nominated pods wait, then ``check``.
+
+        The first pass never touches the equivalence cache (its results are for the
+        node without the nominated pods), so cached results stay exact.
+        """
+        all_nodes = len(nodes)
+        check_all = policy.always_check_all_predicates
+
+        def run(i: int) -> tuple[NodeInfo, Reasons]:
+            info = nodes[(start + i) % all_nodes]
+            others = nominated.get(info.name)
+            if others:
+                reasons = first_pass(pod, info, cycle.cluster, policy, others, check_all=check_all)
+                if reasons:
+                    return info, reasons
+            return check(i)
+
+        return run
 
     @staticmethod
     def _stopper(

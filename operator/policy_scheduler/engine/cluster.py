@@ -2,9 +2,14 @@
 
 :class:`ClusterState` holds one :class:`NodeInfo` per node, the placed pods (bound or
 assumed) by uid, and the other kinds the predicates read (PVs, PVCs, StorageClasses,
-CSINodes, Services and controllers). It is written only by the scheduler cache
+CSINodes, Services and controllers), the PodDisruptionBudgets preemption reads, and the
+*nominated* pods: pending pods a preemption set a node aside for, which the filter's
+first pass counts (``fitting.py``). It is written only by the scheduler cache
 (``state.cache``), which ``simulate`` and the operator both feed; every ``set_*`` /
-``remove_*`` call is idempotent, so a duplicate ADDED event changes nothing.
+``remove_*`` call is idempotent, so a duplicate ADDED event changes nothing. The one
+exception is a :class:`Trial` (:meth:`ClusterState.trial`): the engine takes pods off a
+node or puts pods on it to ask "would the pod fit then?", and undoes it exactly before
+anyone else can look.
 
 Nodes are listed the way kube-scheduler's NodeTree lists them: zones in the order they
 were first seen, one node from each zone in turn. With ``percentageOfNodesToScore``
@@ -44,7 +49,9 @@ object beyond the pod itself, except a dict for a label value shared by several 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..objects import (
@@ -54,6 +61,7 @@ from ..objects import (
     PersistentVolumeClaim,
     Pod,
     PodAffinityTerm,
+    PodDisruptionBudget,
     StorageClass,
     WeightedPodAffinityTerm,
     Workload,
@@ -61,7 +69,7 @@ from ..objects import (
 from ..selectors import IN, Selector
 from .nodeinfo import NodeInfo, zone_key
 
-__all__ = ["Candidates", "ClusterState", "zone_key"]
+__all__ = ["Candidates", "ClusterState", "Trial", "zone_key"]
 
 #: Placed pods sharing a label value: the pod itself when it is alone, else uid -> pod.
 Bucket = Pod | dict[str, Pod]
@@ -195,6 +203,11 @@ class ClusterState:
         self.csi_nodes: dict[str, CSINode] = {}
         self.workloads: dict[str, Workload] = {}  # "Kind/ns/name"
         self.image_nodes: dict[str, int] = {}  # image name -> nodes that have it
+        self.pdbs: dict[str, PodDisruptionBudget] = {}  # "ns/name"
+        #: Pending pods a preemption set a node aside for (``status.nominatedNodeName``),
+        #: as placed copies (``node_name`` is the nominated node): node -> uid -> pod.
+        self.nominated: dict[str, dict[str, Pod]] = {}
+        self._nominations: dict[str, str] = {}  # uid -> nominated node
         self._zones: dict[str, list[str]] = {}  # zone key -> node names, in arrival order
         # Indexes (see the module docstring). Placed pods, known node or not:
         self.affinity_pods: dict[str, Pod] = {}
@@ -508,3 +521,149 @@ class ClusterState:
     def remove_workload(self, key: str) -> None:
         if self.workloads.pop(key, None) is not None:
             self.generation += 1
+
+    def set_pdb(self, pdb: PodDisruptionBudget) -> None:
+        self.pdbs[pdb.key] = pdb
+        self.generation += 1
+
+    def remove_pdb(self, key: str) -> None:
+        if self.pdbs.pop(key, None) is not None:
+            self.generation += 1
+
+    # -- nominated pods --------------------------------------------------------------
+
+    def set_nominated(self, pod: Pod, node: str) -> None:
+        """``pod`` (pending) is nominated to ``node``; replaces an earlier nomination.
+
+        A nomination changes no NodeInfo: predicates see nominated pods only in the
+        first of the two passes (:mod:`.fitting`), so cached results stay valid.
+        """
+        self.remove_nominated(pod.uid)
+        placed = pod if pod.node_name == node else replace(pod, node_name=node)
+        self.nominated.setdefault(node, {})[pod.uid] = placed
+        self._nominations[pod.uid] = node
+        self.generation += 1
+
+    def remove_nominated(self, uid: str) -> None:
+        node = self._nominations.pop(uid, None)
+        if node is None:
+            return
+        pods = self.nominated[node]
+        del pods[uid]
+        if not pods:
+            del self.nominated[node]
+        self.generation += 1
+
+    def nomination_of(self, uid: str) -> str | None:
+        """The node ``uid`` is nominated to, if any."""
+        return self._nominations.get(uid)
+
+    # -- what-if changes -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def trial(self, node: str) -> Iterator[Trial]:
+        """Pods put on or taken off ``node`` for the block's duration, then undone exactly.
+
+        See :class:`Trial`. The block must not yield to the event loop.
+        """
+        attempt = Trial(self, self.nodes[node])
+        try:
+            yield attempt
+        finally:
+            attempt.undo()
+
+
+class Trial:
+    """Pods put on or taken off one node to ask "would the pod fit then?", undone exactly.
+
+    Preemption asks it for victims (pods taken off) and the two-pass check for nominated
+    pods (pods put on). The change is made to the :class:`ClusterState` itself, through
+    :meth:`ClusterState.add_pod` / :meth:`ClusterState.remove_pod`: the NodeInfo's sums
+    and every cluster-wide index (inter-pod affinity terms, label buckets, namespaces)
+    follow, so every predicate, run with a fresh ``CycleState``, sees the what-if
+    cluster with no copy of anything. :meth:`undo` puts back what was there: the same
+    Pod objects, the node's pods (and pods with affinity) in their original order, and
+    the NodeInfo's and the cluster's ``generation`` as they were, so caches keyed by
+    generation stay valid (the what-if generations were fresh numbers nobody keeps).
+    Only the iteration order of the cluster-wide dicts may differ; nothing reads a
+    result from it.
+
+    Nobody else may see the what-if state: a trial is undone before its caller yields
+    to the event loop (decisions run inside ``cache.snapshot()``, which holds every other
+    write meanwhile, and the engine yields only between chunks).
+    """
+
+    __slots__ = (
+        "_added",
+        "_affinity_order",
+        "_cluster",
+        "_generation",
+        "_info",
+        "_info_generation",
+        "_order",
+        "_removed",
+    )
+
+    def __init__(self, cluster: ClusterState, info: NodeInfo) -> None:
+        self._cluster = cluster
+        self._info = info
+        self._order = list(info.pods)
+        self._affinity_order = list(info.pods_with_affinity)
+        self._generation = cluster.generation
+        self._info_generation = info.generation
+        self._removed: dict[str, Pod] = {}  # pods of the node taken off
+        self._added: dict[str, Pod] = {}  # pods put on that were not there
+
+    @property
+    def node(self) -> NodeInfo:
+        return self._info
+
+    def remove(self, uid: str) -> None:
+        """Take a pod off the node: one of its pods, or one added in this trial."""
+        if self._added.pop(uid, None) is not None:
+            self._cluster.remove_pod(uid)
+            return
+        pod = self._info.pods.get(uid)
+        if pod is None:
+            raise KeyError(f"pod {uid} is not on node {self._info.name}")
+        self._cluster.remove_pod(uid)
+        self._removed[uid] = pod
+
+    def add(self, pod: Pod) -> None:
+        """Put a pod on the node: one taken off in this trial, or a pending one.
+
+        A pod already placed anywhere (a stale nomination of a pod since bound) is
+        left where it is.
+        """
+        uid = pod.uid
+        original = self._removed.pop(uid, None)
+        if original is not None:
+            self._cluster.add_pod(original)
+            return
+        if uid in self._cluster.pods:
+            return
+        name = self._info.name
+        placed = pod if pod.node_name == name else replace(pod, node_name=name)
+        self._added[uid] = placed
+        self._cluster.add_pod(placed)
+
+    def undo(self) -> None:
+        cluster, info = self._cluster, self._info
+        for uid in list(self._added):
+            cluster.remove_pod(uid)
+        for pod in self._removed.values():
+            cluster.add_pod(pod)
+        self._added.clear()
+        self._removed.clear()
+        _reorder(info.pods, self._order)
+        _reorder(info.pods_with_affinity, self._affinity_order)
+        info.generation = self._info_generation
+        cluster.generation = self._generation
+
+
+def _reorder(pods: dict[str, Pod], order: list[str]) -> None:
+    """Put ``pods`` (same keys as ``order``) back in ``order``, in place."""
+    if list(pods) != order:
+        saved = dict(pods)
+        pods.clear()
+        pods.update((uid, saved[uid]) for uid in order)

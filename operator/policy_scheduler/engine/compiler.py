@@ -98,6 +98,8 @@ class CompiledPolicy:
     always_check_all_predicates: bool
     percentage_of_nodes_to_score: int
     settings: PolicySettings
+    #: ``spec.disablePreemption``: pods of this policy that fit nowhere never preempt.
+    disable_preemption: bool = False
 
 
 def map_plan(fn: Priority) -> MapPlan | None:
@@ -194,6 +196,7 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
             hard_pod_affinity_weight=spec.hardPodAffinitySymmetricWeight,
             ignored_resources=ignored,
         ),
+        disable_preemption=spec.disablePreemption,
     )
 
 

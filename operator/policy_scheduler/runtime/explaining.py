@@ -5,7 +5,9 @@ object through the scheduler's own door (:class:`~..state.world.World`), so the 
 judged by the same admission rule and the same policy as the operator would use (oldest
 valid claim wins; the built-in default serves the default name). It then runs one
 decision with every node evaluated (``percentageOfNodesToScore`` is raised to 100 so the
-table covers the whole cluster). The output is ``simulate``'s table for that pod.
+table covers the whole cluster) and, when no node fits, asks preemption whether evicting
+lower-priority pods would make room, and whom (nothing is evicted). The output is
+``simulate``'s table for that pod, ``would preempt ns/a on node-3`` included.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from kubernetes_asyncio import client
 
 from ..engine.algorithm import Decision, Scheduler
 from ..engine.compiler import CompiledPolicy
+from ..engine.preemption import Preemption
 from ..kinds import PARSE_ERRORS, POD
 from ..simulation import InputError
 from ..state.admission import Admission, admit
@@ -41,7 +44,7 @@ async def explain(
     if target is None:
         raise InputError(f'pod "{namespace}/{name}" not found')
     try:
-        pod = POD.parse(target)
+        pod = world.resolve_priority(POD.parse(target))
     except PARSE_ERRORS as exc:
         raise InputError(f"the scheduler cannot read this pod: {exc}") from None
     admission = admit(pod)
@@ -55,6 +58,13 @@ async def explain(
             f'no accepted SchedulingPolicy serves schedulerName "{pod.scheduler_name}"'
         )
     every_node = replace(policy, percentage_of_nodes_to_score=100)
+    scheduler = Scheduler()
     with world.cache.snapshot() as cluster:
-        decision = await Scheduler().schedule(pod, cluster, every_node)
+        decision = await scheduler.schedule(pod, cluster, every_node)
+        # Would evicting lower-priority pods help? Computed only, nothing is deleted.
+        await scheduler.preempt(decision, cluster, every_node)
+    if decision.node is None and decision.failed and policy.disable_preemption:
+        decision.preemption = Preemption(
+            None, reason=f'the policy "{policy.name}" disables it (spec.disablePreemption)'
+        )
     return every_node, decision

@@ -59,6 +59,8 @@ class Api(Protocol):
         self, namespace: str, name: str, patch: Mapping[str, Any]
     ) -> int: ...
 
+    async def delete_pod(self, namespace: str, name: str, uid: str) -> int: ...
+
     async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int: ...
 
     async def patch_event(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int: ...
@@ -233,6 +235,24 @@ class KubeApi:
         return status
 
     # -- events --------------------------------------------------------------------------
+
+    @needs("", "pods", "delete")
+    async def delete_pod(self, namespace: str, name: str, uid: str) -> int:
+        """Delete a preemption victim, only if it is still the pod we chose (uid).
+
+        The default grace period applies, as kube-scheduler's ``deletePod``: the victim
+        terminates, and the preemptor waits for it on its nominated node.
+        """
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}
+
+        def call() -> Any:
+            return self.core.delete_namespaced_pod(
+                name, namespace, body=body, _preload_content=False, _request_timeout=self._deadline
+            )
+
+        # Repeatable: a second delete of the same uid answers 404 (or 409 for another uid).
+        status, _ = await self._request(call, f"deleting pod {namespace}/{name}", repeatable=True)
+        return status
 
     @needs("", "events", "create")
     async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int:

@@ -20,13 +20,16 @@ scheduler_binding_duration_seconds                          histogram  result
 scheduler_pod_scheduling_attempts                           histogram
 scheduler_cache_size                                        gauge      type
 scheduler_leader                                            gauge      identity
+scheduler_preemption_attempts_total                         counter
+scheduler_preemption_victims                                histogram
 ==========================================================  =========  ==================
 
 ``result`` is ``scheduled`` / ``unschedulable`` / ``error`` for attempts ("doesn't fit"
 and "a bug or an API failure" are kept apart, as upstream does), and ``success`` /
 ``conflict`` / ``error`` for bindings (``conflict``: someone else bound the pod, 409).
 ``profile`` is the schedulerName. Durations use upstream's buckets: exponential from
-1 ms doubling 15 times (to ~16 s); attempts-until-scheduled uses 1, 2, 4, 8, 16.
+1 ms doubling 15 times (to ~16 s); attempts-until-scheduled uses 1, 2, 4, 8, 16; victims
+per preemption 1, 2, 4, 8, 16, 32 (v1.17's ``preemption_victims``).
 A result outside these sets raises ValueError rather than opening a misspelt series.
 
 :meth:`Metrics.serve` starts a small aiohttp server with only ``/metrics``; the health
@@ -49,6 +52,8 @@ QUEUES = ("active", "backoff", "unschedulable")
 DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))
 # kube-scheduler's pod_scheduling_attempts: ExponentialBuckets(1, 2, 5).
 ATTEMPT_BUCKETS = (1.0, 2.0, 4.0, 8.0, 16.0)
+# kube-scheduler's preemption_victims: ExponentialBuckets(1, 2, 6).
+VICTIM_BUCKETS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
 
 def _check(value: str, allowed: tuple[str, ...], what: str) -> str:
@@ -135,6 +140,17 @@ class Metrics:
             ["type"],
             registry=r,
         )
+        self._preemption_attempts = Counter(
+            "scheduler_preemption_attempts",
+            "Total preemption attempts in the cluster till now",
+            registry=r,
+        )
+        self._preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            buckets=VICTIM_BUCKETS,
+            registry=r,
+        )
         self._leader = Gauge(
             "scheduler_leader",
             "1 if this replica holds the leader Lease and schedules, 0 otherwise.",
@@ -194,6 +210,14 @@ class Metrics:
         self._cache.labels(type="nodes").set(nodes)
         self._cache.labels(type="pods").set(pods)
         self._cache.labels(type="assumed_pods").set(assumed)
+
+    def preemption_attempt(self) -> None:
+        """A pod that fits nowhere went through preemption (whatever it found)."""
+        self._preemption_attempts.inc()
+
+    def preemption_victims(self, victims: int) -> None:
+        """A preemption chose a node: how many pods it evicts there."""
+        self._preemption_victims.observe(victims)
 
     def leader(self, identity: str, leading: bool) -> None:
         """Whether this replica (``identity``) is the leader now."""

@@ -65,6 +65,11 @@ def scheduled_message(pod: Pod, node: str) -> str:
     return f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
 
 
+def preempted_message(preemptor: Pod, node: str) -> str:
+    """The ``Preempted`` event on a victim, in kube-scheduler's words."""
+    return f"Preempted by {preemptor.namespace}/{preemptor.name} on node {node}"
+
+
 _names = itertools.count()
 
 
@@ -192,6 +197,18 @@ class Reporter:
                 logger.warning("could not record event %s for %s: HTTP %s", reason, uid, status)
         except Exception:  # reporting must never break scheduling
             logger.exception("could not record event %s for %s", reason, uid)
+
+    async def preempted(self, victim: Pod, preemptor: Pod, node: str, component: str) -> None:
+        """A Normal ``Preempted`` event on a pod deleted to make room for ``preemptor``."""
+        await self.event(
+            namespace=victim.namespace,
+            involved=pod_reference(victim),
+            event_type="Normal",
+            reason="Preempted",
+            message=preempted_message(preemptor, node),
+            action="Preempting",
+            component=component,
+        )
 
     async def unschedulable(self, pod: Pod, message: str, component: str) -> None:
         """PodScheduled=False/Unschedulable plus a FailedScheduling Warning event."""

@@ -16,7 +16,9 @@ the policy book) and is driven from two sides:
   is *assumed* in the cache at once and its binding is sent asynchronously, at most
   ``bind_workers`` at a time. A failed binding forgets the assumption and sends the pod
   back to the queue with backoff; a 409 (someone bound it, or it is already bound) and
-  a 404 (deleted) are answers, handled quietly.
+  a 404 (deleted) are answers, handled quietly. A pod that fits nowhere may preempt
+  (:meth:`SchedulerRuntime._preempt`): it is nominated to a node whose lower-priority
+  pods are deleted, and placed there when its turn comes again.
 
 A pod is never bound twice by us: the cache marks it placed from the moment it is
 assumed, the world drops pods the cache holds placed, and bindings are sent only while
@@ -34,6 +36,7 @@ from typing import Any, Protocol
 
 from ..engine.algorithm import Decision, Scheduler, check_node
 from ..engine.compiler import CompiledPolicy, instrument
+from ..engine.preemption import Preemption, PreemptionHook
 from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
 from ..objects import Pod
 from ..state.cache import PodState, SchedulerCache
@@ -52,6 +55,11 @@ NO_POLICY_REASON = "NoSchedulingPolicy"
 VERIFY_ATTEMPTS = 5
 #: The outcome of a binding nobody could confirm or deny (not an HTTP status).
 AMBIGUOUS = -1
+
+
+def nomination_patch(node: str | None) -> dict[str, Any]:
+    """The pods/status patch setting (or, with None, removing) ``nominatedNodeName``."""
+    return {"status": {"nominatedNodeName": node}}
 
 
 class MetricsSink(Protocol):
@@ -82,6 +90,12 @@ class MetricsSink(Protocol):
         return None
 
     def cache(self, nodes: int, pods: int, assumed: int) -> None:
+        return None
+
+    def preemption_attempt(self) -> None:
+        return None
+
+    def preemption_victims(self, victims: int) -> None:
         return None
 
 
@@ -268,7 +282,7 @@ class SchedulerRuntime:
             self.queue.done(pod.uid)  # deleted or bound elsewhere while being decided
             return decision
         if decision.node is None:
-            self._unschedulable(queued, decision, policy, elapsed)
+            await self._unschedulable(queued, decision, policy, elapsed)
         elif (stale := self._recheck(pod, decision.node, seen, policy)) is not None:
             logger.info(
                 "decision for %s went stale while it was taken (%s); trying again",
@@ -290,15 +304,98 @@ class SchedulerRuntime:
         self.metrics.pending(self.queue.lengths())
         return decision
 
-    def _unschedulable(
+    async def _unschedulable(
         self, queued: QueuedPod, decision: Decision, policy: CompiledPolicy, elapsed: float
     ) -> None:
-        """No node fits: say so, and wait for a change that could help."""
+        """No node fits: say so, make room by preemption if allowed, and wait.
+
+        The pod waits in the queue either way: deleting the victims moves it back
+        (a pod deletion may help), and it is decided again when its turn comes.
+        """
         pod, profile = queued.pod, policy.scheduler_name
         self.stats.setdefault(policy.name, PolicyStats()).unschedulable += 1
         self.metrics.attempt("unschedulable", profile, elapsed)
         self.queue.unschedulable(queued)
         self._report(self.reporter.unschedulable(pod, decision.message, profile))
+        await self._preempt(pod, decision, policy)
+
+    def _preemption_hook(self, policy: CompiledPolicy) -> PreemptionHook | None:
+        """The extenders' say on a preemption (their ``preemptVerb``), or None.
+
+        The seam for extenders: the hook receives the candidate node -> victims map and
+        returns the one to choose from (narrowed victims, fewer nodes, or none: a veto).
+        """
+        return None
+
+    async def _preempt(self, pod: Pod, decision: Decision, policy: CompiledPolicy) -> None:
+        """kube-scheduler's ``sched.preempt``: find room for a pod that fits nowhere.
+
+        On a fresh snapshot (writes that arrived during the decision count), the engine
+        picks a node and its victims. Then, as upstream: the pod is nominated to the
+        node (in the cache at once, so the next decisions leave the room to it, then
+        ``status.nominatedNodeName`` through the API; if that fails, nothing else is
+        done), each victim is deleted (only if its uid is still the one chosen) and gets
+        a Normal ``Preempted`` event, and lower-priority pods nominated to that node lose
+        their nomination.
+        """
+        with self.cache.snapshot() as cluster:
+            result = await self.scheduler_for(policy).preempt(
+                decision, cluster, policy, process=self._preemption_hook(policy)
+            )
+        if result is None:
+            return  # the policy disables preemption, or not a fit error
+        self.metrics.preemption_attempt()
+        if self.cache.was_deleted(pod.uid) or self.cache.is_placed(pod.uid):
+            return  # deleted, or placed by someone, while preemption was evaluated
+        if result.node is not None and not await self._evict(pod, result, policy):
+            return
+        for other in result.clear:
+            self.cache.unnominate(other.uid)
+            status = await self._api_call(
+                self.api.patch_pod_status(other.namespace, other.name, nomination_patch(None)),
+                f"clearing the nominated node of {other.key}",
+            )
+            if not 200 <= status < 300 and status != 404:
+                logger.warning(
+                    "could not clear the nominated node of %s: HTTP %s", other.key, status
+                )
+
+    async def _evict(self, pod: Pod, result: Preemption, policy: CompiledPolicy) -> bool:
+        """Nominate ``pod`` and delete the victims; False when upstream would stop there."""
+        node = result.node
+        assert node is not None
+        self.cache.nominate(pod, node)
+        status = await self._api_call(
+            self.api.patch_pod_status(pod.namespace, pod.name, nomination_patch(node)),
+            f"nominating {pod.key} to {node}",
+        )
+        if not 200 <= status < 300:
+            logger.warning("could not nominate %s to %s: HTTP %s", pod.key, node, status)
+            self.cache.unnominate(pod.uid)
+            return False
+        for victim in result.victims:
+            status = await self._api_call(
+                self.api.delete_pod(victim.namespace, victim.name, victim.uid),
+                f"deleting {victim.key}, preempted by {pod.key}",
+            )
+            if status in (404, 409):
+                continue  # gone already, or a new pod of the same name: not our victim
+            if not 200 <= status < 300:
+                logger.warning("could not preempt %s: HTTP %s", victim.key, status)
+                return False
+            logger.info("preempted %s on %s for %s", victim.key, node, pod.key)
+            self._report(self.reporter.preempted(victim, pod, node, policy.scheduler_name))
+        self.metrics.preemption_victims(len(result.victims))
+        return True
+
+    @staticmethod
+    async def _api_call(call: Coroutine[Any, Any, int], what: str) -> int:
+        """An API write's status; 0 when it raised (no answer, timeout)."""
+        try:
+            return await call
+        except Exception as exc:
+            logger.warning("%s failed: %r", what, exc)
+            return 0
 
     def _reserve(self, pod: Pod, decision: Decision) -> None:
         """Assume the decision in the cache at once, so the next decision sees it."""

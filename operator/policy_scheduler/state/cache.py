@@ -1,8 +1,11 @@
 """The scheduler cache: the only writer of the cluster state the engine decides on.
 
 Everything the watches report (nodes, placed pods, volumes, storage classes, CSINodes,
-services and controllers) and everything the scheduler assumes goes through one
-:class:`SchedulerCache`; nothing else writes its :class:`~..engine.cluster.ClusterState`.
+services and controllers, PodDisruptionBudgets, the nominations of pending pods) and
+everything the scheduler assumes goes through one :class:`SchedulerCache`; nothing else
+writes its :class:`~..engine.cluster.ClusterState`. (Preemption takes victims off the
+cluster inside a decision, in a ``ClusterState.trial`` undone before the decision
+yields: what the engine hands back is the state it was given.)
 
 Pods: kube-scheduler's state machine, as data
 ---------------------------------------------
@@ -65,6 +68,7 @@ from ..kinds import (
     CSI_NODE,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
+    POD_DISRUPTION_BUDGET,
     REPLICA_SET,
     REPLICATION_CONTROLLER,
     SERVICE,
@@ -142,6 +146,7 @@ _OBJECTS: Final[dict[Kind, tuple[_Setter, _Remover]]] = {
     REPLICATION_CONTROLLER: (ClusterState.set_workload, ClusterState.remove_workload),
     REPLICA_SET: (ClusterState.set_workload, ClusterState.remove_workload),
     STATEFUL_SET: (ClusterState.set_workload, ClusterState.remove_workload),
+    POD_DISRUPTION_BUDGET: (ClusterState.set_pdb, ClusterState.remove_pdb),
 }
 
 #: The kinds :meth:`SchedulerCache.set_object` stores (besides nodes and pods).
@@ -169,6 +174,7 @@ class SchedulerCache:
         self._deleted: dict[str, float] = {}  # uid -> when we saw it deleted
         self._holders = 0
         self._held: list[Callable[[], object]] = []
+        self._nominated: dict[str, str] = {}  # uid -> node, live (see nominated_node)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -241,6 +247,22 @@ class SchedulerCache:
         _, remover = _OBJECTS[kind]
         self._write(lambda: remover(self._cluster, key))
 
+    # -- nominated pods ------------------------------------------------------------------
+
+    def nominate(self, pod: Pod, node: str) -> None:
+        """A pending pod is nominated to ``node`` (its status says so, or we preempted)."""
+        self._nominated[pod.uid] = node
+        self._write(lambda: self._cluster.set_nominated(pod, node))
+
+    def unnominate(self, uid: str) -> None:
+        """The pod's nomination is over (a no-op for a pod without one)."""
+        if self._nominated.pop(uid, None) is not None:
+            self._write(lambda: self._cluster.remove_nominated(uid))
+
+    def nominated_node(self, uid: str) -> str | None:
+        """Where the pod is nominated, held writes included (live, like the pod states)."""
+        return self._nominated.get(uid)
+
     # -- the pod state machine -----------------------------------------------------------
 
     def _move(self, uid: str, event: Event) -> PodState | None:
@@ -259,10 +281,14 @@ class SchedulerCache:
         self._write(lambda: self._cluster.remove_pod(uid))
 
     def assume(self, pod: Pod, node: str) -> Pod:
-        """Place ``pod`` on ``node`` before binding; returns the placed copy."""
+        """Place ``pod`` on ``node`` before binding; returns the placed copy.
+
+        A nomination the pod had is over (``DeleteNominatedPodIfExists``).
+        """
         self._move(pod.uid, Event.ASSUME)
         placed = replace(pod, node_name=node)
         self._entries[pod.uid] = _Entry(PodState.ASSUMED, placed)
+        self.unnominate(pod.uid)
         self._place(placed)
         return placed
 

@@ -3,7 +3,8 @@
 Every pending pod is in exactly one of four places::
 
       add() ─> ACTIVE ─pop()─> (being scheduled) ─done()─> (gone: assumed)
-                ^  ^                │
+                ^  ^  ^             │
+                │  │  └─ retry() ───┤  (simulate: it preempted, decide it again now)
       flush():  │  │                ├─ unschedulable(), no move meanwhile ─> UNSCHEDULABLE
       backoff   │  │                └─ unschedulable() after a move, error() ─> BACKOFF
       expired   │  │                                                            │
@@ -258,6 +259,15 @@ class SchedulingQueue:
         else:
             self._unschedulable[uid] = self.clock()
         self._wake.set()
+
+    def retry(self, queued: QueuedPod) -> None:
+        """Decide the popped pod again at once, at its place in the order (``simulate``,
+        after the pod preempted: the room it made is there for its next attempt)."""
+        uid = queued.pod.uid
+        if self._in_flight.pop(uid, None) is None or uid in self._pods:
+            return  # deleted while being scheduled, or already back (re-added)
+        self._pods[uid] = queued
+        self._push_active(queued)
 
     def park(self, queued: QueuedPod) -> None:
         """The popped pod's policy is gone: it waits in WAITING for another."""

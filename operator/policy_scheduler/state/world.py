@@ -21,34 +21,23 @@ read is written once.
 Queueing hints: unschedulable pods go back to the active queue only on a change that
 could let them fit (kube-scheduler's legacy event handlers):
 
-==============================================  =========================================
-change                                          which unschedulable pods are moved
-==============================================  =========================================
-node added                                      all
-node changed: allocatable, labels, taints,      all
-unschedulable, condition statuses
-node changed otherwise (a heartbeat, images)    none
-node deleted                                    none
-pod placed on a node (bound, or relabelled)     those with a required pod affinity term
-                                                the pod matches
-placed pod deleted, finished, or shrunk         all
-PV, PVC, StorageClass, CSINode, Service         all
-added, changed or deleted
-ReplicationController, ReplicaSet, StatefulSet  none (they only weigh in priorities)
-a policy accepted, changed or deleted           all
-==============================================  =========================================
+==============================================  ==================================
+Two things the API server and kube-scheduler's queue did are done here, at the door:
 
-Reconciliation (:meth:`World.reconcile`): watches can miss deletions (a watch down
-across a deletion and a re-list sends no DELETED for the gap). Given a fresh LIST of a
-kind, every object the world holds that the LIST lacks, and that no watch event has
-mentioned since the LIST began, is deleted, as an informer's re-list would.
+* **Priority**: PriorityClasses are kept (by name); a pod without ``spec.priority`` gets
+  its class's value (:meth:`World.resolve_priority`), as the Priority admission plugin
+  writes it on a real cluster (where this changes nothing) — for ``simulate``'s files
+  and emulated clusters. PriorityClasses come before pods in every LIST.
+* **Nominations**: the ``status.nominatedNodeName`` of every pending pod, whoever its
+  scheduler, goes into the cache's nominations (the filter's first pass counts them);
+  a placed, finished, deleted or deleting pod has none.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..engine.predicates.interpod import pod_matches_term
@@ -56,6 +45,7 @@ from ..kinds import (
     NODE,
     PARSE_ERRORS,
     POD,
+    PRIORITY_CLASS,
     SCHEDULING_POLICY,
     SERVICE,
     STORAGE_KINDS,
@@ -64,7 +54,7 @@ from ..kinds import (
     kind_of,
 )
 from ..names import DEFAULT_SCHEDULER_NAME
-from ..objects import Node, Pod
+from ..objects import SYSTEM_PRIORITY_CLASSES, Node, ObjectError, Pod, PriorityClass
 from .admission import Admission, admit
 from .cache import OBJECT_KINDS, PodState, SchedulerCache
 from .policies import PolicyBook, Verdict
@@ -140,6 +130,10 @@ class World:
         #: Per kind: object key -> when a watch event or a LIST last mentioned it.
         self._seen: dict[Kind, dict[str, float]] = {}
         self._nodes: dict[str, Node] = {}  # the last copy of each node, for its changes
+        #: PriorityClasses by name, for pods that name one without ``spec.priority``.
+        self.priority_classes: dict[str, PriorityClass] = {}
+        #: Pending pod uid -> the ``status.nominatedNodeName`` last seen for it.
+        self._seen_nominations: dict[str, str] = {}
 
     # -- the door ------------------------------------------------------------------------
 
@@ -168,6 +162,8 @@ class World:
         seen[key] = self.clock()
         try:
             obj = kind.parse(raw)
+            if kind is POD:
+                obj = self.resolve_priority(obj)
         except PARSE_ERRORS as exc:
             return Outcome(kind, key=key, error=str(exc))
         except Exception as exc:  # a parser bug must not take the watch down with it
@@ -180,6 +176,8 @@ class World:
             self._node(obj)
         elif kind is SCHEDULING_POLICY:
             self._policy(obj, outcome)
+        elif kind is PRIORITY_CLASS:
+            self.priority_classes[obj.name] = obj
         elif kind in OBJECT_KINDS:
             self.cache.set_object(kind, obj)
             if kind in WAKING_KINDS:
@@ -192,8 +190,11 @@ class World:
         if kind is POD:
             placed = self.cache.remove_pod(key)
             self.queue.delete(key)
+            self._forget_nomination(key)
             if placed is not None:
                 self.queue.move_all()  # freed resources may help
+        elif kind is PRIORITY_CLASS:
+            self.priority_classes.pop(key, None)
         elif kind is NODE:
             self._nodes.pop(key, None)
             self.cache.remove_node(key)
@@ -230,11 +231,13 @@ class World:
         if admission is Admission.FINISHED:
             cache.remove_pod(pod.uid, remember=False)
             queue.delete(pod.uid)
+            self._forget_nomination(pod.uid)
             return
         if admission is Admission.PLACED:
             was_confirmed = cache.state_of(pod.uid) is PodState.ADDED
             before = cache.confirm(pod)
             queue.delete(pod.uid)
+            self._forget_nomination(pod.uid)
             if before is not None and _shrank(before, pod):
                 queue.move_all()  # a placed pod was resized: room may have appeared
             elif not was_confirmed or before is None or before.labels != pod.labels:
@@ -243,6 +246,7 @@ class World:
             return
         if cache.is_placed(pod.uid):
             return  # an older copy, from before its binding: stale
+        self._nomination(pod, admission)
         if admission is not Admission.PENDING:
             queue.delete(pod.uid)
             outcome.skipped = admission
@@ -250,6 +254,61 @@ class World:
         served = self.book.serves(pod.scheduler_name)
         if queue.add(pod, served=served) and not served and self.book.orphaned(pod.scheduler_name):
             outcome.parked.append(pod)
+
+    def _nomination(self, pod: Pod, admission: Admission) -> None:
+        """Keep the cache's nominations as the pending pods' status says.
+
+        Any scheduler's nominations count (kube-scheduler's preemptors included), for
+        pods of any namespace. A copy without ``nominatedNodeName`` after one without
+        either keeps a nomination we made ourselves and have not seen come back yet
+        (kube-scheduler's ``nominatedPodMap.update``); one that drops it clears it.
+        """
+        uid, node = pod.uid, pod.nominated_node_name
+        if admission in (Admission.DELETING, Admission.GATED):
+            self._forget_nomination(uid)
+            return
+        seen = self._seen_nominations.get(uid, "")
+        if node:
+            self.cache.nominate(pod, node)
+            self._seen_nominations[uid] = node
+        elif seen:
+            self._forget_nomination(uid)
+
+    def _forget_nomination(self, uid: str) -> None:
+        self._seen_nominations.pop(uid, None)
+        self.cache.unnominate(uid)
+
+    def resolve_priority(self, pod: Pod) -> Pod:
+        """What the Priority admission plugin writes: ``spec.priority`` from the pod's
+        ``priorityClassName`` (the lowest-valued ``globalDefault`` class when it names
+        none, else 0), and the class's ``preemptionPolicy`` if the pod has none.
+
+        Raises ObjectError for a class that does not exist (the API server would have
+        refused the pod). A pod with ``spec.priority`` is returned as it is.
+        """
+        if pod.priority_set:
+            return pod
+        name = pod.priority_class_name
+        found: PriorityClass | None
+        if name:
+            found = self.priority_classes.get(name) or next(
+                (c for c in SYSTEM_PRIORITY_CLASSES if c.name == name), None
+            )
+            if found is None:
+                raise ObjectError(
+                    "Pod", pod.key, "spec.priorityClassName", f"no PriorityClass {name!r} found"
+                )
+        else:
+            defaults = [c for c in self.priority_classes.values() if c.global_default]
+            found = min(defaults, key=lambda c: c.value, default=None)
+        if found is None:
+            return replace(pod, priority=0, priority_set=True)
+        return replace(
+            pod,
+            priority=found.value,
+            priority_set=True,
+            preemption_policy=pod.preemption_policy or found.preemption_policy,
+        )
 
     def _node(self, node: Node) -> None:
         old = self._nodes.get(node.name)

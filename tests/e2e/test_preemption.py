@@ -1,0 +1,143 @@
+"""Preemption end to end: the real operator, over HTTP, against the emulator.
+
+What a cluster operator would check by hand with kubectl: in a cluster full of
+low-priority pods, a high-priority pod gets its node's victims deleted (each with a
+Normal ``Preempted`` event), is nominated to that node, then bound there; a pod that a
+PodDisruptionBudget protects is spared when another node allows; a pod with
+``preemptionPolicy: Never`` only waits. The emulator deletes at once (no kubelet, no
+grace period), as a cluster does once the victims have terminated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from builders import node, pod
+from e2e.harness import KubeClient, wait_until
+from e2e.operator_harness import OperatorThread
+from e2e.test_operator import SCHEDULER, bound_node, events_for, our_pod, unschedulable
+
+
+def running(name: str, node_name: str, priority: int, **labels: str) -> dict[str, Any]:
+    """A low-priority pod already on its node, using 1.5 of its 2 CPUs."""
+    obj = pod(name, node_name=node_name, requests={"cpu": "1500m"}, priority=priority)
+    obj["spec"]["schedulerName"] = "default-scheduler"
+    obj["status"] = {"phase": "Running", "startTime": "2024-01-01T00:00:00Z"}
+    if labels:
+        obj["metadata"]["labels"] = labels
+    del obj["metadata"]["uid"]  # the API server assigns it
+    del obj["metadata"]["namespace"]
+    return obj
+
+
+async def full_cluster(kube: KubeClient, namespace: str, *pods: dict[str, Any]) -> None:
+    await kube.create(node("n1", cpu="2", memory="4Gi"))
+    await kube.create(node("n2", cpu="2", memory="4Gi"))
+    for obj in pods:
+        await kube.create(obj, namespace)
+
+
+async def preempted_events(kube: KubeClient, namespace: str, victim: str) -> list[dict[str, Any]]:
+    return [e for e in await events_for(kube, namespace, victim) if e["reason"] == "Preempted"]
+
+
+async def test_a_high_priority_pod_evicts_a_nodes_victims_and_is_bound_there(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    await full_cluster(
+        emulator, namespace, running("batch-1", "n1", 10), running("batch-2", "n2", 0)
+    )
+    await emulator.create(
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "critical"},
+            "value": 1000,
+        }
+    )
+    nominations: list[str] = []
+
+    async def watch_nomination() -> None:
+        async for event in emulator.watch("v1", "Pod", namespace):
+            obj = event["object"]
+            if obj["metadata"]["name"] == "urgent":
+                nominated = obj.get("status", {}).get("nominatedNodeName")
+                if nominated and nominated not in nominations:
+                    nominations.append(nominated)
+
+    watcher = asyncio.create_task(watch_nomination())
+    try:
+        async with OperatorThread(kubeconfig):
+            await emulator.create(
+                our_pod("urgent", requests={"cpu": "1"}, priorityClassName="critical"), namespace
+            )
+            # The cheaper victim is batch-2 (priority 0): n2 is the pod's node.
+            assert await bound_node(emulator, namespace, "urgent", timeout=15) == "n2"
+            assert await emulator.get("v1", "Pod", "batch-2", namespace) is None
+            assert await emulator.get("v1", "Pod", "batch-1", namespace) is not None
+            await wait_until(
+                lambda: _has_preempted(emulator, namespace, "batch-2", namespace), timeout=5
+            )
+            [event] = await preempted_events(emulator, namespace, "batch-2")
+            assert event["type"] == "Normal"
+            assert event["source"]["component"] == SCHEDULER
+    finally:
+        watcher.cancel()
+    assert nominations == ["n2"]
+    failed = [e for e in await events_for(emulator, namespace, "urgent") if e["type"] == "Warning"]
+    assert failed and failed[0]["message"] == "0/2 nodes are available: 2 Insufficient cpu."
+
+
+async def _has_preempted(kube: KubeClient, namespace: str, victim: str, ns: str) -> bool:
+    return any(
+        e["message"] == f"Preempted by {ns}/urgent on node n2"
+        for e in await preempted_events(kube, namespace, victim)
+    )
+
+
+async def test_a_budget_protected_pod_is_spared_when_another_node_allows(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    # Without the budget the victim would be db-0 (priority 0) on n2.
+    await full_cluster(
+        emulator,
+        namespace,
+        running("web-0", "n1", 10, app="web"),
+        running("db-0", "n2", 0, app="db"),
+    )
+    await emulator.create(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "db"},
+            "spec": {"selector": {"matchLabels": {"app": "db"}}, "minAvailable": 1},
+            "status": {"disruptionsAllowed": 0},
+        },
+        namespace,
+    )
+    async with OperatorThread(kubeconfig):
+        await emulator.create(our_pod("urgent", requests={"cpu": "1"}, priority=1000), namespace)
+        assert await bound_node(emulator, namespace, "urgent", timeout=15) == "n1"
+    assert await emulator.get("v1", "Pod", "db-0", namespace) is not None
+    assert await emulator.get("v1", "Pod", "web-0", namespace) is None
+
+
+async def test_a_pod_that_never_preempts_just_waits(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    await full_cluster(
+        emulator, namespace, running("batch-1", "n1", 0), running("batch-2", "n2", 0)
+    )
+    async with OperatorThread(kubeconfig):
+        await emulator.create(
+            our_pod("polite", requests={"cpu": "1"}, priority=1000, preemptionPolicy="Never"),
+            namespace,
+        )
+        await unschedulable(emulator, namespace, "polite")
+        await asyncio.sleep(1.5)  # room for a preemption that must not come
+        pods = {p["metadata"]["name"]: p for p in await emulator.list("v1", "Pod", namespace)}
+        assert set(pods) == {"batch-1", "batch-2", "polite"}
+        assert not pods["polite"]["spec"].get("nodeName")
+        assert "nominatedNodeName" not in pods["polite"].get("status", {})
