@@ -27,6 +27,7 @@ import kopf
 from kubernetes_asyncio import client, config
 
 from . import handlers
+from .extending import HttpExtenderClient
 from .options import Options
 from .runtime.kubeapi import KubeApi, RateLimiter
 from .runtime.leadership import LeaderElector
@@ -78,6 +79,8 @@ class Operator:
         self.api_client = api_client
         self.api = KubeApi(api_client, RateLimiter(options.qps, options.burst))
         self.metrics = Metrics()
+        #: The policies' HTTP extenders, one connection pool each; closed by stop().
+        self.extenders = HttpExtenderClient(observe=self.metrics.extender)
         self.elector: LeaderElector | None = None
         if options.leader_elect:
             self.elector = LeaderElector(
@@ -96,6 +99,7 @@ class Operator:
             metrics=self.metrics,
             is_leader=self.is_leader,
             namespaces=options.namespaces,
+            extenders=self.extenders,
         )
         self._loop_task: asyncio.Task[None] | None = None
         self._background: list[asyncio.Task[Any]] = []
@@ -150,6 +154,7 @@ class Operator:
         await asyncio.gather(*self._background, return_exceptions=True)
         self._background = []
         await self.stop_scheduling()
+        await self.extenders.aclose()
         if self._stop_metrics is not None:
             await self._stop_metrics()
             self._stop_metrics = None

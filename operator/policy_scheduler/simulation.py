@@ -15,6 +15,10 @@ built-in default policy for the default name. Pods of a name nobody serves are s
 with a note; ``--policy FILE`` decides every pending pod with that one policy instead.
 Pods the operator would not take (being deleted, with ``schedulingGates``) are reported
 as skipped, never silently dropped. Finished pods (Succeeded / Failed) use no resources.
+
+A policy's HTTP extenders are called through the ``extenders`` client the caller passes
+(the CLI builds one; this module does no I/O): their filters and scores count as in the
+operator, bind and preempt calls are never made. Without a client they are left out.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from typing import Any
 
 import yaml
 
-from .engine.algorithm import Decision, Scheduler
-from .engine.compiler import compile_policy
+from .engine.algorithm import Decision, NodeScore, Scheduler
+from .engine.compiler import CompiledPolicy, compile_policy
+from .engine.extenders import ExtenderClient
 from .kinds import SCHEDULING_POLICY, PolicyObject, kind_of
 from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
@@ -63,15 +68,18 @@ class Inputs:
             Counter(p.scheduler_name for p in queue.pods() if queue.where(p.uid) == "waiting")
         )
 
-    def policy_names(self) -> list[str]:
+    def deciding_policies(self) -> dict[str, CompiledPolicy]:
         """The policies that will decide the pending pods, by name."""
         book = self.world.book
-        served = {
-            policy.name
+        return {
+            policy.name: policy
             for pod in self.world.queue.pods()
             if (policy := book.policy_for(pod.scheduler_name)) is not None
         }
-        return sorted(served)
+
+    def policy_names(self) -> list[str]:
+        """The policies that will decide the pending pods, by name."""
+        return sorted(self.deciding_policies())
 
 
 def read_documents(path: str | Path) -> list[dict[str, Any]]:
@@ -196,8 +204,12 @@ async def simulate(
     *,
     explain: bool = True,
     progress: ProgressFn | None = None,
+    extenders: ExtenderClient | None = None,
 ) -> list[Decision]:
-    """Decide every served pending pod in queue order, assuming each before the next."""
+    """Decide every served pending pod in queue order, assuming each before the next.
+
+    ``extenders``: how to reach the policies' extenders; None leaves them out.
+    """
     world = inputs.world
     queue, cache, book = world.queue, world.cache, world.book
     schedulers: dict[str, Scheduler] = {}
@@ -208,7 +220,9 @@ async def simulate(
         policy = book.policy_for(pod.scheduler_name)
         assert policy is not None  # only served pods leave the queue
         # One rotation state per policy, as kube-scheduler keeps one per profile.
-        scheduler = schedulers.setdefault(policy.name, Scheduler(explain=explain))
+        scheduler = schedulers.get(policy.name)
+        if scheduler is None:
+            scheduler = schedulers[policy.name] = Scheduler(explain=explain, extenders=extenders)
         with cache.snapshot() as cluster:
             decision = await scheduler.schedule(pod, cluster, policy)
         if decision.node is not None:
@@ -228,13 +242,24 @@ def decision_to_json(decision: Decision) -> dict[str, Any]:
         "feasibleNodes": list(decision.feasible),
         "failedPredicates": {name: list(r) for name, r in decision.failed.items()},
         "scores": {
-            name: {"total": score.total, "priorities": dict(score.priorities)}
-            for name, score in decision.scores.items()
+            name: _score_to_json(decision, score) for name, score in decision.scores.items()
         },
         "message": decision.message,
     }
+    if decision.error:
+        out["error"] = decision.error
+    if decision.extender_errors:
+        out["extenderErrors"] = list(decision.extender_errors)
     if decision.node is None:
         out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
+    return out
+
+
+def _score_to_json(decision: Decision, score: NodeScore) -> dict[str, Any]:
+    out: dict[str, Any] = {"total": score.total, "priorities": dict(score.priorities)}
+    if decision.extender_scores:
+        # urlPrefix -> the extender's raw score (before its weight), for every scored node.
+        out["extenders"] = dict(score.extenders)
     return out
 
 

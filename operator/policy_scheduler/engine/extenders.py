@@ -24,8 +24,8 @@ This module holds the semantics, as ``genericScheduler`` applied them:
   upstream summed them), unclamped. The algorithm adds ``weight`` x raw score to the
   totals (weights are applied there, by ``weighted_sum``). Errors are ignored, as
   upstream ignored them: the node is chosen by the others.
-* **Bind** (:meth:`CompiledExtender.binds`): the first extender with a ``bindVerb``
-  binds the pods it is interested in, instead of the ``pods/binding`` call.
+* **Bind** (the runtime's binding cycle): the first extender with a ``bindVerb`` binds
+  the pods it is interested in, instead of the ``pods/binding`` call.
 * **Preempt** (:func:`narrow_victims`): each interested extender with a ``preemptVerb``
   may drop candidate nodes or victims (``processPreemptionWithExtenders``).
 
@@ -91,10 +91,6 @@ class CompiledExtender:
         """IsInterested: no managed resources, or the pod mentions one of them."""
         managed = self.managed_resources
         return not managed or not managed.isdisjoint(pod.resource_names)
-
-    def binds(self, pod: Pod) -> bool:
-        """This extender binds ``pod`` (it has a bindVerb and is interested in the pod)."""
-        return bool(self.bind_verb) and self.is_interested(pod)
 
 
 class ExtenderError(Exception):
