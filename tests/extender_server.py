@@ -3,9 +3,10 @@
 :class:`ExtenderServer` serves ``POST <prefix>/<verb>`` from a thread of its own (with its
 own event loop), so engine tests, the CLI (which runs ``asyncio.run`` itself) and the
 operator (in its own thread) can all reach it. Each verb is answered by a function of the
-:class:`Received` request returning the reply: a JSON-able value (200), a
-:class:`Raw` status and body, or :data:`HANG` (never answers: a hung extender). Every
-request is recorded in ``received``, in arrival order, with its raw bytes.
+:class:`Received` request returning the reply (directly or as an awaitable): a
+JSON-able value (200), a :class:`Raw` status and body, or :data:`HANG` (never answers:
+a hung extender). Every request is recorded in ``received``, in arrival order, with its
+raw bytes.
 
 :class:`Received` reads the request as a Go extender would, keys case-insensitively
 (``pod`` / ``Pod``), so the handlers here do not depend on the spelling; tests of the
@@ -19,6 +20,7 @@ spelling itself read ``received[i].body``.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import ssl
 import subprocess
@@ -113,6 +115,8 @@ class ExtenderServer:
         if handler is None:
             return web.Response(status=404, text=f"no verb {verb}")
         reply = handler(received)
+        if inspect.isawaitable(reply):
+            reply = await reply
         if reply is HANG:
             assert self._hung is not None
             await self._hung.wait()  # until the server stops

@@ -248,6 +248,8 @@ async def test_a_failed_binding_requeues_and_warns(
     [event] = api.events
     assert event["reason"] == "FailedScheduling"
     assert event["involvedObject"]["name"] == "web"
+    # And the pod's condition, as upstream's recordSchedulingFailure wrote it.
+    assert [(c["reason"], c["message"]) for c in api.conditions] == [("SchedulerError", message)]
     assert node_pods(runtime) == {"n1": []}
     assert runtime.queue.where(uid(web)) == "backoff"
     clock.now += 1  # the first backoff
