@@ -36,26 +36,26 @@ def simulate(
     return (json.loads(out) if output == "json" else out), err
 
 
-def test_filter_and_scores_decide_and_show(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    routes = {
+def refuse_n3_prefer_n2() -> dict[str, Any]:
+    return {
         "filter": keep(lambda n: "no free GPU" if n == "n3" else None),
         "prioritize": score({"n1": 1, "n2": 4}),
     }
-    with ExtenderServer(routes) as server:
+
+
+def filter_and_score(url: str) -> dict[str, Any]:
+    return {"urlPrefix": url, "filterVerb": "filter", "prioritizeVerb": "prioritize", "weight": 2}
+
+
+def test_filter_and_scores_decide_and_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with ExtenderServer(refuse_n3_prefer_n2()) as server:
         report, err = simulate(
             tmp_path,
             capsys,
             [node("n1"), node("n2"), node("n3"), pod("p")],
-            [
-                {
-                    "urlPrefix": server.url,
-                    "filterVerb": "filter",
-                    "prioritizeVerb": "prioritize",
-                    "weight": 2,
-                }
-            ],
+            [filter_and_score(server.url)],
             priorities=[("EqualPriority", 1)],
         )
     assert err == ""
@@ -82,23 +82,12 @@ def test_filter_and_scores_decide_and_show(
 def test_the_table_has_a_column_per_extender(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    routes = {
-        "filter": keep(lambda n: "no free GPU" if n == "n3" else None),
-        "prioritize": score({"n2": 4}),
-    }
-    with ExtenderServer(routes) as server:
+    with ExtenderServer(refuse_n3_prefer_n2()) as server:
         out, _ = simulate(
             tmp_path,
             capsys,
             [node("n1"), node("n2"), node("n3"), pod("p")],
-            [
-                {
-                    "urlPrefix": server.url,
-                    "filterVerb": "filter",
-                    "prioritizeVerb": "prioritize",
-                    "weight": 2,
-                }
-            ],
+            [filter_and_score(server.url)],
             output="table",
         )
     column = f"EXT 127.0.0.1:{server.port}/scheduler(x2)"

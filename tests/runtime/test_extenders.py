@@ -5,16 +5,13 @@ Over real HTTP, with the operator against the API emulator: tests/e2e/test_exten
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
-
-import pytest
 
 from builders import node, pod
 from fakes import FakeApi, FakeClock, FakeExtenders
 from policy_scheduler.engine.extenders import ExtenderError, FilterReply
-from policy_scheduler.runtime.reporting import Reporter
 from policy_scheduler.runtime.scheduling import MetricsSink, SchedulerRuntime
+from runtime.test_scheduling import attempt, make_runtime, uid
 
 URL = "http://gpu-extender:8888/scheduler"
 GPU = "example.com/gpu"
@@ -41,34 +38,10 @@ def gpod(name: str, **kw: Any) -> dict[str, Any]:
     return pod(name, schedulerName="gpu", **kw)
 
 
-@pytest.fixture
-def api() -> FakeApi:
-    return FakeApi()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
 def runtime_with(
     api: FakeApi, clock: FakeClock, fake: FakeExtenders, metrics: MetricsSink | None = None
 ) -> SchedulerRuntime:
-    reporter = Reporter(
-        api, instance="replica-0", clock=clock, wall=lambda: datetime(2024, 5, 1, tzinfo=UTC)
-    )
-    return SchedulerRuntime(api, reporter=reporter, clock=clock, extenders=fake, metrics=metrics)
-
-
-async def attempt(runtime: SchedulerRuntime) -> None:
-    queued = runtime.queue.pop_nowait()
-    assert queued is not None, f"no pod ready: {runtime.queue.lengths()}"
-    await runtime.schedule_one(queued)
-    await runtime.drain()
-
-
-def uid(raw: dict[str, Any]) -> str:
-    return str(raw["metadata"]["uid"])
+    return make_runtime(api, clock, extenders=fake, metrics=metrics)
 
 
 async def test_a_filter_error_is_reported_naming_the_extender_and_backs_off(
