@@ -53,7 +53,9 @@ body that does not read; a non-empty ``error``.
 
 **Connections**: one ``aiohttp.ClientSession`` (one connection pool, keep-alive) per
 extender transport (urlPrefix, TLS settings, timeout), opened on first use;
-:meth:`HttpExtenderClient.aclose` closes them. Proxy variables of the environment are
+:meth:`HttpExtenderClient.aclose` closes them. A policy edit that changes a transport
+opens a new pool; the old one keeps no socket once its idle connections time out
+(aiohttp's keep-alive, 15 s), and goes at ``aclose``. Proxy variables of the environment are
 not used. TLS follows client-go's ``TLSConfigFor`` as kube-scheduler's ``makeTransport``
 used it: ``enableHTTPS`` without a CA skips verifying the server (upstream did so);
 ``caFile``/``caData`` replace the system roots; ``insecure`` with a CA is refused;
