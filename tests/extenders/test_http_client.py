@@ -9,15 +9,18 @@ from typing import Any
 
 import pytest
 
-from builders import node, parsed_node, parsed_pod
+from builders import node, parsed_node, parsed_pod, pod
 from extender_server import HANG, ExtenderServer, Raw, TlsFiles, keep, score, tls_files
 from policy_scheduler.engine.extenders import (
     CompiledExtender,
     ExtenderError,
     ExtenderTLS,
     FilterReply,
+    MetaVictims,
+    Victims,
 )
 from policy_scheduler.extending import HttpExtenderClient
+from policy_scheduler.objects import parse_pod
 
 NODES = [parsed_node("n1"), parsed_node("n2")]
 
@@ -201,3 +204,20 @@ async def test_nodes_are_sent_whole(server: ExtenderServer) -> None:
             extender(server.url), parsed_pod("p"), [parsed_node("n1", labels={"gpu": "a100"})]
         )
     assert server.received[0].nodes == [raw]
+
+
+async def test_preempt_over_http() -> None:
+    victim = parse_pod(pod("small", node_name="n1"))
+    routes = {
+        "preempt": lambda received: {
+            "NodeNameToMetaVictims": {"n1": {"Pods": [{"UID": victim.uid}], "NumPDBViolations": 1}}
+        }
+    }
+    with ExtenderServer(routes) as server:
+        target = CompiledExtender(server.url, preempt_verb="preempt", node_cache_capable=True)
+        async with HttpExtenderClient() as client:
+            kept = await client.preempt(target, parsed_pod("big"), {"n1": Victims((victim,))})
+    assert kept == {"n1": MetaVictims((victim.uid,), 1)}
+    assert server.received[0].args["nodenametometavictims"] == {
+        "n1": {"pods": [{"uid": victim.uid}], "numPDBViolations": 0}
+    }
