@@ -10,9 +10,12 @@ last answer repeats). Tests assert on what was sent, the way a user would see it
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from policy_scheduler.engine.extenders import CompiledExtender, FilterReply, MetaVictims, Victims
+from policy_scheduler.objects import Node, Pod
 
 Answer = int | BaseException
 
@@ -150,3 +153,52 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+@dataclass
+class FakeExtenders:
+    """The engine's ExtenderClient in memory: scripted answers, every call recorded.
+
+    ``answers[(call, urlPrefix)]`` answers one kind of call (``filter``, ``prioritize``,
+    ``bind``, ``preempt``) of one extender: a function of what the client gets (pod, then
+    nodes, node name or candidates) returning what the client would, or raising
+    ``ExtenderError``. A call without an answer passes every node, scores nothing, binds,
+    keeps every candidate. ``calls`` holds (call, urlPrefix, node names sent).
+    """
+
+    answers: dict[tuple[str, str], Callable[..., Any]] = field(default_factory=dict)
+    calls: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
+
+    def _answer(
+        self, call: str, extender: CompiledExtender, names: Sequence[str], *args: Any
+    ) -> Any:
+        self.calls.append((call, extender.url_prefix, tuple(names)))
+        answer = self.answers.get((call, extender.url_prefix))
+        return None if answer is None else answer(*args)
+
+    async def filter(
+        self, extender: CompiledExtender, pod: Pod, nodes: Sequence[Node]
+    ) -> FilterReply:
+        names = [node.name for node in nodes]
+        reply = self._answer("filter", extender, names, pod, nodes)
+        return FilterReply(tuple(names)) if reply is None else reply  # type: ignore[no-any-return]
+
+    async def prioritize(
+        self, extender: CompiledExtender, pod: Pod, nodes: Sequence[Node]
+    ) -> list[tuple[str, int]]:
+        reply = self._answer("prioritize", extender, [n.name for n in nodes], pod, nodes)
+        return [] if reply is None else reply  # type: ignore[no-any-return]
+
+    async def bind(self, extender: CompiledExtender, pod: Pod, node: str) -> None:
+        self._answer("bind", extender, [node], pod, node)
+
+    async def preempt(
+        self, extender: CompiledExtender, pod: Pod, candidates: Mapping[str, Victims]
+    ) -> dict[str, MetaVictims]:
+        reply = self._answer("preempt", extender, list(candidates), pod, candidates)
+        if reply is None:
+            return {
+                node: MetaVictims(tuple(p.uid for p in v.pods), v.num_pdb_violations)
+                for node, v in candidates.items()
+            }
+        return reply  # type: ignore[no-any-return]

@@ -28,6 +28,7 @@ from .reports import render_report
 from .selectors import SelectorError
 from .simulation import (
     InputError,
+    Inputs,
     is_legacy_policy,
     load_inputs,
     load_policy_document,
@@ -67,20 +68,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     book = inputs.world.book
-    by_name = {p.name: p for p in inputs.policies if override is None}
-    if override is not None:
-        by_name[override.name] = override
-    for name in inputs.policy_names():
-        used = by_name.get(name)
-        if used is not None and used.spec.extenders:
+    # Named before deciding: the queue empties as pods are decided.
+    deciding = inputs.deciding_policies()
+    report_name = ", ".join(sorted(deciding) or [override.name if override else "default"])
+    with_extenders = {name: len(p.extenders) for name, p in deciding.items() if p.extenders}
+    if args.skip_extenders:
+        for name, count in sorted(with_extenders.items()):
             print(
-                f"warning: policy {name!r} has {len(used.spec.extenders)} extender(s); "
-                "simulate does not call extenders, so their filters and scores are left out",
+                f"note: --skip-extenders: policy {name!r} has {count} extender(s); they are "
+                "not called, so their filters and scores are left out",
                 file=sys.stderr,
             )
-    # Named before deciding: the queue empties as pods are decided.
-    report_name = ", ".join(inputs.policy_names() or [override.name if override else "default"])
-    decisions = asyncio.run(simulate(inputs, progress=_progress_printer()))
+    decisions = asyncio.run(
+        _simulate(inputs, call_extenders=bool(with_extenders) and not args.skip_extenders)
+    )
+    for decision in decisions:
+        for problem in decision.extender_errors:
+            print(f"warning: pod {decision.pod.key}: {problem}", file=sys.stderr)
     policies: dict[str, CompiledPolicy] = {}
     for decision in decisions:
         compiled = book.policy_for(decision.pod.scheduler_name)
@@ -92,6 +96,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_report(policies, decisions))
     return 0
+
+
+async def _simulate(inputs: Inputs, *, call_extenders: bool) -> list[Decision]:
+    if not call_extenders:
+        return await simulate(inputs, progress=_progress_printer())
+    # Imported here: aiohttp is only loaded when some policy has extenders.
+    from .extending import HttpExtenderClient
+
+    async with HttpExtenderClient() as client:
+        return await simulate(inputs, progress=_progress_printer(), extenders=client)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -173,6 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the schedulerName the built-in default policy serves",
     )
     sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    sim.add_argument(
+        "--skip-extenders",
+        action="store_true",
+        help="do not call the policies' HTTP extenders (their filters and scores are left out)",
+    )
     sim.set_defaults(func=cmd_simulate)
 
     val = sub.add_parser("validate", help="check SchedulingPolicy / legacy Policy files")
@@ -346,6 +365,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
             await api_client.close()
 
     policy, decision = asyncio.run(go())
+    if policy.extenders:
+        print(
+            f"note: policy {policy.name!r} has {len(policy.extenders)} extender(s); explain "
+            "does not call them, so their filters and scores are left out",
+            file=sys.stderr,
+        )
     if args.output == "json":
         json.dump(report_to_json(policy.name, [decision]), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -42,6 +42,7 @@ import kopf
 from kubernetes_asyncio import client, config
 
 from . import handlers
+from .extending import HttpExtenderClient
 from .kinds import KINDS
 from .options import Options
 from .runtime.health import DEFAULT_STUCK_AFTER, Health
@@ -100,6 +101,8 @@ class Operator:
         )
         self.metrics = Metrics()
         self.health = Health(stuck_after=max(DEFAULT_STUCK_AFTER, 4 * options.api_timeout))
+        #: The policies' HTTP extenders, one connection pool each; closed by stop().
+        self.extenders = HttpExtenderClient(observe=self.metrics.extender)
         self.elector: LeaderElector | None = None
         if options.leader_elect:
             self.elector = LeaderElector(
@@ -119,6 +122,7 @@ class Operator:
             is_leader=self.is_leader,
             namespaces=options.namespaces,
             health=self.health,
+            extenders=self.extenders,
         )
         self._relisted = asyncio.Event()
         self.runtime.on_relist = self._relisted.set
@@ -246,6 +250,7 @@ class Operator:
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.stop_scheduling()
         await self.runtime.drain()
+        await self.extenders.aclose()
         for stop in self._stoppers:
             await stop()
         self._stoppers = []

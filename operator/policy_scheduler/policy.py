@@ -29,7 +29,8 @@ How a spec is checked (``check_spec``), in two passes whose errors are all colle
    * a ``requestedToCapacityRatioArguments.shape`` is non-empty, its utilization values
      strictly increase within 0..100 and its scores are 0..10; resource weights are >= 1;
    * an extender with a ``prioritizeVerb`` has a positive ``weight``; managed resources
-     are extended resource names (``example.com/gpu``); TLS data is base64.
+     are extended resource names (``example.com/gpu``); TLS data is base64; ``insecure``
+     is not combined with a CA.
 
 2. *Across entries*, read leniently from the raw spec so that an entry with some other
    problem still takes part (one bad entry does not hide the others' clashes):
@@ -494,6 +495,13 @@ class ExtenderTLSConfig(_Model):
         except (binascii.Error, ValueError):
             raise _fail(f"must be base64-encoded PEM, got {_show(value)}") from None
         return value
+
+    @model_validator(mode="after")
+    def _verified_or_not(self) -> ExtenderTLSConfig:
+        # client-go's TLSConfigFor refused it, so kube-scheduler did not start.
+        if self.insecure and (self.caFile or self.caData):
+            raise _fail("must not be true when caFile or caData is set", "insecure")
+        return self
 
 
 class ExtenderManagedResource(_Model):

@@ -2,13 +2,16 @@
 
 For each pod: a headline with the chosen node (or the summary message when nothing
 fits), then one row per evaluated node — feasible nodes by total score, each priority's
-raw 0..10 score and the weighted total; refused nodes with the reasons their predicates
-gave. The chosen node is marked with ``*``. A pod that fits nowhere gets, under its
-headline, what preemption found when it was tried (``would preempt ns/a, ns/b on
-node-3``, or ``no preemption: why``), and under the table its fit hints,
-one line each (``hint: cpu request <= 1500m would fit node-2, node-5``), the first
-:data:`MAX_HINT_LINES` with at most :data:`MAX_HINT_NODES` nodes named each (``-o json``
-has them all), or ``no hint: ...`` when none was found.
+raw 0..10 score, each prioritizing extender's raw score (a column headed by its
+urlPrefix without the scheme, ``EXT gpu:8888/scheduler``) and the weighted total;
+refused nodes with the reasons their predicates or extenders gave. The chosen node is
+marked with ``*``. A pod that fits nowhere gets, under its headline, what preemption
+found when it was tried (``would preempt ns/a, ns/b on node-3``, or ``no preemption:
+why``), and under the table its fit hints, one line each (``hint: cpu request <= 1500m
+would fit node-2, node-5``), the first :data:`MAX_HINT_LINES` with at most
+:data:`MAX_HINT_NODES` nodes named each (``-o json`` has them all), or ``no hint: ...``
+when none was found; nothing under a pod whose attempt failed (an extender's error: the
+headline says which).
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ def _column(name: str) -> str:
     return name.removesuffix("Priority") or name
 
 
+def _extender_column(url_prefix: str, weight: int) -> str:
+    name = "EXT " + url_prefix.split("://", 1)[-1].rstrip("/")
+    return f"{name}(x{weight})" if weight != 1 else name
+
+
 def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
     pod = decision.pod.key
     if decision.node is None:
@@ -49,6 +57,11 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
     header += [
         f"{_column(n)}(x{weights[n]})" if weights[n] != 1 else _column(n) for n in priority_names
     ]
+    extender_urls = list(decision.extender_scores) if decision.scores else []
+    extender_weights: dict[str, int] = {}
+    for extender in policy.extenders:
+        extender_weights.setdefault(extender.url_prefix, extender.weight)
+    header += [_extender_column(u, extender_weights.get(u, 1)) for u in extender_urls]
     if decision.scores:
         header.append("TOTAL")
     rows: list[list[str]] = []
@@ -56,6 +69,7 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
     for name, score in ranked:
         row = ["*" if name == decision.node else "", name, "fits"]
         row += [str(score.priorities.get(p, "")) for p in priority_names]
+        row += [str(score.extenders.get(u, "")) for u in extender_urls]
         row.append(str(score.total))
         rows.append(row)
     failed_rows: list[list[str]] = []
@@ -74,7 +88,7 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
     lines.append("  " + _fmt(header, widths))
     lines.extend("  " + _fmt(row, widths) for row in rows)
     lines.extend("  " + _fmt(row, [*widths[:2], 0]) for row in failed_rows)
-    if decision.node is None:
+    if decision.node is None and not decision.error:
         lines.extend(_hint_lines(decision.hints))
     return "\n".join(lines)
 

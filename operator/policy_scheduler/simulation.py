@@ -23,6 +23,10 @@ PodDisruptionBudgets (policy/v1 and v1beta1) and the ``status.nominatedNodeName`
 pending pods are read as the operator reads them. A pod that fits nowhere preempts as
 the operator would (see :func:`simulate`); its decision carries ``preemption`` (the node
 and the victims, most important first), null on every other decision.
+A policy's HTTP extenders are called through the ``extenders`` client the caller passes
+(the CLI builds one; this module does no I/O): their filters and scores count as in the
+operator (preempt calls included, when a pod would preempt); bind calls are never
+made. Without a client they are left out.
 """
 
 from __future__ import annotations
@@ -36,9 +40,10 @@ from typing import Any
 
 import yaml
 
-from .engine.algorithm import Decision, Scheduler
+from .engine.algorithm import Decision, NodeScore, Scheduler
 from .engine.compiler import CompiledPolicy, compile_policy
-from .engine.preemption import PreemptionHook
+from .engine.extenders import ExtenderClient, ExtenderError
+from .engine.preemption import extender_hook
 from .kinds import PRIORITY_CLASS, SCHEDULING_POLICY, PolicyObject, kind_of
 from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
@@ -73,15 +78,18 @@ class Inputs:
             Counter(p.scheduler_name for p in queue.pods() if queue.where(p.uid) == "waiting")
         )
 
-    def policy_names(self) -> list[str]:
+    def deciding_policies(self) -> dict[str, CompiledPolicy]:
         """The policies that will decide the pending pods, by name."""
         book = self.world.book
-        served = {
-            policy.name
+        return {
+            policy.name: policy
             for pod in self.world.queue.pods()
             if (policy := book.policy_for(pod.scheduler_name)) is not None
         }
-        return sorted(served)
+
+    def policy_names(self) -> list[str]:
+        """The policies that will decide the pending pods, by name."""
+        return sorted(self.deciding_policies())
 
 
 def read_documents(path: str | Path) -> list[dict[str, Any]]:
@@ -216,8 +224,6 @@ def inputs_from_objects(
 
 
 ProgressFn = Callable[[int, int], None]
-#: The preemption hook (extenders' say on victims) of a policy; None: no hook.
-PreemptionHooks = Callable[[CompiledPolicy], PreemptionHook | None]
 
 
 async def simulate(
@@ -225,9 +231,12 @@ async def simulate(
     *,
     explain: bool = True,
     progress: ProgressFn | None = None,
-    preemption_hooks: PreemptionHooks | None = None,
+    extenders: ExtenderClient | None = None,
 ) -> list[Decision]:
     """Decide every served pending pod in queue order, assuming each before the next.
+
+    ``extenders``: how to reach the policies' extenders (their filters, scores and say
+    on preemption victims); None leaves them out.
 
     A pod that fits nowhere may preempt (unless its policy disables it): the victims
     leave the simulated cluster, the pod is nominated to the node, lower-priority
@@ -245,11 +254,19 @@ async def simulate(
         policy = book.policy_for(pod.scheduler_name)
         assert policy is not None  # only served pods leave the queue
         # One rotation state per policy, as kube-scheduler keeps one per profile.
-        scheduler = schedulers.setdefault(policy.name, Scheduler(explain=explain))
-        hook = preemption_hooks(policy) if preemption_hooks is not None else None
+        scheduler = schedulers.get(policy.name)
+        if scheduler is None:
+            scheduler = schedulers[policy.name] = Scheduler(explain=explain, extenders=extenders)
         with cache.snapshot() as cluster:
             decision = await scheduler.schedule(pod, cluster, policy)
-            preemption = await scheduler.preempt(decision, cluster, policy, process=hook)
+            preemption = None
+            if decision.node is None and not decision.error:
+                problems = decision.extender_errors
+                hook = extender_hook(extenders, policy.extenders, cluster, problems.append)
+                try:
+                    preemption = await scheduler.preempt(decision, cluster, policy, process=hook)
+                except ExtenderError as exc:
+                    problems.append(f"no preemption: {exc}")
         decisions.append(decision)
         if decision.node is not None:
             cache.assume(pod, decision.node)
@@ -278,11 +295,14 @@ def decision_to_json(decision: Decision) -> dict[str, Any]:
         "feasibleNodes": list(decision.feasible),
         "failedPredicates": {name: list(r) for name, r in decision.failed.items()},
         "scores": {
-            name: {"total": score.total, "priorities": dict(score.priorities)}
-            for name, score in decision.scores.items()
+            name: _score_to_json(decision, score) for name, score in decision.scores.items()
         },
         "message": decision.message,
     }
+    if decision.error:
+        out["error"] = decision.error
+    if decision.extender_errors:
+        out["extenderErrors"] = list(decision.extender_errors)
     if decision.node is None:
         out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
     preemption = decision.preemption
@@ -291,6 +311,14 @@ def decision_to_json(decision: Decision) -> dict[str, Any]:
         if preemption is not None and preemption.node is not None
         else None
     )
+    return out
+
+
+def _score_to_json(decision: Decision, score: NodeScore) -> dict[str, Any]:
+    out: dict[str, Any] = {"total": score.total, "priorities": dict(score.priorities)}
+    if decision.extender_scores:
+        # urlPrefix -> the extender's raw score (before its weight), for every scored node.
+        out["extenders"] = dict(score.extenders)
     return out
 
 

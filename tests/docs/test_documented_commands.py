@@ -13,6 +13,10 @@ redirections are dropped and leading ``VAR=value`` assignments become the enviro
   gaps allowed (``...`` marks an elision for the reader). Files must exist in the
   repository, except the few names the docs use for the reader's own files
   (``PLACEHOLDERS``), which are replaced by a repository file of the same kind.
+* An offline command reading ``examples/extender/policy.yaml`` (whose extender the docs
+  start by hand) runs against the example extender started here on a free port, through
+  a copy of the policy pointing at it; its output is compared with that port read as
+  the documented one and blanks collapsed (the table's columns are as wide as the port).
 * Every other command (helm, kubectl, curl, ``policy-scheduler run|explain``, kopf,
   pip, venv, pytest, ...) must match a prefix of ``EXERCISED_ELSEWHERE``, which names
   the tests (``path::test_function``, checked to exist) or the CI script lines
@@ -24,9 +28,12 @@ or exercise what you document.
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
 import re
 import shlex
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,7 +160,17 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "kopf run --standalone -A -m policy_scheduler.kopf_entry": (
         "tests/e2e/test_kopf_entry.py::test_kopf_cli_hosts_the_scheduler",
     ),
+    # the example extender (docs/extenders.md), which simulate then calls (see services())
+    "python examples/extender/extender.py": (
+        "tests/docs/test_extender_example.py::test_the_example_extender_runs_as_documented",
+    ),
 }
+
+#: A documented input naming a service the reader starts by hand (the example extender
+#: at 127.0.0.1:8888): commands reading it run against that service started here, on a
+#: free port, through a copy of the file pointing at it (see services()).
+EXAMPLE_EXTENDER_POLICY = "examples/extender/policy.yaml"
+EXAMPLE_EXTENDER_ADDRESS = "127.0.0.1:8888"
 
 
 @dataclass
@@ -334,6 +351,36 @@ def check_exercised(simple: Simple, where: str) -> None:
             assert needle in content, f"{where}: {path} does not run `{needle}`"
 
 
+@contextlib.contextmanager
+def services(argv: list[str], tmp_path: Path) -> Iterator[tuple[list[str], bool]]:
+    """The argv to run, and whether a service was started for it (module docstring).
+
+    With a service on another port, the tables' columns are as wide as its address: the
+    output is then compared with the port read as the documented one and blanks collapsed.
+    """
+    if EXAMPLE_EXTENDER_POLICY not in argv:
+        yield argv, False
+        return
+    spec = importlib.util.spec_from_file_location(
+        "example_extender", ROOT / "examples/extender/extender.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server = module.serve("127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{server.server_port}"
+    try:
+        copy = tmp_path / "policy.yaml"
+        copy.write_text(
+            (ROOT / EXAMPLE_EXTENDER_POLICY).read_text().replace(EXAMPLE_EXTENDER_ADDRESS, address)
+        )
+        yield [str(copy) if arg == EXAMPLE_EXTENDER_POLICY else arg for arg in argv], True
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def is_subsequence(expected: list[str], actual: list[str]) -> bool:
     it = iter(actual)
     return all(any(line == got for got in it) for line in expected)
@@ -358,6 +405,7 @@ def test_documented_command(
     documented: Documented,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     monkeypatch.chdir(ROOT)
     simples = simple_commands(documented.line)
@@ -372,15 +420,22 @@ def test_documented_command(
         for name, value in simple.env.items():
             monkeypatch.setenv(name, os.path.expanduser(value))
         argv = resolve_files(simple.argv[1:], documented.expected_exit, documented.where)
-        capsys.readouterr()
-        code = cli.main(argv)
-        out, err = capsys.readouterr()
+        with services(argv, tmp_path) as (argv, served):
+            capsys.readouterr()
+            code = cli.main(argv)
+            out, err = capsys.readouterr()
         assert code == documented.expected_exit, (
             f"{documented.where}: `{simple.text}` exited {code}, the doc implies "
             f"{documented.expected_exit}\n{err}"
         )
         shown = [line for line in documented.output if line.strip() and line.strip() != "..."]
         actual = [line.rstrip() for line in (out + err).splitlines()]
+        if served:
+            address = re.compile(r"127\.0\.0\.1:\d+")
+            shown = [" ".join(line.split()) for line in shown]
+            actual = [
+                " ".join(address.sub(EXAMPLE_EXTENDER_ADDRESS, line).split()) for line in actual
+            ]
         assert is_subsequence(shown, actual), (
             f"{documented.where}: the output shown in the doc is not what "
             f"`{simple.text}` prints:\n" + "\n".join(actual)

@@ -170,6 +170,7 @@ def test_the_reasons_the_operator_writes_are_in_the_troubleshooting_guide() -> N
     text = TROUBLESHOOTING.read_text()
     for reason in (
         scheduling.NO_POLICY_REASON,
+        scheduling.SCHEDULER_ERROR_REASON,
         policy_book.ACCEPTED,
         policy_book.INVALID,
         policy_book.CONFLICT,

@@ -742,6 +742,16 @@ SA = {"serviceAffinity": {"labels": ["a"]}}
             id="extender-tls-data",
         ),
         pytest.param(
+            {
+                "extenders": [
+                    {"urlPrefix": "https://a", "tlsConfig": {"insecure": True, "caFile": "/ca"}}
+                ]
+            },
+            "spec.extenders[0].tlsConfig.insecure",
+            "must not be true when caFile or caData is set",
+            id="extender-tls-insecure-with-ca",
+        ),
+        pytest.param(
             {"extenders": [{"urlPrefix": "http://a", "managedResources": [{"name": "gpu"}]}]},
             "spec.extenders[0].managedResources[0].name",
             "must be an extended resource name with a domain prefix, like example.com/gpu, "

@@ -57,16 +57,6 @@ def a_policy(
     }
 
 
-@pytest.fixture
-def api() -> FakeApi:
-    return FakeApi()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
 def make_runtime(api: FakeApi, clock: FakeClock, **kw: Any) -> SchedulerRuntime:
     reporter = Reporter(
         api, instance="replica-0", clock=clock, wall=lambda: datetime(2024, 5, 1, tzinfo=UTC)
@@ -248,6 +238,8 @@ async def test_a_failed_binding_requeues_and_warns(
     [event] = api.events
     assert event["reason"] == "FailedScheduling"
     assert event["involvedObject"]["name"] == "web"
+    # And the pod's condition, as upstream's recordSchedulingFailure wrote it.
+    assert [(c["reason"], c["message"]) for c in api.conditions] == [("SchedulerError", message)]
     assert node_pods(runtime) == {"n1": []}
     assert runtime.queue.where(uid(web)) == "backoff"
     clock.now += 1  # the first backoff

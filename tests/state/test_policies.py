@@ -293,11 +293,11 @@ def test_a_broken_holder_yields_to_an_older_valid_claimant(book: PolicyBook) -> 
     assert serving(book, "gpu") == "old"
 
 
-def test_accepted_with_extenders_says_they_are_not_called(book: PolicyBook) -> None:
+def test_accepted_with_extenders_says_how_many_it_calls(book: PolicyBook) -> None:
     body = obj("p")
     body["spec"]["extenders"] = [
         {"urlPrefix": "http://extender:8888", "filterVerb": "filter"},
     ]
     [verdict] = apply(book, body)
     assert verdict.accepted
-    assert "1 extender(s) are not called" in verdict.message
+    assert verdict.message == 'serving schedulerName "gpu"; calls 1 HTTP extender(s)'

@@ -10,9 +10,14 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
    (adaptive: 50% minus 1% per 125 nodes, at least 5% and at least 100 nodes; or the
    policy's fixed percentage). The visit runs in chunks through
    :func:`~.parallel.parallelize_until`, yielding to the event loop between chunks.
+   Then, if some node passed and the policy has extenders, the filtering extenders
+   narrow the feasible nodes, in policy order (:func:`.extenders.filter_nodes`); their
+   refusal reasons join the nodes' reasons. An extender's error fails the attempt
+   (:attr:`Decision.error`), unless it is ignorable.
 3. **Score** — every priority scores every feasible node 0..10 (map, then reduce); the
    total is the sum of weight x score, computed here and nowhere else. With no
-   priorities every node totals 0.
+   priorities every node totals 0. With two or more feasible nodes the prioritizing
+   extenders' raw scores are added too, weight x score (their errors are ignored).
 4. **Select** — among the nodes with the highest total, round-robin
    (``lastNodeIndex``), in the order the nodes were found.
 
@@ -56,6 +61,7 @@ from typing import Any, Final
 from ..objects import Pod
 from .cluster import ClusterState
 from .compiler import CompiledPolicy, MapPlan
+from .extenders import ExtenderClient, ExtenderError, filter_nodes, prioritize_nodes
 from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
 from .framework import NO_HINTS, CycleState, MapFunction, Predicate, Reasons
 from .hinting import Hint, fit_hints
@@ -74,6 +80,8 @@ class NodeScore:
 
     total: int
     priorities: dict[str, int]
+    #: urlPrefix -> the raw score each prioritizing extender gave (before its weight).
+    extenders: dict[str, int] = field(default_factory=dict)
 
 
 #: What :attr:`Decision.scores` is built from: priority names, feasible node names,
@@ -106,6 +114,13 @@ class Decision:
     #: When no node fits and the caller ran :meth:`Scheduler.preempt`: what preemption
     #: found (a node and its victims, or why none); None when it was not tried.
     preemption: Preemption | None = None
+    #: Not "fits nowhere" but a failure of the attempt itself (an extender's error):
+    #: the same text as ``message``; the pod is retried with backoff.
+    error: str = ""
+    #: urlPrefix -> node -> the raw score each prioritizing extender gave.
+    extender_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Extender errors that did not fail the attempt (ignorable filters, prioritize).
+    extender_errors: list[str] = field(default_factory=list)
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
 
@@ -126,8 +141,13 @@ class Decision:
                 names, nodes, totals, build = self._explanation
                 columns = build()
                 rows = zip(*columns, strict=True) if columns else ((),) * len(nodes)
+                by_extender = self.extender_scores
                 for node, total, row in zip(nodes, totals, rows, strict=True):
-                    scores[node] = NodeScore(total, dict(zip(names, row, strict=True)))
+                    scores[node] = NodeScore(
+                        total,
+                        dict(zip(names, row, strict=True)),
+                        {url: raw[node] for url, raw in by_extender.items() if node in raw},
+                    )
                 self._explanation = None
             self._scores = scores
         return self._scores
@@ -152,6 +172,8 @@ class Decision:
             self.score_seconds,
             self.hints,
             self.preemption,
+            self.error,
+            self.extender_errors,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -320,6 +342,9 @@ class Scheduler:
     ``explain=False`` leaves :attr:`Decision.scores` and :attr:`Decision.hints` empty
     (and skips scoring when a lone node fits, and hinting when none does): the node, the
     feasible and failed nodes and the message are unchanged.
+
+    ``extenders``: how to reach the policies' HTTP extenders; None leaves them out (a
+    preview without them, or a policy that has none).
     """
 
     def __init__(
@@ -329,7 +354,9 @@ class Scheduler:
         workers: int = 16,
         explain: bool = True,
         cache_tables: int = 32,
+        extenders: ExtenderClient | None = None,
     ) -> None:
+        self.extenders = extenders
         self.next_start = 0
         self.last_node_index = 0
         self.chunk_size = chunk_size
@@ -351,12 +378,25 @@ class Scheduler:
         cycle = CycleState(pod, cluster, policy.settings)
         started = perf_counter()
         feasible = await self._filter(pod, nodes, cycle, policy, decision)
+        # Hints are verified with the predicates; nodes an extender refused get none.
+        refused_by_predicates = dict(decision.failed) if self.explain else {}
+        if feasible and policy.extenders and self.extenders is not None:
+            try:
+                filtered = await filter_nodes(
+                    self.extenders, policy.extenders, pod, feasible, decision.failed
+                )
+            except ExtenderError as exc:
+                decision.filter_seconds = perf_counter() - started
+                decision.error = decision.message = str(exc)
+                return decision
+            feasible = filtered.feasible
+            decision.extender_errors.extend(filtered.ignored)
         decision.filter_seconds = perf_counter() - started
         decision.feasible = [info.name for info in feasible]
         if not feasible:
             decision.message = fit_error_message(len(nodes), decision.failed)
             if self.explain:
-                decision.hints = fit_hints(pod, cluster, policy, decision.failed)
+                decision.hints = fit_hints(pod, cluster, policy, refused_by_predicates)
             return decision
 
         if len(feasible) == 1 and not self.explain:
@@ -365,6 +405,9 @@ class Scheduler:
             return decision
         started = perf_counter()
         totals = await self._score(pod, feasible, cycle, policy, decision)
+        if len(feasible) > 1 and policy.extenders and self.extenders is not None:
+            # Never with a lone node: upstream did not prioritize then.
+            totals = await self._extender_scores(pod, feasible, policy, decision, totals)
         decision.score_seconds = perf_counter() - started
         if len(feasible) == 1:
             # kube-scheduler takes a lone feasible node without consulting priorities
@@ -784,6 +827,28 @@ class Scheduler:
                 totals,
                 explained,
             )
+        return totals
+
+    async def _extender_scores(
+        self,
+        pod: Pod,
+        feasible: list[NodeInfo],
+        policy: CompiledPolicy,
+        decision: Decision,
+        totals: list[int],
+    ) -> list[int]:
+        """Totals plus weight x each prioritizing extender's raw score (PrioritizeNodes)."""
+        assert self.extenders is not None
+        outcome = await prioritize_nodes(self.extenders, policy.extenders, pod, feasible)
+        decision.extender_errors.extend(outcome.ignored)
+        for extender, column in outcome.columns:
+            totals = weighted_sum(totals, extender.weight, column)
+            raw = decision.extender_scores.setdefault(extender.url_prefix, {})
+            for info, score in zip(feasible, column, strict=True):
+                raw[info.name] = raw.get(info.name, 0) + score
+        if decision._explanation is not None:
+            names, nodes, _, build = decision._explanation
+            decision._explanation = (names, nodes, totals, build)
         return totals
 
     def _select(self, feasible: list[NodeInfo], totals: list[int]) -> str:

@@ -26,8 +26,15 @@ from typing import Any
 
 from .. import names
 from ..objects import Pod, is_extended_resource
-from ..policy import PolicyError, PredicateArgument, PriorityArgument, SchedulingPolicy
+from ..policy import (
+    Extender,
+    PolicyError,
+    PredicateArgument,
+    PriorityArgument,
+    SchedulingPolicy,
+)
 from . import catalogue  # noqa: F401  (fills the registry)
+from .extenders import CompiledExtender, ExtenderTLS
 from .framework import (
     NO_HINTS,
     REGISTRY,
@@ -100,6 +107,37 @@ class CompiledPolicy:
     settings: PolicySettings
     #: ``spec.disablePreemption``: pods of this policy that fit nowhere never preempt.
     disable_preemption: bool = False
+    #: The HTTP extenders, in policy order (see :mod:`.extenders`).
+    extenders: tuple[CompiledExtender, ...] = ()
+
+
+def compile_extender(extender: Extender) -> CompiledExtender:
+    tls = extender.tlsConfig
+    return CompiledExtender(
+        url_prefix=extender.urlPrefix,
+        filter_verb=extender.filterVerb,
+        prioritize_verb=extender.prioritizeVerb,
+        bind_verb=extender.bindVerb,
+        preempt_verb=extender.preemptVerb,
+        weight=extender.weight,
+        enable_https=extender.enableHTTPS,
+        tls=None
+        if tls is None
+        else ExtenderTLS(
+            insecure=tls.insecure,
+            server_name=tls.serverName,
+            cert_file=tls.certFile,
+            key_file=tls.keyFile,
+            ca_file=tls.caFile,
+            cert_data=tls.certData,
+            key_data=tls.keyData,
+            ca_data=tls.caData,
+        ),
+        timeout=extender.http_timeout_seconds,
+        node_cache_capable=extender.nodeCacheCapable,
+        managed_resources=frozenset(resource.name for resource in extender.managedResources),
+        ignorable=extender.ignorable,
+    )
 
 
 def map_plan(fn: Priority) -> MapPlan | None:
@@ -197,6 +235,7 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
             ignored_resources=ignored,
         ),
         disable_preemption=spec.disablePreemption,
+        extenders=tuple(compile_extender(extender) for extender in spec.extenders),
     )
 
 

@@ -58,6 +58,7 @@ from typing import Final
 from ..objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
 from .cluster import ClusterState
 from .compiler import CompiledPolicy
+from .extenders import CompiledExtender, ExtenderClient, Victims, narrow_victims
 from .fitting import fits_on_node, nominated_for
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
@@ -113,18 +114,34 @@ NO_VICTIMS_FIT: Final = "no node has lower-priority pods whose removal would mak
 VETOED: Final = "the extenders left no node to preempt on"
 
 
-@dataclass(frozen=True, slots=True)
-class Victims:
-    """The pods to evict on one node (most important first) and how many of them
-    violate a PodDisruptionBudget (``extenderv1.Victims``)."""
-
-    pods: tuple[Pod, ...]
-    num_pdb_violations: int = 0
-
-
 #: The extenders' say (``processPreemptionWithExtenders``): given the pod and the
 #: candidate node -> victims map, the map to choose from (narrowed, or emptied to veto).
 PreemptionHook = Callable[[Pod, dict[str, Victims]], Awaitable[Mapping[str, Victims]]]
+
+
+def extender_hook(
+    client: ExtenderClient | None,
+    extenders: Sequence[CompiledExtender],
+    cluster: ClusterState,
+    ignored: Callable[[str], None] | None = None,
+) -> PreemptionHook | None:
+    """The hook through which a policy's extenders with a ``preemptVerb`` narrow or veto
+    a preemption's candidates; None when it has none (or no client reaches them).
+
+    An extender error that is not ignorable propagates as :class:`ExtenderError`: there
+    is no preemption at this attempt (upstream gave up too); ``ignored`` hears the rest.
+    """
+    if client is None or not any(extender.preempt_verb for extender in extenders):
+        return None
+
+    async def hook(pod: Pod, candidates: dict[str, Victims]) -> Mapping[str, Victims]:
+        kept, skipped = await narrow_victims(client, extenders, pod, candidates, cluster)
+        for problem in skipped:
+            if ignored is not None:
+                ignored(problem)
+        return kept
+
+    return hook
 
 
 @dataclass(frozen=True, slots=True)

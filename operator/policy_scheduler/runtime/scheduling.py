@@ -20,6 +20,14 @@ the policy book) and is driven from two sides:
   (:meth:`SchedulerRuntime._preempt`): it is nominated to a node whose lower-priority
   pods are deleted, and placed there when its turn comes again.
 
+Extenders (``spec.extenders``) are reached through the ``extenders`` client: the engine
+calls their filters and scores while deciding (an extender's error fails the attempt:
+``PodScheduled=False`` and a ``FailedScheduling`` event naming it, then backoff), and the
+first extender with a ``bindVerb`` that is interested in the pod binds it instead of
+``pods/binding`` (a failure: ``Binding rejected: extender "..." bind failed: ...``).
+Each call is bounded by its extender's ``httpTimeout``, so a hung extender delays only
+the pods it is asked about, by that much, and never stops the loop.
+
 A pod is never bound twice by us: the cache marks it placed from the moment it is
 assumed, the world drops pods the cache holds placed, and bindings are sent only while
 leader. A binding that raced with another scheduler gets 409 from the API server.
@@ -36,7 +44,8 @@ from typing import Any, Protocol
 
 from ..engine.algorithm import Decision, Scheduler, check_node
 from ..engine.compiler import CompiledPolicy, instrument
-from ..engine.preemption import Preemption, PreemptionHook
+from ..engine.extenders import CompiledExtender, ExtenderClient, ExtenderError
+from ..engine.preemption import Preemption, PreemptionHook, extender_hook
 from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
 from ..objects import Pod
 from ..state.cache import PodState, SchedulerCache
@@ -55,6 +64,8 @@ NO_POLICY_REASON = "NoSchedulingPolicy"
 VERIFY_ATTEMPTS = 5
 #: The outcome of a binding nobody could confirm or deny (not an HTTP status).
 AMBIGUOUS = -1
+#: PodScheduled reason of a failed binding (upstream's v1.PodReasonSchedulerError).
+SCHEDULER_ERROR_REASON = "SchedulerError"
 
 
 def nomination_patch(node: str | None) -> dict[str, Any]:
@@ -118,9 +129,12 @@ class SchedulerRuntime:
         clock: Callable[[], float] = time.monotonic,
         namespaces: Sequence[str] = (),
         health: Health | None = None,
+        extenders: ExtenderClient | None = None,
     ) -> None:
         self.api = api
         self.health = health or Health(clock=clock)
+        #: How policies' extenders are reached; None: they are not called.
+        self.extenders = extenders
         self.world = World(
             default_scheduler_name=default_scheduler_name,
             namespaces=namespaces,
@@ -219,7 +233,9 @@ class SchedulerRuntime:
         scheduler = self._schedulers.get(policy.name)
         if scheduler is None:
             # No per-node score tables: the operator only needs the node and the message.
-            scheduler = self._schedulers[policy.name] = Scheduler(explain=False)
+            scheduler = self._schedulers[policy.name] = Scheduler(
+                explain=False, extenders=self.extenders
+            )
         return scheduler
 
     def _timed(self, policy: CompiledPolicy) -> CompiledPolicy:
@@ -281,7 +297,11 @@ class SchedulerRuntime:
         if self._gone(queued):
             self.queue.done(pod.uid)  # deleted or bound elsewhere while being decided
             return decision
-        if decision.node is None:
+        for problem in decision.extender_errors:
+            logger.warning("scheduling %s: %s", pod.key, problem)
+        if decision.error:
+            self._failed(queued, decision, policy, elapsed)
+        elif decision.node is None:
             await self._unschedulable(queued, decision, policy, elapsed)
         elif (stale := self._recheck(pod, decision.node, seen, policy)) is not None:
             logger.info(
@@ -320,12 +340,12 @@ class SchedulerRuntime:
         await self._preempt(pod, decision, policy)
 
     def _preemption_hook(self, policy: CompiledPolicy) -> PreemptionHook | None:
-        """The extenders' say on a preemption (their ``preemptVerb``), or None.
+        """The extenders' say on a preemption (their ``preemptVerb``), or None."""
 
-        The seam for extenders: the hook receives the candidate node -> victims map and
-        returns the one to choose from (narrowed victims, fewer nodes, or none: a veto).
-        """
-        return None
+        def ignored(problem: str) -> None:
+            logger.warning("preemption: %s", problem)
+
+        return extender_hook(self.extenders, policy.extenders, self.cache.cluster, ignored)
 
     async def _preempt(self, pod: Pod, decision: Decision, policy: CompiledPolicy) -> None:
         """kube-scheduler's ``sched.preempt``: find room for a pod that fits nowhere.
@@ -338,10 +358,15 @@ class SchedulerRuntime:
         a Normal ``Preempted`` event, and lower-priority pods nominated to that node lose
         their nomination.
         """
-        with self.cache.snapshot() as cluster:
-            result = await self.scheduler_for(policy).preempt(
-                decision, cluster, policy, process=self._preemption_hook(policy)
-            )
+        try:
+            with self.cache.snapshot() as cluster:
+                result = await self.scheduler_for(policy).preempt(
+                    decision, cluster, policy, process=self._preemption_hook(policy)
+                )
+        except ExtenderError as exc:
+            # As upstream: an extender's failure gives up this preemption, not the pod.
+            logger.warning("no preemption for %s at this attempt: %s", pod.key, exc)
+            return
         if result is None:
             return  # the policy disables preemption, or not a fit error
         self.metrics.preemption_attempt()
@@ -397,6 +422,17 @@ class SchedulerRuntime:
             logger.warning("%s failed: %r", what, exc)
             return 0
 
+    def _failed(
+        self, queued: QueuedPod, decision: Decision, policy: CompiledPolicy, elapsed: float
+    ) -> None:
+        """The attempt itself failed (an extender's error): say so, retry with backoff."""
+        pod, profile = queued.pod, policy.scheduler_name
+        logger.warning("scheduling %s failed: %s", pod.key, decision.error)
+        self.metrics.attempt("error", profile, elapsed)
+        self.queue.error(queued)
+        # kube-scheduler reported any failed attempt as Unschedulable with the error.
+        self._report(self.reporter.unschedulable(pod, decision.error, profile))
+
     def _reserve(self, pod: Pod, decision: Decision) -> None:
         """Assume the decision in the cache at once, so the next decision sees it."""
         assert decision.node is not None
@@ -445,7 +481,12 @@ class SchedulerRuntime:
             # Lost leadership after deciding: another replica will decide again.
             self._unreserve(pod)
             return
-        status = await self._bind_call(pod, node)
+        binder = self._binder(pod, policy)
+        problem = ""
+        if binder is None:
+            status = await self._bind_call(pod, node)
+        else:
+            status, problem = await self._extender_bind_call(binder, pod, node)
         if status == 0 or status >= 500:
             # No answer, or a server error: the binding may have been written anyway.
             status = await self._verify_binding(pod, node, status)
@@ -472,13 +513,18 @@ class SchedulerRuntime:
             self.queue.error(queued)
             return
         self.queue.error(queued)
+        if not problem:
+            problem = f"HTTP {status}" if status else "HTTP connection error"
+        message = f"Binding rejected: {problem}"
+        # As upstream's recordSchedulingFailure: the condition says it too.
+        self._report(self.reporter.pod_condition(pod, message, reason=SCHEDULER_ERROR_REASON))
         self._report(
             self.reporter.event(
                 namespace=pod.namespace,
                 involved=pod_reference(pod),
                 event_type="Warning",
                 reason="FailedScheduling",
-                message=f"Binding rejected: HTTP {status or 'connection error'}",
+                message=message,
                 action="Binding",
                 component=profile,
             )
@@ -536,6 +582,29 @@ class SchedulerRuntime:
         except Exception as exc:  # network trouble: retry with backoff
             logger.warning("binding %s to %s failed: %s", pod.key, node, exc)
             return 0
+
+    def _binder(self, pod: Pod, policy: CompiledPolicy) -> CompiledExtender | None:
+        """The extender that binds ``pod`` instead of pods/binding, if any.
+
+        As upstream's binder choice: the first extender with a bindVerb, if it is
+        interested in the pod (managedResources); otherwise the API binds.
+        """
+        if self.extenders is None:
+            return None
+        binder = next((e for e in policy.extenders if e.bind_verb), None)
+        return binder if binder is not None and binder.is_interested(pod) else None
+
+    async def _extender_bind_call(
+        self, binder: CompiledExtender, pod: Pod, node: str
+    ) -> tuple[int, str]:
+        """Bind through the extender: (200, "") when it did, else (0, why)."""
+        assert self.extenders is not None
+        try:
+            await self.extenders.bind(binder, pod, node)
+        except ExtenderError as exc:
+            logger.warning("binding %s to %s failed: %s", pod.key, node, exc)
+            return 0, str(exc)
+        return 200, ""
 
     async def drain(self) -> None:
         """Wait for bindings and reports in flight (at shutdown or leadership loss)."""

@@ -238,10 +238,7 @@ class PolicyBook:
 
 
 def _extenders_note(count: int) -> str:
-    """Accepted with extenders: say plainly that they are not called (never ignored silently)."""
+    """Accepted with extenders: say how many it calls (``kubectl describe`` shows it)."""
     if not count:
         return ""
-    return (
-        f"; its {count} extender(s) are not called: this version schedules with the "
-        "built-in predicates and priorities only"
-    )
+    return f"; calls {count} HTTP extender(s)"
