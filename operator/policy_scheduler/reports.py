@@ -3,10 +3,13 @@
 For each pod: a headline with the chosen node (or the summary message when nothing
 fits), then one row per evaluated node — feasible nodes by total score, each priority's
 raw 0..10 score and the weighted total; refused nodes with the reasons their predicates
-gave. The chosen node is marked with ``*``. Under a pod that fits nowhere, its fit hints,
-one line each (``hint: cpu request <= 1500m would fit node-2, node-5``), the first
-:data:`MAX_HINT_LINES` with at most :data:`MAX_HINT_NODES` nodes named each (``-o json``
-has them all), or ``no hint: ...`` when none was found.
+gave. The chosen node is marked with ``*``. For a pod with claims, a ``volumes:`` line
+under the headline says how each binds there (``data -> pv-1``: the free PV it was
+matched with; ``cache -> provisioned on node-2``; ``logs -> pv-9 (bound)``: bound
+before). Under a pod that fits nowhere, its fit hints, one line each (``hint: cpu
+request <= 1500m would fit node-2, node-5``), the first :data:`MAX_HINT_LINES` with at
+most :data:`MAX_HINT_NODES` nodes named each (``-o json`` has them all), or ``no hint:
+...`` when none was found.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Final
 from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy
 from .engine.hinting import Hint
+from .engine.predicates.volumes import PodVolumes
 
 MAX_HINT_LINES: Final = 10
 MAX_HINT_NODES: Final = 5
@@ -37,6 +41,8 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
             f"({len(decision.feasible)} feasible of {decision.evaluated or decision.num_all_nodes}"
             f" evaluated, {decision.num_all_nodes} nodes)"
         ]
+        if decision.volumes is not None:
+            lines.append(_volumes_line(decision.volumes))
     # Score columns only when some node was scored.
     priority_names = [entry.name for entry in policy.priorities] if decision.scores else []
     weights = {entry.name: entry.weight for entry in policy.priorities}
@@ -72,6 +78,14 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
     if decision.node is None:
         lines.extend(_hint_lines(decision.hints))
     return "\n".join(lines)
+
+
+def _volumes_line(volumes: PodVolumes) -> str:
+    """How the pod's claims bind on its node, claim by claim."""
+    parts = [f"{pvc.name} -> {pv.name} (bound)" for pvc, pv in volumes.bound]
+    parts += [f"{pvc.name} -> {pv.name}" for pvc, pv in volumes.matched]
+    parts += [f"{pvc.name} -> provisioned on {volumes.node}" for pvc in volumes.provisioned]
+    return "  volumes: " + ", ".join(parts)
 
 
 def _hint_lines(hints: Sequence[Hint]) -> list[str]:

@@ -7,7 +7,9 @@ pods are taken: not gated, not being deleted, not finished), the same cache and 
 queue order (higher ``spec.priority`` first, then older, then file order). Then it
 decides the pending pods one by one with the same engine the operator runs, each on a
 snapshot of the cache, and *assumes* each decision in the cache before the next pod is
-decided, so the decisions see each other, as in a live scheduler.
+decided, so the decisions see each other, as in a live scheduler: the pod on its node,
+and the PVs its claims were matched with bound to them (a free PV serves one claim per
+run), its claims to provision annotated with the node.
 
 Each pending pod is decided by the policy serving its ``spec.schedulerName``, as the
 operator would: the SchedulingPolicies (and legacy Policies) among the inputs, and the
@@ -29,6 +31,7 @@ import yaml
 
 from .engine.algorithm import Decision, Scheduler
 from .engine.compiler import compile_policy
+from .engine.predicates.volumes import PodVolumes
 from .kinds import SCHEDULING_POLICY, PolicyObject, kind_of
 from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
@@ -213,6 +216,9 @@ async def simulate(
             decision = await scheduler.schedule(pod, cluster, policy)
         if decision.node is not None:
             cache.assume(pod, decision.node)
+            if decision.volumes is not None:
+                # The PVs it took are taken: one free PV serves one claim per run.
+                cache.assume_volumes(pod.uid, decision.volumes)
         queue.done(pod.uid)
         decisions.append(decision)
         if progress is not None:
@@ -235,6 +241,22 @@ def decision_to_json(decision: Decision) -> dict[str, Any]:
     }
     if decision.node is None:
         out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
+    elif decision.volumes is not None:
+        out["volumes"] = volumes_to_json(decision.volumes)
+    return out
+
+
+def volumes_to_json(volumes: PodVolumes) -> dict[str, dict[str, Any]]:
+    """Claim name -> how it binds on the chosen node: ``{"pv": NAME}`` matched to a free
+    PV, ``{"provision": true}`` provisioned there, ``{"pv": NAME, "bound": true}``
+    bound before this decision."""
+    out: dict[str, dict[str, Any]] = {}
+    for pvc, pv in volumes.bound:
+        out[pvc.name] = {"pv": pv.name, "bound": True}
+    for pvc, pv in volumes.matched:
+        out[pvc.name] = {"pv": pv.name}
+    for pvc in volumes.provisioned:
+        out[pvc.name] = {"provision": True}
     return out
 
 
@@ -254,4 +276,5 @@ __all__ = [
     "read_documents",
     "report_to_json",
     "simulate",
+    "volumes_to_json",
 ]

@@ -14,7 +14,11 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
    total is the sum of weight x score, computed here and nowhere else. With no
    priorities every node totals 0.
 4. **Select** — among the nodes with the highest total, round-robin
-   (``lastNodeIndex``), in the order the nodes were found.
+   (``lastNodeIndex``), in the order the nodes were found. For a pod with claims, under
+   a policy with CheckVolumeBinding, the decision also carries how its claims bind on
+   the chosen node (:attr:`Decision.volumes`: the PV matched to each unbound claim, the
+   claims to provision), which the scheduler assumes and writes before the pod's
+   binding (the legacy volume binder's FindPodVolumes result for that node).
 
 **Fast path** (``PolicySettings.fast``, the default; ``fast=False`` runs the steps above
 exactly as written, a test compares both on randomized clusters):
@@ -60,6 +64,7 @@ from .framework import NO_HINTS, CycleState, MapFunction, Predicate, Reasons
 from .hinting import Hint, fit_hints
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
+from .predicates.volumes import PodVolumes, find_pod_volumes
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
@@ -101,6 +106,9 @@ class Decision:
     #: When no node fits and the scheduler explains: the verified single changes that
     #: would make the pod fit some nodes (see :mod:`.hinting`).
     hints: list[Hint] = field(default_factory=list)
+    #: When the pod has claims and the policy checks volume binding: how they bind on
+    #: the chosen node (FindPodVolumes' result), which the scheduler assumes and writes.
+    volumes: PodVolumes | None = None
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
 
@@ -146,6 +154,7 @@ class Decision:
             self.filter_seconds,
             self.score_seconds,
             self.hints,
+            self.volumes,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -363,6 +372,7 @@ class Scheduler:
         if len(feasible) == 1 and not self.explain:
             # kube-scheduler takes a lone feasible node without consulting priorities.
             decision.node = feasible[0].name
+            self._plan_volumes(decision, feasible[0], cycle, policy)
             return decision
         started = perf_counter()
         totals = await self._score(pod, feasible, cycle, policy, decision)
@@ -370,10 +380,20 @@ class Scheduler:
         if len(feasible) == 1:
             # kube-scheduler takes a lone feasible node without consulting priorities
             # (nor the round-robin); the scores above are only for people to read.
-            decision.node = feasible[0].name
+            chosen = feasible[0]
         else:
-            decision.node = self._select(feasible, totals)
+            chosen = self._select(feasible, totals)
+        decision.node = chosen.name
+        self._plan_volumes(decision, chosen, cycle, policy)
         return decision
+
+    @staticmethod
+    def _plan_volumes(
+        decision: Decision, chosen: NodeInfo, cycle: CycleState, policy: CompiledPolicy
+    ) -> None:
+        """FindPodVolumes' bindings for the chosen node (pods without volumes: nothing)."""
+        if policy.binds_volumes and decision.pod.volumes:
+            decision.volumes = find_pod_volumes(decision.pod, chosen, cycle)
 
     async def _filter(
         self,
@@ -719,7 +739,7 @@ class Scheduler:
             )
         return totals
 
-    def _select(self, feasible: list[NodeInfo], totals: list[int]) -> str:
+    def _select(self, feasible: list[NodeInfo], totals: list[int]) -> NodeInfo:
         best = max(totals)
         if totals.count(best) == 1:
             # No tie (the usual case): no list of candidates to build.
@@ -728,4 +748,4 @@ class Scheduler:
             tied = [i for i, total in enumerate(totals) if total == best]
             pick = tied[self.last_node_index % len(tied)]
         self.last_node_index += 1
-        return feasible[pick].name
+        return feasible[pick]

@@ -98,6 +98,9 @@ class CompiledPolicy:
     always_check_all_predicates: bool
     percentage_of_nodes_to_score: int
     settings: PolicySettings
+    #: CheckVolumeBinding is among the predicates: a decision also says how the pod's
+    #: claims bind on the chosen node (the volume binder runs only with its predicate).
+    binds_volumes: bool = False
 
 
 def map_plan(fn: Priority) -> MapPlan | None:
@@ -193,6 +196,9 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
         settings=PolicySettings(
             hard_pod_affinity_weight=spec.hardPodAffinitySymmetricWeight,
             ignored_resources=ignored,
+        ),
+        binds_volumes=any(
+            entry.fn is REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING) for entry in predicates
         ),
     )
 
