@@ -5,11 +5,14 @@ protocol in memory. Each method appends a :class:`Call` to ``calls`` and answers
 status configured for that method (``statuses["bind"] = 409``); a status may also be an
 exception instance, which is raised instead, or a list, consumed one answer per call (the
 last answer repeats). Tests assert on what was sent, the way a user would see it in
-``kubectl get events`` or ``kubectl describe pod``.
+``kubectl get events`` or ``kubectl describe pod``. Writes of whole objects (PVs, PVCs)
+answer, on success, with the object as stored: the body with a new resourceVersion.
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -28,6 +31,7 @@ class FakeApi:
     statuses: dict[str, Answer | list[Answer]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     leases: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    versions: itertools.count[int] = field(default_factory=lambda: itertools.count(100))
 
     _DEFAULTS: ClassVar[dict[str, int]] = {
         "bind": 201,
@@ -37,6 +41,8 @@ class FakeApi:
         "patch_policy_status": 200,
         "create_lease": 201,
         "replace_lease": 200,
+        "replace_persistent_volume": 200,
+        "replace_claim": 200,
     }
 
     def _answer(self, method: str, *args: Any) -> int:
@@ -74,6 +80,23 @@ class FakeApi:
 
     async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int:
         return self._answer("replace_lease", namespace, name, body)
+
+    async def replace_persistent_volume(
+        self, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]:
+        status = self._answer("replace_persistent_volume", name, copy.deepcopy(dict(body)))
+        return status, self._stored(body) if status < 300 else None
+
+    async def replace_claim(
+        self, namespace: str, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]:
+        status = self._answer("replace_claim", namespace, name, copy.deepcopy(dict(body)))
+        return status, self._stored(body) if status < 300 else None
+
+    def _stored(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        stored = copy.deepcopy(dict(body))
+        stored["metadata"]["resourceVersion"] = str(next(self.versions))
+        return stored
 
     # -- what tests look at ----------------------------------------------------------------
 

@@ -53,6 +53,14 @@ class Api(Protocol):
 
     async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int: ...
 
+    async def replace_persistent_volume(
+        self, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]: ...
+
+    async def replace_claim(
+        self, namespace: str, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]: ...
+
 
 def _status_of(exc: ApiException) -> int:
     return int(exc.status or 0)
@@ -71,6 +79,23 @@ async def _raw_status(call: Awaitable[Any]) -> int:
         return _status_of(exc)
     try:
         return int(response.status)
+    finally:
+        response.release()
+
+
+async def _raw_object(call: Awaitable[Any]) -> tuple[int, dict[str, Any] | None]:
+    """The HTTP status of a write made with ``_preload_content=False``, and the object
+    the server answered with on success (read as JSON, not as a generated model)."""
+    try:
+        response = await call
+    except ApiException as exc:
+        return _status_of(exc), None
+    try:
+        status = int(response.status)
+        if status >= 300:
+            return status, None
+        data: dict[str, Any] = json.loads(await response.read())
+        return status, data
     finally:
         response.release()
 
@@ -216,6 +241,28 @@ class KubeApi:
         except ApiException as exc:
             return _status_of(exc)
         return 200
+
+    @needs("", "persistentvolumes", "update")
+    async def replace_persistent_volume(
+        self, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]:
+        """PUT a PV (the volume binder's claimRef); a stale resourceVersion answers 409."""
+        await self.limiter.acquire()
+        return await _raw_object(
+            self.core.replace_persistent_volume(name, dict(body), _preload_content=False)
+        )
+
+    @needs("", "persistentvolumeclaims", "update")
+    async def replace_claim(
+        self, namespace: str, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]:
+        """PUT a PVC (the volume binder's selected-node); a stale resourceVersion: 409."""
+        await self.limiter.acquire()
+        return await _raw_object(
+            self.core.replace_namespaced_persistent_volume_claim(
+                name, namespace, dict(body), _preload_content=False
+            )
+        )
 
 
 def required_rules() -> list[dict[str, list[str]]]:

@@ -17,6 +17,17 @@ the policy book) and is driven from two sides:
   ``bind_workers`` at a time. A failed binding forgets the assumption and sends the pod
   back to the queue with backoff; a 409 (someone bound it, or it is already bound) and
   a 404 (deleted) are answers, handled quietly.
+* **Volumes** (the legacy volume binder): a decision whose pod has unbound
+  WaitForFirstConsumer claims also assumes their PVs and claims in the cache
+  (``_reserve``), and its binding cycle first binds them (``_prebind``, see
+  ``volumebinding.py``): the claimRef / selected-node writes, then the wait for the PV
+  controller, and only then the pod's binding. The writes hold a bind slot like any
+  API call; the wait, which may last ``--volume-binding-timeout`` seconds, gives its
+  slot back and takes one again for the pod's binding, so pods waiting for their
+  volumes never starve the bind workers and other pods keep being scheduled and bound
+  meanwhile. A failure (409 on a stale write, timeout, the PV controller undoing our
+  writes) unreserves everything, reports ``VolumeBindingFailed`` (a Warning event and
+  ``PodScheduled=False`` with that reason) and retries the pod with backoff.
 
 A pod is never bound twice by us: the cache marks it placed from the moment it is
 assumed, the world drops pods the cache holds placed, and bindings are sent only while
@@ -33,15 +44,17 @@ from typing import Any, Protocol
 
 from ..engine.algorithm import Decision, Scheduler, check_node
 from ..engine.compiler import CompiledPolicy, instrument
+from ..engine.predicates.volumes import PodVolumes
 from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
 from ..objects import Pod
-from ..state.cache import PodState, SchedulerCache
+from ..state.cache import VOLUME_KINDS, PodState, SchedulerCache
 from ..state.policies import PolicyBook
 from ..state.queueing import QueuedPod, SchedulingQueue
 from ..state.world import DELETED, Outcome, World
 from .kubeapi import Api
 from .policies import PolicyStats, PolicyStatusWriter
 from .reporting import Reporter, now_rfc3339, pod_reference
+from .volumebinding import DEFAULT_TIMEOUT, VolumeBinder, VolumeBindingError
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +96,25 @@ class NullMetrics(MetricsSink):
     """Metrics off: every report is dropped."""
 
 
+class _Slot:
+    """A binding's bind slot: held while it talks to the API, lent back while it waits."""
+
+    __slots__ = ("_slots", "held")
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots = slots
+        self.held = True  # taken by schedule_one before the binding started
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self._slots.release()
+
+    async def acquire(self) -> None:
+        await self._slots.acquire()
+        self.held = True
+
+
 class SchedulerRuntime:
     """The scheduler at work: its world, its scheduling loop and its bindings."""
 
@@ -97,6 +129,7 @@ class SchedulerRuntime:
         is_leader: Callable[[], bool] = lambda: True,
         clock: Callable[[], float] = time.monotonic,
         namespaces: Sequence[str] = (),
+        volume_binding_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.api = api
         self.world = World(
@@ -126,6 +159,14 @@ class SchedulerRuntime:
         #: Pods whose binding is in flight: their assumption belongs to that binding.
         self._binding_uids: set[str] = set()
         self._reports: set[asyncio.Task[None]] = set()
+        self.volume_binder = VolumeBinder(
+            api,
+            self.world.cache,
+            feed=lambda raw, kind: self.handle("MODIFIED", raw, kind),
+            timeout=volume_binding_timeout,
+        )
+        #: Pods reserved with volumes to bind first: their decision's volumes.
+        self._volume_plans: dict[str, PodVolumes] = {}
 
     @property
     def cache(self) -> SchedulerCache:
@@ -146,6 +187,9 @@ class SchedulerRuntime:
     ) -> Outcome:
         """One object from a watch event or a LIST: file it, then tell whom it concerns."""
         outcome = self.world.observe(event_type, raw, kind)
+        if outcome.kind in VOLUME_KINDS and outcome.error is None:
+            assert outcome.kind is not None
+            self.volume_binder.observe(event_type, raw, outcome.kind)
         if outcome.error is not None:
             if outcome.kind is POD:
                 # A pod we cannot read is reported, never dropped silently nor fatal.
@@ -160,6 +204,7 @@ class SchedulerRuntime:
             self._report(self.policy_status.write(outcome.verdicts))
         elif outcome.kind is POD and event_type == DELETED:
             self.reporter.forget_pod(POD.identity(raw))
+            self.volume_binder.pod_deleted(POD.identity(raw))
         return outcome
 
     # -- scheduling side -----------------------------------------------------------------
@@ -182,6 +227,7 @@ class SchedulerRuntime:
 
     async def run(self) -> None:
         """Schedule until cancelled (run it only while leader)."""
+        self.volume_binder.start()
         try:
             while True:
                 queued = await self.queue.pop()
@@ -196,6 +242,9 @@ class SchedulerRuntime:
                         self._unreserve(queued.pod)
                         self.queue.error(queued)
         finally:
+            # Pods waiting for their volumes give up now (unreserved, decided again by
+            # whoever schedules next), so that stopping never waits for the PV controller.
+            self.volume_binder.stop()
             await self.drain()
 
     def _gone(self, queued: QueuedPod) -> bool:
@@ -230,7 +279,10 @@ class SchedulerRuntime:
             return decision
         if decision.node is None:
             self._unschedulable(queued, decision, policy, elapsed)
-        elif (stale := self._recheck(pod, decision.node, seen, policy)) is not None:
+        elif (
+            stale := self._recheck(pod, decision.node, seen, policy)
+            or self._stale_volumes(decision)
+        ) is not None:
             logger.info(
                 "decision for %s went stale while it was taken (%s); trying again",
                 pod.key,
@@ -262,13 +314,27 @@ class SchedulerRuntime:
         self._report(self.reporter.unschedulable(pod, decision.message, profile))
 
     def _reserve(self, pod: Pod, decision: Decision) -> None:
-        """Assume the decision in the cache at once, so the next decision sees it."""
+        """Assume the decision in the cache at once, so the next decision sees it: the
+        pod on its node, and the PVs and claims its volumes bind with (AssumePodVolumes)."""
         assert decision.node is not None
         self.cache.assume(pod, decision.node)
+        volumes = decision.volumes
+        if volumes is not None and volumes.needs_binding:
+            self.cache.assume_volumes(pod.uid, volumes)
+            self._volume_plans[pod.uid] = volumes
 
     def _unreserve(self, pod: Pod) -> None:
         """Undo :meth:`_reserve` (the binding failed or will not be sent)."""
         self._forget(pod.uid)
+        if self._volume_plans.pop(pod.uid, None) is not None:
+            self.cache.forget_volumes(pod.uid)
+
+    def _stale_volumes(self, decision: Decision) -> str | None:
+        """Why the PVs and claims the decision matched changed meanwhile; None if not."""
+        volumes = decision.volumes
+        if volumes is None or not volumes.needs_binding:
+            return None
+        return self.cache.stale_volumes(volumes)
 
     def _recheck(self, pod: Pod, node: str, seen: int, policy: CompiledPolicy) -> str | None:
         """Why a decision taken on the snapshot no longer holds; None when it does.
@@ -292,12 +358,21 @@ class SchedulerRuntime:
     async def _binding_cycle(self, queued: QueuedPod, node: str, policy: CompiledPolicy) -> None:
         """Bind the reserved pod, asynchronously; on failure unreserve and retry."""
         pod, profile = queued.pod, policy.scheduler_name
-        started = self.clock()
+        slot = _Slot(self._binding_slots)
         try:
             if not self.is_leader():
                 # Lost leadership after deciding: another replica will decide again.
                 self._unreserve(pod)
                 return
+            try:
+                await self._prebind(pod, slot)
+            except VolumeBindingError as exc:
+                self._volume_binding_failed(queued, exc, profile)
+                return
+            if not self.is_leader():  # lost while the volumes were being bound
+                self._unreserve(pod)
+                return
+            started = self.clock()
             status = await self._bind_call(pod, node)
             result = "success" if 200 <= status < 300 else "conflict" if status == 409 else "error"
             self.metrics.binding(result, self.clock() - started)
@@ -330,7 +405,39 @@ class SchedulerRuntime:
             )
         finally:
             self._binding_uids.discard(pod.uid)
-            self._binding_slots.release()
+            slot.release()
+
+    async def _prebind(self, pod: Pod, slot: _Slot) -> None:
+        """Bind the pod's volumes, if its decision has any to bind (BindPodVolumes).
+
+        The writes hold the binding's slot; the wait lends it back (see the module
+        docstring). Raises VolumeBindingError.
+        """
+        volumes = self._volume_plans.get(pod.uid)
+        if volumes is None:
+            return
+        written = await self.volume_binder.write(volumes)
+        slot.release()
+        try:
+            await self.volume_binder.wait(pod, volumes, written)
+        finally:
+            await slot.acquire()
+        # Bound: the assumptions stay until the watch reports the bound objects.
+        del self._volume_plans[pod.uid]
+        self.cache.finish_volumes(pod.uid)
+
+    def _volume_binding_failed(
+        self, queued: QueuedPod, error: VolumeBindingError, profile: str
+    ) -> None:
+        """Undo everything the decision assumed; tell why, and retry with backoff."""
+        pod = queued.pod
+        self._unreserve(pod)
+        if error.quiet or self.cache.was_deleted(pod.uid):
+            logger.info("binding volumes of %s stopped: %s", pod.key, error)
+            return
+        logger.warning("binding volumes of %s failed: %s", pod.key, error)
+        self.queue.error(queued)
+        self._report(self.reporter.volume_binding_failed(pod, f"binding volumes: {error}", profile))
 
     async def _bind_call(self, pod: Pod, node: str) -> int:
         """The binding itself: its HTTP status, 0 when it could not be sent."""
