@@ -250,6 +250,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=default_of("bind_workers"),
         help="bindings in flight at once",
     )
+    run.add_argument(
+        "--volume-binding-timeout",
+        type=_positive_seconds,
+        default=default_of("volume_binding_timeout"),
+        metavar="SECONDS",
+        help="how long a pod waits for the PV controller to bind its volumes before it "
+        "is retried (kube-scheduler's bindTimeoutSeconds)",
+    )
     run.set_defaults(func=cmd_run)
 
     exp = sub.add_parser("explain", help="why is this pod pending? per-node answer, read-only")
@@ -263,6 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", choices=("table", "json"), default="table")
     exp.set_defaults(func=cmd_explain)
     return parser
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    return value
 
 
 def cmd_crd(args: argparse.Namespace) -> int:
@@ -287,6 +305,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         qps=args.qps,
         burst=args.burst,
         bind_workers=args.bind_workers,
+        volume_binding_timeout=args.volume_binding_timeout,
     )
     if args.lease_namespace:
         options.lease_namespace = args.lease_namespace

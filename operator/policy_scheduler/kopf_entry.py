@@ -8,7 +8,8 @@ from environment variables, as flags belong to Kopf here:
 ``POLICY_SCHEDULER_NAME`` (default policy-scheduler), ``POLICY_SCHEDULER_LEADER_ELECT``
 ("true" to take a Lease), ``POLICY_SCHEDULER_METRICS_PORT`` (default 9090, 0 = off),
 ``POLICY_SCHEDULER_QPS`` / ``POLICY_SCHEDULER_BURST``, ``POLICY_SCHEDULER_LEASE_NAME``
-(default policy-scheduler) and ``POD_NAMESPACE`` for the Lease.
+(default policy-scheduler), ``POLICY_SCHEDULER_VOLUME_BINDING_TIMEOUT`` (seconds,
+default 600) and ``POD_NAMESPACE`` for the Lease.
 Health: use Kopf's ``--liveness=http://0.0.0.0:8081/healthz``.
 """
 
@@ -38,6 +39,9 @@ def options_from_environment() -> Options:
         qps=float(get("POLICY_SCHEDULER_QPS", "qps")),
         burst=int(get("POLICY_SCHEDULER_BURST", "burst")),
         lease_name=get("POLICY_SCHEDULER_LEASE_NAME", "lease_name"),
+        volume_binding_timeout=float(
+            get("POLICY_SCHEDULER_VOLUME_BINDING_TIMEOUT", "volume_binding_timeout")
+        ),
     )
 
 

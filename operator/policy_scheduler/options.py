@@ -55,6 +55,9 @@ class Options:
     qps: float = 200.0
     burst: int = 400
     bind_workers: int = 16
+    #: Seconds a pod waits for the PV controller to bind the volumes the scheduler chose
+    #: (kube-scheduler's bindTimeoutSeconds) before it is retried.
+    volume_binding_timeout: float = 600.0
     identity: str = field(default_factory=_identity)
 
 
