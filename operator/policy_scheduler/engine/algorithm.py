@@ -372,7 +372,8 @@ class Scheduler:
         if len(feasible) == 1 and not self.explain:
             # kube-scheduler takes a lone feasible node without consulting priorities.
             decision.node = feasible[0].name
-            self._plan_volumes(decision, feasible[0], cycle, policy)
+            if policy.binds_volumes and pod.volumes:
+                decision.volumes = find_pod_volumes(pod, feasible[0], cycle)
             return decision
         started = perf_counter()
         totals = await self._score(pod, feasible, cycle, policy, decision)
@@ -384,16 +385,10 @@ class Scheduler:
         else:
             chosen = self._select(feasible, totals)
         decision.node = chosen.name
-        self._plan_volumes(decision, chosen, cycle, policy)
+        if policy.binds_volumes and pod.volumes:
+            # FindPodVolumes' bindings for the chosen node (see the module docstring).
+            decision.volumes = find_pod_volumes(pod, chosen, cycle)
         return decision
-
-    @staticmethod
-    def _plan_volumes(
-        decision: Decision, chosen: NodeInfo, cycle: CycleState, policy: CompiledPolicy
-    ) -> None:
-        """FindPodVolumes' bindings for the chosen node (pods without volumes: nothing)."""
-        if policy.binds_volumes and decision.pod.volumes:
-            decision.volumes = find_pod_volumes(decision.pod, chosen, cycle)
 
     async def _filter(
         self,

@@ -736,20 +736,16 @@ def _has_claims(pod: Pod) -> bool:
     return False
 
 
-def _claims_of(pod: Pod, cycle: CycleState) -> _PodClaims:
-    cluster = cycle.cluster
-    return cycle.memo("volumes.binding", lambda: _pod_claims(pod, cluster))
-
-
 @predicate(names.CHECK_VOLUME_BINDING)
 def check_volume_binding(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
     if not _has_claims(pod):
         return FITS
-    claims = _claims_of(pod, cycle)
+    cluster = cycle.cluster
+    claims = cycle.memo("volumes.binding", lambda: _pod_claims(pod, cluster))
     if claims.error is not None:
         return (claims.error,)
     try:
-        return _find_pod_volumes(claims, node, cycle.cluster).reasons
+        return _find_pod_volumes(claims, node, cluster).reasons
     except VolumeLookupError as exc:
         return (str(exc),)
 
@@ -761,10 +757,10 @@ def find_pod_volumes(pod: Pod, node: NodeInfo, cycle: CycleState) -> PodVolumes 
     the node does not satisfy them after all."""
     if not _has_claims(pod):
         return None
-    claims = _claims_of(pod, cycle)
+    cluster = cycle.cluster
+    claims = cycle.memo("volumes.binding", lambda: _pod_claims(pod, cluster))
     if claims.error is not None:
         return None
-    cluster = cycle.cluster
     try:
         found = _find_pod_volumes(claims, node, cluster)
     except VolumeLookupError:
