@@ -23,7 +23,7 @@ from .engine.compiler import CompiledPolicy, compile_policy
 from .legacy import convert_legacy, load_legacy
 from .objects import ObjectError
 from .options import Options, default_of
-from .policy import PolicyError, policy_to_object
+from .policy import PolicyError, policy_to_object, seed_name_notes
 from .reports import render_report
 from .selectors import SelectorError
 from .simulation import (
@@ -103,12 +103,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
             continue
         checked += 1
         try:
-            policy = load_policy_document(doc)
+            if is_legacy_policy(doc):
+                converted = convert_legacy(doc)
+                policy, notes = converted.policy, list(converted.warnings)
+            else:
+                policy = load_policy_document(doc)
+                notes = [
+                    f'{kind} "{policy.name}": {n.render()}' for n in seed_name_notes(policy.spec)
+                ]
             compile_policy(policy)
         except PolicyError as exc:
             failures += 1
             print(str(exc), file=sys.stderr)
             continue
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
         print(f'{kind} "{policy.name}" is valid')
     if checked == 0:
         print(f"{args.file}: no SchedulingPolicy or legacy Policy found", file=sys.stderr)

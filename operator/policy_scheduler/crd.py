@@ -92,9 +92,19 @@ def _rule(rule: str, message: str, field_path: str | None = None) -> dict[str, s
     return out
 
 
+def _custom_name_rule(what: str) -> dict[str, str]:
+    pattern = json.dumps(names.NAME_RULE.pattern)
+    return _rule(
+        f"!has(self.argument) || self.name.matches({pattern})",
+        f"a custom {what} name is letters, digits and '-', starting and ending with a letter "
+        "or digit",
+        ".name",
+    )
+
+
 def _predicate_entry_rules() -> list[dict[str, str]]:
     canonical = _canonical_expr("self.name", names.PREDICATE_ALIASES)
-    needing = _cel_list(names.PREDICATES_NEEDING_ARGUMENT)
+    with_argument = _cel_list(names.PREDICATES_WITH_ARGUMENT)
     builtin = _cel_list(names.BUILTIN_PREDICATES)
     kinds = sorted(names.PREDICATE_ARGUMENT_KINDS.items(), key=lambda item: item[1])
     kind_check = "true"
@@ -104,22 +114,18 @@ def _predicate_entry_rules() -> list[dict[str, str]]:
     pairs = ", ".join(f"{owner} a {kind} argument" for kind, owner in kinds)
     return [
         _rule(
-            f"has(self.argument) || !({canonical} in {needing})",
-            f"is required for this predicate ({pairs})",
-            ".argument",
-        ),
-        _rule(
-            f"has(self.argument) || {canonical} in {needing} || self.name in {builtin}",
+            f"has(self.argument) || self.name in {builtin}",
             "unknown built-in predicate; a custom predicate needs an argument "
             "(labelsPresence or serviceAffinity)",
             ".name",
         ),
         _rule(
-            f"!has(self.argument) || !(self.name in {builtin})",
+            f"!has(self.argument) || !(self.name in {builtin}) || {canonical} in {with_argument}",
             "a built-in predicate takes no argument; give a custom predicate a name of its own",
             ".argument",
         ),
         _rule(f"!has(self.argument) || {kind_check}", f"wrong argument kind: {pairs}", ".argument"),
+        _custom_name_rule("predicate"),
     ]
 
 
@@ -169,6 +175,7 @@ def _priority_entry_rules() -> list[dict[str, str]]:
             "argument",
             ".argument",
         ),
+        _custom_name_rule("priority"),
     ]
 
 

@@ -1,29 +1,38 @@
-"""Legacy kube-scheduler ``Policy`` files (kind Policy, apiVersion v1) as SchedulingPolicy.
+"""Legacy kube-scheduler ``Policy`` files (kind Policy) as SchedulingPolicy.
 
-``load_legacy`` parses the text (JSON or YAML, with or without ``kind``/``apiVersion``);
+``load_legacy`` parses the text (JSON or YAML, with or without ``kind``/``apiVersion``;
+``apiVersion`` ``v1`` or v1.19-v1.22's ``kubescheduler.config.k8s.io/v1``);
 ``convert_legacy`` turns the parsed file into the ``SchedulingPolicy`` that behaves the
 same, in three steps:
 
-1. **Read it as Go did.** kube-scheduler decoded the file with ``encoding/json``, which
-   matched keys case-insensitively (``URLPrefix``, ``EnableHTTPS`` work), ignored keys
-   it did not know, and left a field at its zero value for ``null``. Keys are folded to
-   their legacy spelling here, unknown keys are dropped with a warning, ``null`` is
-   dropped, and the zero values our model wants spelled out (``presence: false``) are
-   filled in.
+1. **Read it as Go did.** kube-scheduler decoded the file leniently: keys it did not know
+   were ignored, ``null`` left a field at its zero value. Keys are matched
+   case-insensitively and folded to their legacy spelling here (upstream's own
+   compatibility files write ``"Insecure"``), unknown keys are dropped with a warning,
+   ``null`` is dropped, and the zero values our model wants spelled out (``presence:
+   false``) are filled in.
 2. **Map it.** The legacy scheduler ran predicates in its fixed order
    (``names.LEGACY_PREDICATE_ORDER``) whatever the file said, so every converted
-   predicate gets ``order = rank * stride + k``: ``rank`` is ``names.legacy_rank`` (a
-   custom predicate takes the slot of CheckNodeLabelPresence / CheckServiceAffinity by
+   predicate gets ``order = base + rank * stride + k``: ``rank`` is ``names.legacy_rank``
+   (a custom predicate takes the slot of CheckNodeLabelPresence / CheckServiceAffinity by
    its argument kind), ``k`` numbers the entries sharing a slot in file order, and
-   ``stride`` is 10 (100 if some slot holds ten or more). Predicate names, aliases
-   included, keep the file's spelling: the SchedulingPolicy accepts the same names.
-   Priorities keep their names, weights and arguments. An absent list stays absent (the
-   default set) and an empty list stays empty. Duplicates, which upstream collapsed (a
-   set of predicate names; a map of priorities by name), are collapsed here with a
-   warning: the *last* entry of a name wins, as the last registration won upstream.
-   ``enableHttps`` becomes ``enableHTTPS``. Two zero values meant "the default" to the
-   legacy scheduler and are left unset (with a note): ``hardPodAffinitySymmetricWeight:
-   0`` (default 1) and a ``requestedToCapacityRatioArguments`` resource weight of 0 (1).
+   ``stride`` is 10 (100 if some slot holds ten or more). The seeds' dialect writes
+   ``order`` itself (kube-scheduler ignored it): those values are kept, with a warning,
+   and ``base`` puts the entries without one after them (0 when none is written).
+   Predicate names keep the file's spelling (PodFitsPorts stays), except the seeds'
+   names, which become their successors with a note (PodFitsHost -> HostName,
+   ``names.SEED_PREDICATE_ALIASES`` / ``SEED_PRIORITY_ALIASES``). Priorities keep their
+   names, weights and arguments. An absent list stays absent (the default set) and an
+   empty list stays empty. Duplicates, which upstream collapsed (a set of predicate
+   names; a map of priorities by name), are collapsed here with a warning: the *last*
+   entry of a name wins, as the last registration won upstream. ``enableHttps`` becomes
+   ``enableHTTPS``. Two zero values meant "the default" to the legacy scheduler and are
+   left unset (with a note): ``hardPodAffinitySymmetricWeight: 0`` (default 1) and a
+   ``requestedToCapacityRatioArguments`` resource weight of 0 (1). Notes also say where
+   kube-scheduler with default feature gates behaved otherwise: the gate-off predicates
+   (CheckNodeCondition and the pressure ones) it refused from v1.12, the mandatory
+   CheckNodeUnschedulable and PodToleratesNodeTaints it always ran, a bare
+   CheckNodeLabelPresence / CheckServiceAffinity that filters nothing.
 3. **Refuse what it refused**, by validating the result with ``policy.check_spec`` and
    reporting each issue with the legacy file's path (indexes into the file's own lists,
    legacy key spellings): ``Policy: priorities[1].weight: must be a positive integer,
@@ -57,6 +66,9 @@ from policy_scheduler.policy import (
 
 LEGACY_KIND: Final = "Policy"
 LEGACY_API_VERSION: Final = "v1"
+#: The group-versioned Policy kube-scheduler v1.19-v1.22 also read (same fields).
+GROUP_API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
+LEGACY_API_VERSIONS: Final = (LEGACY_API_VERSION, GROUP_API_VERSION)
 _SUBJECT: Final = "Policy"
 
 
@@ -111,6 +123,9 @@ _EXTENDER: Final = _Struct(
 _PREDICATE: Final = _Struct(
     {
         "name": None,
+        # Not a field of kube-scheduler's Policy (its decoder ignored it): the seeds'
+        # dialect, kept as the evaluation order.
+        "order": None,
         "argument": _Struct(
             {
                 "serviceAffinity": _Struct({"labels": None}, zero={"labels": []}),
@@ -181,16 +196,8 @@ def _read_as_go(value: Any, shape: _Shape, path: Path, warnings: list[str]) -> A
     for key, item in value.items():
         canonical = spelling.get(key.casefold()) if isinstance(key, str) else None
         if canonical is None:
-            hint = ""
-            if key == "order" and len(path) == 2 and path[0] == "predicates":
-                hint = (
-                    "; kube-scheduler ran predicates in its fixed order, "
-                    "which convert writes as order"
-                )
             _warn(
-                warnings,
-                (*path, str(key)),
-                f"unknown field, ignored as kube-scheduler ignored it{hint}",
+                warnings, (*path, str(key)), "unknown field, ignored as kube-scheduler ignored it"
             )
             continue
         if item is None:  # Go leaves the field at its zero value for null
@@ -264,26 +271,100 @@ def _legacy_slot(entry: Any) -> int | None:
     return None
 
 
-def _predicates(kept: list[tuple[int, Any]]) -> list[Any]:
-    slots = [_legacy_slot(entry) for _, entry in kept]
+def _given_order(entry: Any) -> bool:
+    return isinstance(entry, Mapping) and "order" in entry
+
+
+def _predicates(kept: list[tuple[int, Any]], warnings: list[str]) -> list[Any]:
+    """The entries with ``order`` values: the file's own, then the legacy fixed order."""
+    given = [(index, entry) for index, entry in kept if _given_order(entry)]
+    if given:
+        _warn(
+            warnings,
+            ("predicates", given[0][0], "order"),
+            "order values are kept: kube-scheduler itself ignored them and ran its fixed "
+            "order, but the seeds' dialect writes them to choose the order, and so the "
+            "converted policy follows them; entries without one run after, in the fixed order",
+        )
+    slots = [None if _given_order(entry) else _legacy_slot(entry) for _, entry in kept]
     sizes: dict[int, int] = {}
     for slot in slots:
         if slot is not None:
             sizes[slot] = sizes.get(slot, 0) + 1
     # Room for every entry of the fullest slot, in readable steps (10, 100, ...).
     stride = 10 ** max(1, len(str(max(sizes.values(), default=1))))
+    # After the file's own values (integers only: the model refuses the others).
+    highest = max((e["order"] for _, e in given if type(e["order"]) is int), default=-1)
+    base = (highest // stride + 1) * stride if given else 0
     taken: dict[int, int] = {}
     out: list[Any] = []
     for (_, entry), slot in zip(kept, slots, strict=True):
-        if not isinstance(entry, Mapping):
+        if not isinstance(entry, Mapping) or slot is None:
             out.append(entry)
             continue
         mapped = dict(entry)
-        if slot is not None:
-            mapped["order"] = slot * stride + taken.get(slot, 0)
-            taken[slot] = taken.get(slot, 0) + 1
+        mapped["order"] = base + slot * stride + taken.get(slot, 0)
+        taken[slot] = taken.get(slot, 0) + 1
         out.append(mapped)
     return out
+
+
+def _renamed(
+    entries: list[tuple[int, Any]],
+    section: str,
+    seed_aliases: Mapping[str, str],
+    warnings: list[str],
+) -> list[tuple[int, Any]]:
+    """Entries with the seeds' names written as their successors (with a note each)."""
+    out: list[tuple[int, Any]] = []
+    for index, entry in entries:
+        name = _entry_name(entry)
+        successor = seed_aliases.get(name) if name is not None else None
+        if successor is not None and "argument" not in entry:
+            _warn(
+                warnings,
+                (section, index, "name"),
+                f"{_show(name)} is the seeds' name of {successor} (kube-scheduler registered "
+                f"only {successor}); written as {successor}",
+            )
+            entry = {**entry, "name": successor}
+        out.append((index, entry))
+    return out
+
+
+def _predicate_notes(kept: list[tuple[int, Any]], warnings: list[str]) -> None:
+    """What kube-scheduler with default feature gates did differently with these names."""
+    listed: set[str] = set()
+    for index, entry in kept:
+        name = _entry_name(entry)
+        if name is None:
+            continue
+        canonical = names.canonical_predicate(name)
+        listed.add(canonical)
+        bare = not (isinstance(entry, Mapping) and "argument" in entry)
+        if canonical in names.GATE_OFF_PREDICATES and bare:
+            _warn(
+                warnings,
+                ("predicates", index, "name"),
+                f"kube-scheduler v1.12+ with default feature gates refused {canonical} "
+                "(TaintNodesByCondition took it out of its registry); it runs here as v1.13 "
+                "ran it with that gate off",
+            )
+        elif canonical in names.PREDICATES_WITH_ARGUMENT and bare:
+            _warn(
+                warnings,
+                ("predicates", index, "name"),
+                f"{canonical} without an argument filters nothing, as in kube-scheduler "
+                "v1.17+ (v1.13-v1.16 refused it bare)",
+            )
+    missing = [name for name in names.MANDATORY_PREDICATES if name not in listed]
+    if missing:
+        _warn(
+            warnings,
+            ("predicates",),
+            f"kube-scheduler v1.12+ always ran {' and '.join(missing)}, listed or not; the "
+            "converted policy runs what the file lists (add them to keep that behaviour)",
+        )
 
 
 def _priority(entry: Any, index: int, warnings: list[str]) -> Any:
@@ -344,13 +425,16 @@ def _to_spec(
     predicates = legacy.get("predicates")
     if isinstance(predicates, list):
         kept = _collapse(predicates, "predicates", names.canonical_predicate, warnings)
+        kept = _renamed(kept, "predicates", names.SEED_PREDICATE_ALIASES, warnings)
+        _predicate_notes(kept, warnings)
         origins.predicates = [index for index, _ in kept]
-        spec["predicates"] = _predicates(kept)
+        spec["predicates"] = _predicates(kept, warnings)
     elif "predicates" in legacy:
         spec["predicates"] = predicates
     priorities = legacy.get("priorities")
     if isinstance(priorities, list):
         kept = _collapse(priorities, "priorities", names.canonical_priority, warnings)
+        kept = _renamed(kept, "priorities", names.SEED_PRIORITY_ALIASES, warnings)
         origins.priorities = [index for index, _ in kept]
         spec["priorities"] = [_priority(entry, index, warnings) for index, entry in kept]
     elif "priorities" in legacy:
@@ -401,21 +485,27 @@ def _type_meta_errors(data: Mapping[str, Any]) -> list[str]:
         errors.append(
             f"{_SUBJECT}: kind: must be {LEGACY_KIND} (or absent), got {_show(kind)}{hint}"
         )
-    if "apiversion" in fold and data[fold["apiversion"]] != LEGACY_API_VERSION:
+    if "apiversion" in fold and data[fold["apiversion"]] not in LEGACY_API_VERSIONS:
         version = data[fold["apiversion"]]
         errors.append(
-            f"{_SUBJECT}: apiVersion: must be {LEGACY_API_VERSION} (or absent), "
+            f"{_SUBJECT}: apiVersion: must be {' or '.join(LEGACY_API_VERSIONS)} (or absent), "
             f"got {_show(version)}"
         )
     return errors
 
 
 def load_legacy(text: str) -> dict[str, Any]:
-    """Parse a legacy Policy file (JSON or YAML); refuses any kind/apiVersion but Policy/v1."""
+    """Parse a legacy Policy file (JSON or YAML); refuses any kind but Policy and any
+    apiVersion but ``LEGACY_API_VERSIONS``."""
     text = text.removeprefix("\ufeff")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+    if text.lstrip().startswith(("{", "[")):
+        # Kubernetes' decoder reads what looks like JSON as JSON only (yaml.ToJSON passes
+        # it through), so a trailing comma YAML would forgive is an error.
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PolicyError([f"{_SUBJECT}: not valid JSON or YAML: {exc}"]) from exc
+    else:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -451,9 +541,29 @@ def convert_legacy(
     legacy = _read_as_go(data, _POLICY, (), warnings)
     spec_data, origins = _to_spec(legacy, scheduler_name, warnings)
     spec, issues = check_spec(spec_data)
-    if spec is None:
-        raise PolicyError([f"{_SUBJECT}: {_render(issue, origins)}" for issue in issues])
+    errors = _duration_errors(legacy)
+    if spec is None or errors:
+        errors += [f"{_SUBJECT}: {_render(issue, origins)}" for issue in issues]
+        raise PolicyError(errors)
     return ConversionResult(SchedulingPolicy(name=name, spec=spec), tuple(warnings))
+
+
+def _duration_errors(legacy: Mapping[str, Any]) -> list[str]:
+    """A legacy extender's httpTimeout was a Go time.Duration: integer nanoseconds only.
+
+    (A SchedulingPolicy also takes a duration string such as "30s", as the component
+    config's extenders do; a legacy Policy holding one was refused by Go's decoder.)
+    """
+    errors: list[str] = []
+    extenders = legacy.get("extenders")
+    for index, extender in enumerate(extenders if isinstance(extenders, list) else ()):
+        timeout = extender.get("httpTimeout") if isinstance(extender, Mapping) else None
+        if isinstance(timeout, str):
+            errors.append(
+                f"{_SUBJECT}: extenders[{index}].httpTimeout: must be integer nanoseconds in a "
+                f"legacy Policy (Go's time.Duration), got {_show(timeout)}"
+            )
+    return errors
 
 
 def _render(issue: Issue, origins: _Origins) -> str:

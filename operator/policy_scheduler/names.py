@@ -15,6 +15,7 @@ What lives here is data from kube-scheduler's legacy era (v1.13-v1.17):
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 # -- predicates ---------------------------------------------------------------------
@@ -73,18 +74,61 @@ LEGACY_PREDICATE_ORDER: Final[tuple[str, ...]] = (
     MATCH_INTER_POD_AFFINITY,
 )
 
-#: Accepted alternative spellings and what they mean.
-PREDICATE_ALIASES: Final[dict[str, str]] = {
-    "PodFitsPorts": POD_FITS_HOST_PORTS,
+#: The names of the seeds' write-ups (``/work/shared/seeds``: the v1.0-era names
+#: PodFitsHost and PodSelectorMatches, the Go function names of the predicates-ordering
+#: table) and the built-in that succeeded each. kube-scheduler never registered them;
+#: they are accepted with a note, and ``convert`` writes the successor.
+SEED_PREDICATE_ALIASES: Final[dict[str, str]] = {
+    "PodFitsHost": HOST_NAME,
+    "PodSelectorMatches": MATCH_NODE_SELECTOR,
+    "PodMatchNodeSelector": MATCH_NODE_SELECTOR,
+    "CheckNodeConditionPredicate": CHECK_NODE_CONDITION,
+    "CheckNodeMemoryPressurePredicate": CHECK_NODE_MEMORY_PRESSURE,
+    "CheckNodeDiskPressurePredicate": CHECK_NODE_DISK_PRESSURE,
+    "VolumeZonePredicate": NO_VOLUME_ZONE_CONFLICT,
+    "VolumeNodePredicate": CHECK_VOLUME_BINDING,
+    "InterPodAffinityMatches": MATCH_INTER_POD_AFFINITY,
 }
 
-#: Built-in names that only exist with an argument: the legacy scheduler refused them bare.
-PREDICATES_NEEDING_ARGUMENT: Final = frozenset({CHECK_NODE_LABEL_PRESENCE, CHECK_SERVICE_AFFINITY})
+#: Seeds' names that mean no single built-in, with what to write instead.
+SEED_PREDICATE_HINTS: Final[dict[str, str]] = {
+    "MaxPDVolumeCountPredicate": (
+        "the seeds' name of the function behind MaxEBSVolumeCount, MaxGCEPDVolumeCount and "
+        "MaxAzureDiskVolumeCount: name those you want"
+    ),
+}
+
+#: Accepted alternative spellings and what they mean: kube-scheduler's own
+#: (PodFitsPorts, registered for v1.0 compatibility) and the seeds'.
+PREDICATE_ALIASES: Final[dict[str, str]] = {
+    "PodFitsPorts": POD_FITS_HOST_PORTS,
+    **SEED_PREDICATE_ALIASES,
+}
+
+#: Built-in names whose work is their argument's. v1.13-v1.16 refused them bare; v1.17+
+#: (a registered plugin for each) accepted them bare, and with no labels they filter
+#: nothing. Both are accepted bare here, doing what v1.17+ did: nothing.
+PREDICATES_WITH_ARGUMENT: Final = frozenset({CHECK_NODE_LABEL_PRESENCE, CHECK_SERVICE_AFFINITY})
 
 #: Every name a predicate entry may carry without an argument (aliases included).
-BUILTIN_PREDICATES: Final = (
-    frozenset(LEGACY_PREDICATE_ORDER) - PREDICATES_NEEDING_ARGUMENT
-) | frozenset(PREDICATE_ALIASES)
+BUILTIN_PREDICATES: Final = frozenset(LEGACY_PREDICATE_ORDER) | frozenset(PREDICATE_ALIASES)
+
+#: The predicates kube-scheduler v1.12+ removed from its registry while the
+#: TaintNodesByCondition gate was on (its default; locked on in v1.17, gone in v1.18): a
+#: Policy naming one failed to start with default gates. They run here as v1.13 ran them
+#: with the gate off (``examples/policies/legacy-v1.13.yaml``).
+GATE_OFF_PREDICATES: Final = frozenset(
+    {
+        CHECK_NODE_CONDITION,
+        CHECK_NODE_MEMORY_PRESSURE,
+        CHECK_NODE_PID_PRESSURE,
+        CHECK_NODE_DISK_PRESSURE,
+    }
+)
+
+#: kube-scheduler v1.12-v1.22 with default gates always ran these, listed or not
+#: (``mandatoryFitPredicates`` / ``mandatoryPredicates``).
+MANDATORY_PREDICATES: Final = (CHECK_NODE_UNSCHEDULABLE, POD_TOLERATES_NODE_TAINTS)
 
 #: Argument kind of a custom predicate -> the built-in whose slot it takes in the order.
 PREDICATE_ARGUMENT_KINDS: Final[dict[str, str]] = {
@@ -128,7 +172,25 @@ BUILTIN_PRIORITIES: Final = frozenset(
     }
 )
 
-PRIORITY_ALIASES: Final[dict[str, str]] = {}
+#: The seeds' spelling of a built-in priority (seed 002's "BalanceResourceAllocation").
+SEED_PRIORITY_ALIASES: Final[dict[str, str]] = {
+    "BalanceResourceAllocation": BALANCED_RESOURCE_ALLOCATION,
+}
+
+PRIORITY_ALIASES: Final[dict[str, str]] = {**SEED_PRIORITY_ALIASES}
+
+#: The seeds' names for the argument-carrying kinds (the Go functions behind them): used
+#: bare they cannot mean a built-in, so the refusal says which argument they need.
+SEED_ARGUMENT_NAMES: Final[dict[str, str]] = {
+    "CalculateNodeLabelPriority": "labelPreference",
+    "CalculateAntiAffinityPriority": "serviceAntiAffinity",
+}
+
+#: Upstream's algorithm name rule (``validateAlgorithmNameOrDie``): kube-scheduler v1.13-
+#: v1.16 registered a custom (argument-carrying) predicate or priority under the Policy's
+#: name and exited at start on a name failing it. v1.17+ registered custom entries under
+#: their plugin's name instead and no longer checked.
+NAME_RULE: Final = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])$")
 
 #: Argument kinds of custom priorities.
 PRIORITY_ARGUMENT_KINDS: Final = frozenset(
@@ -137,6 +199,11 @@ PRIORITY_ARGUMENT_KINDS: Final = frozenset(
 
 # -- the legacy DefaultProvider -----------------------------------------------------
 
+#: The last legacy DefaultProvider: kube-scheduler v1.19-v1.22 with default feature gates
+#: (``DefaultPredicates`` of the legacy registry). Node conditions arrive as taints
+#: (TaintNodesByCondition, default on since v1.12, GA in v1.17), so CheckNodeUnschedulable
+#: and PodToleratesNodeTaints replace CheckNodeCondition and the three pressure
+#: predicates; EvenPodsSpread is in (beta, on, in v1.18; GA in v1.19).
 DEFAULT_PREDICATES: Final[frozenset[str]] = frozenset(
     {
         NO_VOLUME_ZONE_CONFLICT,
@@ -147,12 +214,10 @@ DEFAULT_PREDICATES: Final[frozenset[str]] = frozenset(
         MATCH_INTER_POD_AFFINITY,
         NO_DISK_CONFLICT,
         GENERAL_PREDICATES,
-        CHECK_NODE_MEMORY_PRESSURE,
-        CHECK_NODE_DISK_PRESSURE,
-        CHECK_NODE_PID_PRESSURE,
-        CHECK_NODE_CONDITION,
         POD_TOLERATES_NODE_TAINTS,
         CHECK_VOLUME_BINDING,
+        CHECK_NODE_UNSCHEDULABLE,
+        EVEN_PODS_SPREAD,
     }
 )
 
@@ -161,7 +226,9 @@ DEFAULT_PREDICATE_ORDER: Final[tuple[str, ...]] = tuple(
     name for name in LEGACY_PREDICATE_ORDER if name in DEFAULT_PREDICATES
 )
 
-#: Default priorities and weights, in the order the DefaultProvider registered them.
+#: Default priorities and weights (v1.19-v1.22 ``DefaultPriorities``): the v1.13 set plus
+#: EvenPodsSpreadPriority at weight 2 (v1.18 registered it at 1; v1.19 doubled it so that
+#: a user's spreading preference weighs as much as LeastRequestedPriority).
 DEFAULT_PRIORITY_WEIGHTS: Final[tuple[tuple[str, int], ...]] = (
     (SELECTOR_SPREAD, 1),
     (INTER_POD_AFFINITY, 1),
@@ -171,7 +238,21 @@ DEFAULT_PRIORITY_WEIGHTS: Final[tuple[tuple[str, int], ...]] = (
     (NODE_AFFINITY, 1),
     (TAINT_TOLERATION, 1),
     (IMAGE_LOCALITY, 1),
+    (EVEN_PODS_SPREAD_PRIORITY, 2),
 )
+
+#: The v1.13-v1.16 DefaultProvider with TaintNodesByCondition off (the "gate-off" set,
+#: ``examples/policies/legacy-v1.13.yaml``): node health through CheckNodeCondition and
+#: the pressure predicates, no EvenPodsSpread.
+LEGACY_V1_13_PREDICATES: Final[frozenset[str]] = (
+    DEFAULT_PREDICATES - {CHECK_NODE_UNSCHEDULABLE, EVEN_PODS_SPREAD}
+) | {
+    CHECK_NODE_CONDITION,
+    CHECK_NODE_MEMORY_PRESSURE,
+    CHECK_NODE_PID_PRESSURE,
+    CHECK_NODE_DISK_PRESSURE,
+}
+LEGACY_V1_13_PRIORITY_WEIGHTS: Final[tuple[tuple[str, int], ...]] = DEFAULT_PRIORITY_WEIGHTS[:-1]
 
 #: Highest score one priority gives one node (``schedulerapi.MaxPriority``).
 MAX_PRIORITY: Final = 10

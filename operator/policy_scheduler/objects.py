@@ -43,13 +43,16 @@ from typing import Any, Final, TypeVar
 from .quantities import QuantityError, int_value, milli_value
 from .selectors import (
     EVERYTHING,
+    IN,
     NodeSelectorTerm,
+    Requirement,
     Selector,
     SelectorError,
     label_selector,
     node_selector_term,
     node_selector_terms,
     set_selector,
+    valid_label_key,
 )
 
 DEFAULT_MILLI_CPU_REQUEST: Final = 100  # 0.1 core, priorities only
@@ -259,12 +262,22 @@ class PreferredNodeTerm:
 
 @dataclass(frozen=True, slots=True)
 class TopologySpreadConstraint:
-    """One of a pod's topologySpreadConstraints."""
+    """One ``topologySpreadConstraints`` entry, as today's kube-scheduler reads it.
+
+    ``selector`` already carries the ``matchLabelKeys`` requirements (the pod's own value
+    of each key it has). ``honor_node_affinity`` / ``honor_node_taints`` are
+    ``nodeAffinityPolicy: Honor`` (the default) / ``nodeTaintsPolicy: Honor`` (default
+    Ignore): whether a node must pass the pod's node selector and required affinity, and
+    tolerate the pod's NoSchedule/NoExecute taints, for its pods to be counted.
+    """
 
     max_skew: int
     topology_key: str
     when_unsatisfiable: str  # DoNotSchedule | ScheduleAnyway
     selector: Selector
+    min_domains: int = 1
+    honor_node_affinity: bool = True
+    honor_node_taints: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -517,6 +530,15 @@ class _Reader:
             raise self.fail(path, f"must be a string, got {_short(value)}")
         return value
 
+    def one_of(self, value: object, path: str, choices: tuple[str, ...], default: str = "") -> str:
+        """A string among ``choices``; absent or empty means ``default``."""
+        text = self.string(value, path, default) or default
+        if text not in choices:
+            quoted = [f'"{choice}"' for choice in choices]
+            allowed = f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+            raise self.fail(path, f"must be {allowed}, got {text!r}")
+        return text
+
     def integer(self, value: object, path: str, default: int = 0) -> int:
         if value is None:
             return default
@@ -691,9 +713,7 @@ def _tolerations(r: _Reader, raw: object, path: str) -> tuple[Toleration, ...]:
     for i, item in enumerate(r.items(raw, path)):
         where = f"{path}[{i}]"
         t = r.mapping(item, where)
-        operator = r.string(t.get("operator"), f"{where}.operator", "Equal") or "Equal"
-        if operator not in ("Equal", "Exists"):
-            raise r.fail(f"{where}.operator", f'must be "Equal" or "Exists", got {operator!r}')
+        operator = r.one_of(t.get("operator"), f"{where}.operator", ("Equal", "Exists"), "Equal")
         seconds = t.get("tolerationSeconds")
         out.append(
             Toleration(
@@ -799,6 +819,124 @@ def parse_volume_source(r: _Reader, name: str, raw: Mapping[str, Any], path: str
     return Volume(name=name, kind=other)
 
 
+#: The fields of a topology spread constraint the scheduler reads; any other is refused
+#: on a pending pod (see ``_spread_constraints``).
+SPREAD_CONSTRAINT_FIELDS: Final = frozenset(
+    {
+        "maxSkew",
+        "topologyKey",
+        "whenUnsatisfiable",
+        "labelSelector",
+        "minDomains",
+        "nodeAffinityPolicy",
+        "nodeTaintsPolicy",
+        "matchLabelKeys",
+    }
+)
+NODE_INCLUSION_POLICIES: Final = ("Honor", "Ignore")
+
+
+def _spread_constraints(
+    r: _Reader, raw: object, labels: Mapping[str, str], *, pending: bool
+) -> tuple[TopologySpreadConstraint, ...]:
+    """``spec.topologySpreadConstraints`` with the API server's checks and today's fields.
+
+    ``minDomains`` (> 0, DoNotSchedule only), ``nodeAffinityPolicy`` / ``nodeTaintsPolicy``
+    (Honor or Ignore) and ``matchLabelKeys`` (label keys, not in the labelSelector; each
+    key the pod carries becomes ``key In (its value)`` in the selector, as
+    PodTopologySpread merges them, v1.25-v1.27). A field the scheduler does not know is
+    refused on a pending pod: placing it while ignoring a rule it states would break the
+    rule silently. A placed pod's own constraints never take part in a decision, so they
+    are read without that check.
+    """
+    path = "spec.topologySpreadConstraints"
+    out: list[TopologySpreadConstraint] = []
+    for i, item in enumerate(r.items(raw, path)):
+        where = f"{path}[{i}]"
+        c = r.mapping(item, where)
+        if pending:
+            for key in c:
+                if key not in SPREAD_CONSTRAINT_FIELDS:
+                    raise r.fail(
+                        f"{where}.{key}",
+                        "unknown field: the scheduler cannot honour a constraint it does "
+                        "not understand, so it does not place the pod",
+                    )
+        max_skew = r.integer(c.get("maxSkew"), f"{where}.maxSkew")
+        if max_skew <= 0:
+            raise r.fail(f"{where}.maxSkew", f"must be greater than zero, got {max_skew}")
+        when = r.one_of(
+            c.get("whenUnsatisfiable"),
+            f"{where}.whenUnsatisfiable",
+            ("DoNotSchedule", "ScheduleAnyway"),
+        )
+        topology_key = r.string(c.get("topologyKey"), f"{where}.topologyKey")
+        if not topology_key:
+            raise r.fail(f"{where}.topologyKey", "is required")
+        min_domains = 1
+        if c.get("minDomains") is not None:
+            min_domains = r.integer(c.get("minDomains"), f"{where}.minDomains")
+            if min_domains <= 0:
+                raise r.fail(f"{where}.minDomains", f"must be greater than zero, got {min_domains}")
+            if when != "DoNotSchedule":
+                raise r.fail(
+                    f"{where}.minDomains",
+                    "can only be used with whenUnsatisfiable: DoNotSchedule",
+                )
+        honor_affinity, honor_taints = (
+            r.one_of(c.get(name), f"{where}.{name}", NODE_INCLUSION_POLICIES, default) == "Honor"
+            for name, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore"))
+        )
+        selector_raw = c.get("labelSelector")
+        selector = r.selector(selector_raw, f"{where}.labelSelector")
+        keys = [
+            r.string(k, f"{where}.matchLabelKeys[{j}]")
+            for j, k in enumerate(r.items(c.get("matchLabelKeys"), f"{where}.matchLabelKeys"))
+        ]
+        if keys:
+            selector = _merge_match_label_keys(r, where, keys, selector, selector_raw, labels)
+        out.append(
+            TopologySpreadConstraint(
+                max_skew=max_skew,
+                topology_key=topology_key,
+                when_unsatisfiable=when,
+                selector=selector,
+                min_domains=min_domains,
+                honor_node_affinity=honor_affinity,
+                honor_node_taints=honor_taints,
+            )
+        )
+    return tuple(out)
+
+
+def _merge_match_label_keys(
+    r: _Reader,
+    where: str,
+    keys: list[str],
+    selector: Selector,
+    selector_raw: object,
+    labels: Mapping[str, str],
+) -> Selector:
+    """The constraint's selector AND ``key In (pod's value)`` for each key the pod has."""
+    if selector_raw is None:
+        raise r.fail(f"{where}.matchLabelKeys", "must not be set when labelSelector is not set")
+    in_selector = {requirement.key for requirement in selector.requirements}
+    extra: list[Requirement] = []
+    for j, key in enumerate(keys):
+        if not valid_label_key(key):
+            raise r.fail(f"{where}.matchLabelKeys[{j}]", f"not a valid label key: {key!r}")
+        if key in in_selector:
+            raise r.fail(
+                f"{where}.matchLabelKeys[{j}]",
+                f"{key!r} is also a key of labelSelector; a key may be in only one of them",
+            )
+        if key in labels:
+            extra.append(Requirement(key, IN, frozenset({labels[key]})))
+    if not extra:
+        return selector
+    return Selector((*selector.requirements, *extra), nothing=selector.nothing)
+
+
 def parse_pod(raw: Mapping[str, Any]) -> Pod:
     meta, name, namespace = _metadata(raw, "Pod", namespaced=True)
     r = _Reader("Pod", f"{namespace}/{name}")
@@ -892,31 +1030,10 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
 
     node_selector_raw = r.labels(spec.get("nodeSelector"), "spec.nodeSelector")
 
-    spread: list[TopologySpreadConstraint] = []
-    tsc_path = "spec.topologySpreadConstraints"
-    for i, item in enumerate(r.items(spec.get("topologySpreadConstraints"), tsc_path)):
-        where = f"{tsc_path}[{i}]"
-        c = r.mapping(item, where)
-        max_skew = r.integer(c.get("maxSkew"), f"{where}.maxSkew")
-        if max_skew <= 0:
-            raise r.fail(f"{where}.maxSkew", f"must be greater than zero, got {max_skew}")
-        when = r.string(c.get("whenUnsatisfiable"), f"{where}.whenUnsatisfiable")
-        if when not in ("DoNotSchedule", "ScheduleAnyway"):
-            raise r.fail(
-                f"{where}.whenUnsatisfiable",
-                f'must be "DoNotSchedule" or "ScheduleAnyway", got {when!r}',
-            )
-        topology_key = r.string(c.get("topologyKey"), f"{where}.topologyKey")
-        if not topology_key:
-            raise r.fail(f"{where}.topologyKey", "is required")
-        spread.append(
-            TopologySpreadConstraint(
-                max_skew=max_skew,
-                topology_key=topology_key,
-                when_unsatisfiable=when,
-                selector=r.selector(c.get("labelSelector"), f"{where}.labelSelector"),
-            )
-        )
+    labels = shared_labels(r.labels(meta.get("labels"), "metadata.labels"))
+    spread = _spread_constraints(
+        r, spec.get("topologySpreadConstraints"), labels, pending=not spec.get("nodeName")
+    )
 
     volumes = []
     for i, item in enumerate(r.items(spec.get("volumes"), "spec.volumes")):
@@ -937,7 +1054,6 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
             break
 
     namespace = sys.intern(namespace)
-    labels = shared_labels(r.labels(meta.get("labels"), "metadata.labels"))
     owner_key = None if controller is None else (controller.kind, controller.name, controller.uid)
     return Pod(
         namespace=namespace,
@@ -1000,12 +1116,11 @@ def parse_node(raw: Mapping[str, Any]) -> Node:
     taints = []
     for i, item in enumerate(r.items(spec.get("taints"), "spec.taints")):
         t = r.mapping(item, f"spec.taints[{i}]")
-        effect = r.string(t.get("effect"), f"spec.taints[{i}].effect")
-        if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-            raise r.fail(
-                f"spec.taints[{i}].effect",
-                f'must be "NoSchedule", "PreferNoSchedule" or "NoExecute", got {effect!r}',
-            )
+        effect = r.one_of(
+            t.get("effect"),
+            f"spec.taints[{i}].effect",
+            ("NoSchedule", "PreferNoSchedule", "NoExecute"),
+        )
         key = r.string(t.get("key"), f"spec.taints[{i}].key")
         if not key:
             raise r.fail(f"spec.taints[{i}].key", "is required")
@@ -1183,11 +1298,12 @@ def parse_storage_class(raw: Mapping[str, Any]) -> StorageClass:
             exprs.append({"key": e.get("key"), "operator": "In", "values": e.get("values") or []})
         topologies.append(r.node_term({"matchExpressions": exprs}, f"allowedTopologies[{i}]"))
     annotations = r.mapping(meta.get("annotations"), "metadata.annotations")
-    mode = r.string(raw.get("volumeBindingMode"), "volumeBindingMode", "Immediate") or "Immediate"
-    if mode not in ("Immediate", "WaitForFirstConsumer"):
-        raise r.fail(
-            "volumeBindingMode", f'must be "Immediate" or "WaitForFirstConsumer", got {mode!r}'
-        )
+    mode = r.one_of(
+        raw.get("volumeBindingMode"),
+        "volumeBindingMode",
+        ("Immediate", "WaitForFirstConsumer"),
+        "Immediate",
+    )
     default_flag = str(
         annotations.get("storageclass.kubernetes.io/is-default-class")
         or annotations.get("storageclass.beta.kubernetes.io/is-default-class")

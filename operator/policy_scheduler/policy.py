@@ -14,10 +14,13 @@ How a spec is checked (``check_spec``), in two passes whose errors are all colle
    and the rules local to one object (written as validators on that model):
 
    * an ``argument`` sets exactly one of its kinds (``argument: {}`` sets none);
-   * a predicate without an argument must be a built-in name (``names.BUILTIN_PREDICATES``);
-     ``CheckNodeLabelPresence`` / ``CheckServiceAffinity`` need their argument
-     (``labelsPresence`` / ``serviceAffinity``), as the legacy scheduler refused them
-     bare; any other built-in takes no argument (a custom predicate needs its own name);
+   * a predicate without an argument must be a built-in name or an alias
+     (``names.BUILTIN_PREDICATES``, the seeds' names included); ``CheckNodeLabelPresence``
+     / ``CheckServiceAffinity`` take their own argument kind (``labelsPresence`` /
+     ``serviceAffinity``) or none (then they filter nothing, as v1.17+); any other
+     built-in takes no argument (a custom predicate needs its own name);
+   * the name of an argument-carrying entry follows upstream's algorithm name rule
+     (``names.NAME_RULE``, enforced by v1.13-v1.16);
    * a priority without an argument must be a built-in name; a built-in takes no
      argument, except ``RequestedToCapacityRatioPriority`` which may carry its
      ``requestedToCapacityRatioArguments``;
@@ -272,19 +275,23 @@ class PredicateEntry(_Model):
     def _known_name(self) -> PredicateEntry:
         canonical = names.canonical_predicate(self.name)
         if self.argument is None:
-            if canonical in names.PREDICATES_NEEDING_ARGUMENT:
-                kind = _predicate_kind_for(canonical)
-                raise _fail(f"is required for {self.name} (a {kind} argument)", "argument")
             if self.name not in names.BUILTIN_PREDICATES:
+                hint = names.SEED_PREDICATE_HINTS.get(self.name)
                 raise _fail(
                     f"unknown predicate {_show(self.name)}"
-                    f"{_did_you_mean(self.name, names.BUILTIN_PREDICATES)}; a custom "
-                    "predicate needs an argument (labelsPresence or serviceAffinity)",
+                    + (
+                        f" ({hint})"
+                        if hint
+                        else _did_you_mean(self.name, _SUGGESTED_PREDICATES)
+                        + "; a custom predicate needs an argument (labelsPresence or "
+                        "serviceAffinity)"
+                    ),
                     "name",
                 )
             return self
+        _check_custom_name(self.name)
         kind = self.argument.kind
-        if canonical in names.PREDICATES_NEEDING_ARGUMENT:
+        if canonical in names.PREDICATES_WITH_ARGUMENT:
             if names.PREDICATE_ARGUMENT_KINDS[kind] != canonical:
                 expected = _predicate_kind_for(canonical)
                 raise _fail(f"{self.name} takes a {expected} argument, got {kind}", "argument")
@@ -295,6 +302,23 @@ class PredicateEntry(_Model):
                 "argument",
             )
         return self
+
+
+#: Suggested for a misspelt name: the built-ins and kube-scheduler's own alias, not the
+#: seeds' names.
+_SUGGESTED_PREDICATES: Final = names.BUILTIN_PREDICATES - names.SEED_PREDICATE_ALIASES.keys()
+_SUGGESTED_PRIORITIES: Final = names.BUILTIN_PRIORITIES
+
+
+def _check_custom_name(name: str) -> None:
+    """Upstream's algorithm name rule, on the name of an argument-carrying entry."""
+    if not names.NAME_RULE.match(name):
+        raise _fail(
+            f"{_show(name)} is not a valid custom name: letters, digits and '-', starting "
+            f"and ending with a letter or digit ({names.NAME_RULE.pattern}, which "
+            "kube-scheduler v1.13-v1.16 enforced)",
+            "name",
+        )
 
 
 def _predicate_kind_for(builtin: str) -> str:
@@ -414,14 +438,23 @@ class PriorityEntry(_Model):
         canonical = names.canonical_priority(self.name)
         if self.argument is None:
             if canonical not in names.BUILTIN_PRIORITIES:
+                kind = names.SEED_ARGUMENT_NAMES.get(self.name)
+                if kind is not None:
+                    raise _fail(
+                        f"{self.name} is the seeds' name of the {kind} custom priority: "
+                        f"it needs a {kind} argument",
+                        "argument",
+                    )
                 raise _fail(
                     f"unknown priority {_show(self.name)}"
-                    f"{_did_you_mean(self.name, names.BUILTIN_PRIORITIES)}; a custom priority "
+                    f"{_did_you_mean(self.name, _SUGGESTED_PRIORITIES)}; a custom priority "
                     "needs an argument (labelPreference, serviceAntiAffinity or "
                     "requestedToCapacityRatioArguments)",
                     "name",
                 )
-        elif canonical in names.BUILTIN_PRIORITIES:
+            return self
+        _check_custom_name(self.name)
+        if canonical in names.BUILTIN_PRIORITIES:
             rtc = "requestedToCapacityRatioArguments"
             if canonical != names.REQUESTED_TO_CAPACITY_RATIO:
                 raise _fail(
@@ -849,6 +882,28 @@ def check_spec(data: Any) -> tuple[SchedulingPolicySpec | None, list[Issue]]:
         # Sorted by path so that an entry's problems read together.
         return None, sorted(issues, key=_sort_key)
     return spec, []
+
+
+def seed_name_notes(spec: SchedulingPolicySpec) -> list[Issue]:
+    """Entries named in the seeds' dialect (accepted aliases kube-scheduler never knew)."""
+    named: list[tuple[Path, str, str | None]] = []
+    for index, predicate in enumerate(spec.predicates or ()):
+        if predicate.argument is None:
+            successor = names.SEED_PREDICATE_ALIASES.get(predicate.name)
+            named.append((("spec", "predicates", index, "name"), predicate.name, successor))
+    for index, priority in enumerate(spec.priorities or ()):
+        if priority.argument is None:
+            successor = names.SEED_PRIORITY_ALIASES.get(priority.name)
+            named.append((("spec", "priorities", index, "name"), priority.name, successor))
+    return [
+        Issue(
+            path,
+            f"{name} is the seeds' name of {successor}, accepted as it "
+            f"(kube-scheduler registered only {successor})",
+        )
+        for path, name, successor in named
+        if successor is not None
+    ]
 
 
 def object_name_problem(name: Any) -> str | None:

@@ -21,6 +21,7 @@ as skipped, never silently dropped. Finished pods (Succeeded / Failed) use no re
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -85,7 +86,7 @@ def read_documents(path: str | Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise InputError(f"{source}: {exc.strerror or exc}") from None
     try:
-        documents = list(yaml.safe_load_all(text))
+        documents = _json_document(text, source) or list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: not valid YAML: {exc}") from None
     out: list[dict[str, Any]] = []
@@ -105,6 +106,21 @@ def read_documents(path: str | Path) -> list[dict[str, Any]]:
         else:
             out.append(doc)
     return out
+
+
+def _json_document(text: str, source: str) -> list[Any] | None:
+    """A JSON file as one document; None for anything else (YAML reads it then).
+
+    What looks like JSON is read as JSON only, as Kubernetes' decoders do: YAML would
+    refuse the tabs JSON files often indent with (kube-scheduler's own example Policy
+    does) and forgive trailing commas that JSON does not.
+    """
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: not valid JSON: {exc}") from None
 
 
 def _stdin() -> str:

@@ -422,10 +422,31 @@ REFUSED = [
         id="custom-priority-without-argument",
     ),
     pytest.param(
-        {"predicates": [{"name": "CheckNodeLabelPresence"}]},
-        "spec.predicates[0].argument",
-        "spec.predicates[0].argument",
-        id="label-presence-builtin-needs-its-argument",
+        {
+            "predicates": [
+                {
+                    "name": "zone_required",
+                    "argument": {"labelsPresence": {"labels": ["zone"], "presence": True}},
+                }
+            ]
+        },
+        "spec.predicates[0].name",
+        "spec.predicates[0].name",
+        id="custom-predicate-name-breaks-the-name-rule",
+    ),
+    pytest.param(
+        {
+            "priorities": [
+                {
+                    "name": "prefer.ssd",
+                    "weight": 1,
+                    "argument": {"labelPreference": {"label": "ssd", "presence": True}},
+                }
+            ]
+        },
+        "spec.priorities[0].name",
+        "spec.priorities[0].name",
+        id="custom-priority-name-breaks-the-name-rule",
     ),
     pytest.param(
         {"predicates": [{"name": "CheckServiceAffinity", "argument": LP}]},
@@ -567,16 +588,13 @@ def test_refusal_messages_are_the_rules_words(crd_errors: CheckFn) -> None:
     ]
 
 
-def test_every_builtin_is_accepted_bare_except_those_needing_an_argument(
-    crd_errors: CheckFn,
-) -> None:
+def test_every_builtin_is_accepted_bare(crd_errors: CheckFn) -> None:
+    # CheckNodeLabelPresence and CheckServiceAffinity too: bare, they filter nothing (v1.17+).
     for name in sorted(names.BUILTIN_PREDICATES):
         assert crd_errors(policy_object({"predicates": [{"name": name}]})) == [], name
     for name in sorted(names.BUILTIN_PRIORITIES):
         spec = {"priorities": [{"name": name, "weight": 1}]}
         assert crd_errors(policy_object(spec)) == [], name
-    for name in sorted(names.PREDICATES_NEEDING_ARGUMENT):
-        assert crd_errors(policy_object({"predicates": [{"name": name}]})) != [], name
 
 
 def test_list_limits_are_a_crd_only_bound(crd_errors: CheckFn) -> None:

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from builders import node, pod, policy
+from policy_scheduler import names
 from policy_scheduler.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +71,8 @@ def test_simulate_table_names_the_choice_and_the_refusals(
     assert code == 0
     assert "ml/gpu-train -> node-b2" in out
     assert "research/giant-simulation: not scheduled: 0/8 nodes are available:" in out
-    assert "node-b3  node(s) were not ready" in out
+    # node-b3 is not ready: the default policy sees the lifecycle controller's taint.
+    assert "node-b3  node(s) had taints that the pod didn't tolerate" in out
     assert "skipping pod batch/gated-job: has schedulingGates" in err
 
 
@@ -258,6 +260,59 @@ def test_validate_reports_every_problem(tmp_path: Path, capsys: pytest.CaptureFi
         assert field in err
 
 
+@pytest.mark.parametrize(
+    ("doc", "note"),
+    [
+        pytest.param(
+            policy([{"name": "PodFitsHost"}], []),
+            'note: SchedulingPolicy "test": spec.predicates[0].name: PodFitsHost is the seeds\' '
+            "name of HostName, accepted as it",
+            id="seed-name-in-a-schedulingpolicy",
+        ),
+        pytest.param(
+            {"kind": "Policy", "apiVersion": "v1", "predicates": [{"name": "CheckNodeCondition"}]},
+            "note: Policy: predicates[0].name: kube-scheduler v1.12+ with default feature gates "
+            "refused CheckNodeCondition",
+            id="gate-off-predicate-in-a-legacy-policy",
+        ),
+    ],
+)
+def test_validate_notes_what_it_accepts_with_a_difference(
+    doc: dict[str, Any], note: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["validate", write(tmp_path, "p.yaml", doc)], capsys)
+    assert code == 0
+    assert "is valid" in out
+    assert note in err
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "stream_text"),
+    [
+        pytest.param(
+            '{\n\t"kind": "Policy",\n\t"predicates": [{"name": "HostName"}]\n}\n',
+            0,
+            'Policy "default" is valid',
+            id="tab-indented-json-yaml-would-refuse",
+        ),
+        pytest.param(
+            '{"kind": "Policy", "predicates": [{"name": "HostName"},]}\n',
+            1,
+            "p.json: not valid JSON",
+            id="trailing-comma-yaml-would-forgive",
+        ),
+    ],
+)
+def test_json_files_are_read_as_json(
+    text: str, code: int, stream_text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    got, out, err = run(["validate", str(path)], capsys)
+    assert got == code
+    assert stream_text in out + err
+
+
 @pytest.mark.parametrize("tty", [True, False])
 def test_progress_only_on_a_terminal(
     tty: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -269,17 +324,41 @@ def test_progress_only_on_a_terminal(
     assert ("scheduling: 40/40 pods" in err) is tty
 
 
-def test_the_spelled_out_default_policy_example_is_the_default_policy() -> None:
+@pytest.mark.parametrize(
+    ("example", "predicates", "priorities"),
+    [
+        pytest.param(
+            "default.yaml",
+            names.DEFAULT_PREDICATE_ORDER,
+            names.DEFAULT_PRIORITY_WEIGHTS,
+            id="default-is-the-v1.22-provider",
+        ),
+        pytest.param(
+            "legacy-v1.13.yaml",
+            tuple(p for p in names.LEGACY_PREDICATE_ORDER if p in names.LEGACY_V1_13_PREDICATES),
+            names.LEGACY_V1_13_PRIORITY_WEIGHTS,
+            id="legacy-v1.13-is-the-gate-off-provider",
+        ),
+    ],
+)
+def test_the_spelled_out_provider_examples(
+    example: str, predicates: tuple[str, ...], priorities: tuple[tuple[str, int], ...]
+) -> None:
     from policy_scheduler.engine.compiler import compile_policy
-    from policy_scheduler.policy import default_policy
     from policy_scheduler.simulation import load_policy_file
 
-    example = compile_policy(load_policy_file(ROOT / "examples" / "policies" / "default.yaml"))
+    compiled = compile_policy(load_policy_file(ROOT / "examples" / "policies" / example))
+    assert tuple(p.name for p in compiled.predicates) == predicates
+    assert tuple((p.name, p.weight) for p in compiled.priorities) == priorities
+
+
+def test_the_default_policy_is_the_default_example() -> None:
+    from policy_scheduler.engine.compiler import compile_policy
+    from policy_scheduler.policy import default_policy
+
     builtin = compile_policy(default_policy())
-    assert [p.name for p in example.predicates] == [p.name for p in builtin.predicates]
-    assert [(p.name, p.weight) for p in example.priorities] == [
-        (p.name, p.weight) for p in builtin.priorities
-    ]
+    assert tuple(p.name for p in builtin.predicates) == names.DEFAULT_PREDICATE_ORDER
+    assert tuple((p.name, p.weight) for p in builtin.priorities) == names.DEFAULT_PRIORITY_WEIGHTS
 
 
 # -- which policy decides which pod ----------------------------------------------------------

@@ -136,6 +136,25 @@ def random_requests(rng: random.Random) -> dict[str, Any] | None:
     return requests
 
 
+def random_spread(rng: random.Random, app: str) -> dict[str, Any]:
+    """A topology spread constraint with today's optional fields, each sometimes set."""
+    when = rng.choice(("DoNotSchedule", "ScheduleAnyway"))
+    constraint: dict[str, Any] = {
+        "maxSkew": rng.choice((1, 1, 2)),
+        "topologyKey": rng.choice((ZONE, ZONE, "rack", HOSTNAME)),
+        "whenUnsatisfiable": when,
+        "labelSelector": {"matchLabels": {"app": app}},
+    }
+    if when == "DoNotSchedule" and rng.random() < 0.3:
+        constraint["minDomains"] = rng.choice((1, 2, 4))
+    for field_name in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        if rng.random() < 0.3:
+            constraint[field_name] = rng.choice(("Honor", "Ignore"))
+    if rng.random() < 0.3:
+        constraint["matchLabelKeys"] = ["tier"]
+    return constraint
+
+
 def random_pod_spec(rng: random.Random) -> dict[str, Any]:
     """A pending pod's template (name and uid are set per pod)."""
     app = rng.choice(APPS)
@@ -212,15 +231,8 @@ def random_pod_spec(rng: random.Random) -> dict[str, Any]:
                 )
             )
         ]
-    if rng.random() < 0.1:
-        kwargs["spread"] = [
-            {
-                "maxSkew": 1,
-                "topologyKey": ZONE,
-                "whenUnsatisfiable": rng.choice(("DoNotSchedule", "ScheduleAnyway")),
-                "labelSelector": {"matchLabels": {"app": app}},
-            }
-        ]
+    if rng.random() < 0.25:
+        kwargs["spread"] = [random_spread(rng, app) for _ in range(rng.choice((1, 1, 2)))]
     if app == "web" and rng.random() < 0.5:
         kwargs["owner"] = ("ReplicaSet", "web", "rs-web")
     if rng.random() < 0.03:
@@ -294,9 +306,7 @@ def build_cluster(nodes: list[dict[str, Any]], placed: list[dict[str, Any]]) -> 
     return state
 
 
-ALL_PREDICATES = [
-    name for name in names.LEGACY_PREDICATE_ORDER if name not in names.PREDICATES_NEEDING_ARGUMENT
-]
+ALL_PREDICATES = list(names.LEGACY_PREDICATE_ORDER)
 ALL_PRIORITIES = [
     (name, weight) for weight, name in enumerate(sorted(names.BUILTIN_PRIORITIES), start=1)
 ]
@@ -447,6 +457,29 @@ def test_fast_and_plain_decide_alike(
     # The generators must keep both outcomes in play: placements and failing nodes.
     assert sum(placed for placed, _ in outcomes) > 0
     assert sum(failures for _, failures in outcomes) > 0
+
+
+def test_the_default_worlds_exercise_todays_spread_fields() -> None:
+    # The "default" row above runs EvenPodsSpread and its priority on these pods: it
+    # only proves the fast path exact for the spread fields if they occur and bite.
+    seen: set[str] = set()
+    refused = 0
+    for seed in (1, 2, 3, 4):
+        nodes, placed, pending = build_world(seed, 24, 40)
+        for raw in pending:
+            for constraint in raw["spec"].get("topologySpreadConstraints", []):
+                seen.update(constraint)
+        state = build_cluster(nodes, placed)
+        for raw in pending:
+            decision = asyncio.run(
+                Scheduler().schedule(parse_pod(raw), state, POLICIES["default"]())
+            )
+            refused += sum(
+                "node(s) didn't match pod topology spread constraints" in reasons
+                for reasons in decision.failed.values()
+            )
+    assert {"minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys"} <= seen
+    assert refused > 0
 
 
 # -- the plan and the cache, directly -------------------------------------------------------

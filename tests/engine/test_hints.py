@@ -239,8 +239,8 @@ TAINTS = [
     pytest.param(
         [node("n1", unschedulable=True)],
         UNSCHEDULABLE_ONLY,
-        [("tolerate node.kubernetes.io/unschedulable:NoSchedule", ("n1",)), ("uncordon", ("n1",))],
-        id="cordoned: CheckNodeUnschedulable alone lets a toleration in",
+        [("uncordon", ("n1",))],
+        id="cordoned: uncordon, never a toleration of the cordon",
     ),
     pytest.param(
         [node("n1", unschedulable=True, taints=[taint(UNSCHEDULABLE)])],
@@ -249,7 +249,14 @@ TAINTS = [
         id="cordoned with its taint: uncordoning removes both",
     ),
     pytest.param(
-        [node("n1", unschedulable=True, conditions={"Ready": "False"})],
+        [
+            node(
+                "n1",
+                unschedulable=True,
+                conditions={"Ready": "False"},
+                taints=[taint("node.kubernetes.io/not-ready")],
+            )
+        ],
         None,
         [],
         id="cordoned and not ready: no single change",
@@ -276,7 +283,15 @@ LABELS = [
     ),
     pytest.param(
         pod("p", affinity=required([expr("disk", "In", "ssd", "nvme")])),
-        [node("n1"), node("n2", labels={"disk": "nvme"}, conditions={"Ready": "False"})],
+        [
+            node("n1"),
+            node(
+                "n2",
+                labels={"disk": "nvme"},
+                conditions={"Ready": "False"},
+                taints=[taint("node.kubernetes.io/not-ready")],
+            ),
+        ],
         None,
         [("label disk=nvme", ("n1",))],
         id="In: the value most nodes carry",
@@ -517,8 +532,13 @@ def test_blocked_on_several_predicates_on_every_node_has_no_hint(check_all: bool
 def test_a_pod_that_fits_nowhere_whatever_changes_has_no_hint() -> None:
     nodes = [
         node("full", pods=1),
-        node("down", conditions={"Ready": "False"}),
-        node("pressured", conditions={"Ready": "True", "DiskPressure": "True"}),
+        # Taints as the node lifecycle controller sets them (the default policy reads them).
+        node("down", conditions={"Ready": "False"}, taints=[taint("node.kubernetes.io/not-ready")]),
+        node(
+            "pressured",
+            conditions={"Ready": "True", "DiskPressure": "True"},
+            taints=[taint("node.kubernetes.io/disk-pressure")],
+        ),
         node("ports"),
     ]
     placed = [pod("b1", node_name="full"), pod("b2", node_name="ports", host_ports=[80])]

@@ -1,4 +1,4 @@
-"""The labelsPresence custom predicate (legacy CheckNodeLabelPresence).
+"""The labelsPresence custom predicate (legacy CheckNodeLabelPresence), and the bare names.
 
 The table is upstream's TestNodeLabelPresence (node labels foo=bar, bar=foo); the
 end-to-end cases run it under a custom name through the real policy and engine.
@@ -66,3 +66,18 @@ def test_end_to_end_summary_when_no_node_has_the_label() -> None:
     assert decision.message == (
         "0/2 nodes are available: 2 node(s) didn't have the requested labels."
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("CheckNodeLabelPresence", id="label-presence"),
+        pytest.param("CheckServiceAffinity", id="service-affinity"),
+    ],
+)
+def test_bare_label_builtins_filter_nothing(name: str) -> None:
+    # v1.17+ accepted them without an argument: no labels, so no node is refused.
+    state = cluster([node("zoned", labels={"zone": "a"}), node("plain")])
+    decision = decide(pod("p", labels={"app": "web"}), state, policy([name], []))
+    assert decision.failed == {}
+    assert set(decision.feasible) == {"zoned", "plain"}

@@ -540,6 +540,149 @@ def test_even_pods_spread_ignores_pods_on_other_namespaces_but_not_deleting_ones
     assert fits == {"node-a": True, "node-x": False}
 
 
+# -- today's fields: minDomains, node inclusion policies, matchLabelKeys ---------------------
+# PodTopologySpread (v1.25-v1.27) semantics on top of the legacy counting above.
+
+TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+
+
+def with_fields(base: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {**base, **fields}
+
+
+def tainted(name: str, zone: str) -> dict[str, Any]:
+    return node(name, labels={"node": name, "zone": zone}, taints=[TAINT])
+
+
+ZONE_FOO = constraint(1, "zone", HARD, exists("foo"))
+TWO_AND_TWO = [existing("p-a1", "node-a", ["foo"]), existing("p-x1", "node-x", ["foo"])]
+ALL_FIT = {"node-a": True, "node-b": True, "node-x": True, "node-y": True}
+NONE_FIT = {"node-a": False, "node-b": False, "node-x": False, "node-y": False}
+ZONE1_ONLY = {"node-a": True, "node-b": True, "node-x": False, "node-y": False}
+ZONE2_ONLY = {"node-a": False, "node-b": False, "node-x": True, "node-y": True}
+
+
+@pytest.mark.parametrize(
+    ("incoming", "nodes", "pods", "fits"),
+    [
+        pytest.param(
+            spread_pod(["foo"], ZONE_FOO),
+            FOUR_NODES,
+            TWO_AND_TWO,
+            ALL_FIT,
+            id="minDomains-absent-1-1",
+        ),
+        pytest.param(
+            spread_pod(["foo"], with_fields(ZONE_FOO, minDomains=2)),
+            FOUR_NODES,
+            TWO_AND_TWO,
+            ALL_FIT,
+            id="minDomains-met-changes-nothing",
+        ),
+        pytest.param(
+            spread_pod(["foo"], with_fields(ZONE_FOO, minDomains=3)),
+            FOUR_NODES,
+            TWO_AND_TWO,
+            # Two domains < 3: the global minimum counts as 0, so 1 + 1 - 0 > maxSkew 1.
+            NONE_FIT,
+            id="fewer-domains-than-minDomains-makes-the-minimum-0",
+        ),
+        pytest.param(
+            spread_pod(["foo"], with_fields(ZONE_FOO, minDomains=3, maxSkew=2)),
+            FOUR_NODES,
+            TWO_AND_TWO,
+            ALL_FIT,
+            id="minDomains-with-room-in-maxSkew",
+        ),
+        pytest.param(
+            spread_pod(["foo"], ZONE_FOO, node_selector={"node": "node-a"}),
+            FOUR_NODES,
+            [existing("p-a1", "node-a", ["foo"])],
+            # Honor (default): only zone1 is a domain, its count 1 is the minimum.
+            ALL_FIT,
+            id="nodeAffinityPolicy-honor-counts-selected-nodes-only",
+        ),
+        pytest.param(
+            spread_pod(
+                ["foo"],
+                with_fields(ZONE_FOO, nodeAffinityPolicy="Ignore"),
+                node_selector={"node": "node-a"},
+            ),
+            FOUR_NODES,
+            [existing("p-a1", "node-a", ["foo"])],
+            # Ignore: zone2 (count 0) is a domain too, so zone1 would reach skew 2.
+            ZONE2_ONLY,
+            id="nodeAffinityPolicy-ignore-counts-every-node",
+        ),
+        pytest.param(
+            spread_pod(["foo"], ZONE_FOO),
+            [zoned("node-a", "zone1"), zoned("node-b", "zone1"), tainted("node-x", "zone2")],
+            [existing("p-a1", "node-a", ["foo"])],
+            # Ignore (default): the tainted zone2 counts 0 and is the minimum.
+            {"node-a": False, "node-b": False, "node-x": True},
+            id="nodeTaintsPolicy-ignore-counts-tainted-nodes",
+        ),
+        pytest.param(
+            spread_pod(["foo"], with_fields(ZONE_FOO, nodeTaintsPolicy="Honor")),
+            [zoned("node-a", "zone1"), zoned("node-b", "zone1"), tainted("node-x", "zone2")],
+            [existing("p-a1", "node-a", ["foo"])],
+            # Honor: the untolerated taint leaves zone2 out; zone1 alone is the minimum.
+            {"node-a": True, "node-b": True, "node-x": True},
+            id="nodeTaintsPolicy-honor-leaves-untolerated-nodes-out",
+        ),
+        pytest.param(
+            spread_pod(
+                ["foo"],
+                with_fields(ZONE_FOO, nodeTaintsPolicy="Honor"),
+                tolerations=[{"key": "dedicated", "operator": "Exists"}],
+            ),
+            [zoned("node-a", "zone1"), zoned("node-b", "zone1"), tainted("node-x", "zone2")],
+            [existing("p-a1", "node-a", ["foo"])],
+            {"node-a": False, "node-b": False, "node-x": True},
+            id="nodeTaintsPolicy-honor-keeps-tolerated-nodes",
+        ),
+        pytest.param(
+            pod("p", labels={"foo": "", "version": "v2"}, spread=[ZONE_FOO]),
+            FOUR_NODES,
+            [existing("old-1", "node-a", ["foo"]), existing("old-2", "node-b", ["foo"])],
+            ZONE2_ONLY,
+            id="without-matchLabelKeys-every-foo-pod-counts",
+        ),
+        pytest.param(
+            pod(
+                "p",
+                labels={"foo": "", "version": "v2"},
+                spread=[with_fields(ZONE_FOO, matchLabelKeys=["version"])],
+            ),
+            FOUR_NODES,
+            [existing("old-1", "node-a", ["foo"]), existing("old-2", "node-b", ["foo"])],
+            # Only pods with version=v2 count: none runs yet, every zone is at 0.
+            ALL_FIT,
+            id="matchLabelKeys-counts-the-pods-own-revision-only",
+        ),
+        pytest.param(
+            pod(
+                "p",
+                labels={"foo": ""},
+                spread=[with_fields(ZONE_FOO, matchLabelKeys=["version"])],
+            ),
+            FOUR_NODES,
+            [existing("old-1", "node-a", ["foo"]), existing("old-2", "node-b", ["foo"])],
+            # A key the pod does not carry adds nothing to the selector.
+            ZONE2_ONLY,
+            id="matchLabelKeys-key-missing-on-the-pod-is-skipped",
+        ),
+    ],
+)
+def test_todays_spread_fields(
+    incoming: dict[str, Any],
+    nodes: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    fits: dict[str, bool],
+) -> None:
+    assert _fits(incoming, nodes, pods) == fits
+
+
 # -- end to end ----------------------------------------------------------------------------
 
 

@@ -774,6 +774,77 @@ def test_even_pods_spread_priority(
     assert scores == expected
 
 
+TAINTED = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+A_AND_X = [zn("node-a", "zone1"), zn("node-x", "zone2")]
+TWO_ON_X = [ex("node-x", "foo"), ex("node-x", "foo")]
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "nodes", "pods", "expected"),
+    [
+        pytest.param(
+            spread_pod(["foo"], soft("zone", "foo")),
+            [zn("node-a", "zone1"), node("node-x", labels={"zone": "zone2"}, taints=[TAINTED])],
+            TWO_ON_X,
+            {"node-a": 10, "node-x": 0},
+            id="nodeTaintsPolicy-ignore-counts-the-tainted-nodes-pods",
+        ),
+        pytest.param(
+            spread_pod(["foo"], {**soft("zone", "foo"), "nodeTaintsPolicy": "Honor"}),
+            [zn("node-a", "zone1"), node("node-x", labels={"zone": "zone2"}, taints=[TAINTED])],
+            TWO_ON_X,
+            {"node-a": 10, "node-x": 10},
+            id="nodeTaintsPolicy-honor-leaves-them-out",
+        ),
+        pytest.param(
+            spread_pod(["foo"], soft("zone", "foo"), node_selector={"node": "node-a"}),
+            A_AND_X,
+            TWO_ON_X,
+            {"node-a": 10, "node-x": 10},
+            id="nodeAffinityPolicy-honor-counts-selected-nodes-only",
+        ),
+        pytest.param(
+            spread_pod(
+                ["foo"],
+                {**soft("zone", "foo"), "nodeAffinityPolicy": "Ignore"},
+                node_selector={"node": "node-a"},
+            ),
+            A_AND_X,
+            TWO_ON_X,
+            {"node-a": 10, "node-x": 0},
+            id="nodeAffinityPolicy-ignore-counts-every-node",
+        ),
+        pytest.param(
+            pod("p", labels={"foo": "", "version": "v2"}, spread=[soft("zone", "foo")]),
+            A_AND_X,
+            TWO_ON_X,
+            {"node-a": 10, "node-x": 0},
+            id="without-matchLabelKeys-every-foo-pod-counts",
+        ),
+        pytest.param(
+            pod(
+                "p",
+                labels={"foo": "", "version": "v2"},
+                spread=[{**soft("zone", "foo"), "matchLabelKeys": ["version"]}],
+            ),
+            A_AND_X,
+            TWO_ON_X,
+            {"node-a": 10, "node-x": 10},
+            id="matchLabelKeys-counts-the-pods-own-revision-only",
+        ),
+    ],
+)
+def test_even_pods_spread_priority_with_todays_fields(
+    the_pod: dict[str, Any],
+    nodes: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    expected: dict[str, int],
+) -> None:
+    assert run(REGISTRY.priorities[names.EVEN_PODS_SPREAD_PRIORITY], the_pod, nodes, pods) == (
+        expected
+    )
+
+
 # -- end to end ----------------------------------------------------------------------------
 
 

@@ -91,6 +91,17 @@ def convert(data: dict[str, Any], **kwargs: Any) -> ConversionResult:
     return convert_legacy(data, **kwargs)
 
 
+def mandatory_note(*missing: str) -> str:
+    """The note on the predicates kube-scheduler always ran (CheckNodeUnschedulable, ...)."""
+    return (
+        f"Policy: predicates: kube-scheduler v1.12+ always ran {' and '.join(missing)}, listed "
+        "or not; the converted policy runs what the file lists (add them to keep that behaviour)"
+    )
+
+
+BOTH_MANDATORY = mandatory_note("CheckNodeUnschedulable", "PodToleratesNodeTaints")
+
+
 def legacy_errors(data: Any) -> list[str]:
     with pytest.raises(PolicyError) as info:
         convert_legacy(data)
@@ -102,7 +113,7 @@ def legacy_errors(data: Any) -> list[str]:
 
 def test_classic_policy() -> None:
     result = convert(load_legacy(CLASSIC), name="classic", scheduler_name="legacy-scheduler")
-    assert result.warnings == ()
+    assert result.warnings == (BOTH_MANDATORY,)
     obj = policy_to_object(result.policy)
     assert obj["metadata"] == {"name": "classic"}
     spec = obj["spec"]
@@ -155,9 +166,7 @@ def test_orders_reproduce_the_legacy_fixed_order() -> None:
 
 
 def test_every_builtin_predicate_gets_its_legacy_rank() -> None:
-    builtin = [
-        n for n in names.LEGACY_PREDICATE_ORDER if n not in names.PREDICATES_NEEDING_ARGUMENT
-    ]
+    builtin = list(names.LEGACY_PREDICATE_ORDER)
     data = {"predicates": [{"name": name} for name in reversed(builtin)]}
     ordered = convert(data).policy.ordered_predicates()
     assert ordered is not None
@@ -207,10 +216,48 @@ def test_a_crowded_slot_widens_the_stride() -> None:
     assert policy.spec.predicates[0].order == names.legacy_rank("HostName") * 100
 
 
+@pytest.mark.parametrize(
+    ("predicates", "expected"),
+    [
+        pytest.param(
+            [{"name": "NoDiskConflict", "order": 2}, {"name": "HostName", "order": 1}],
+            [("HostName", 1), ("NoDiskConflict", 2)],
+            id="every-entry-ordered-keeps-the-files-values",
+        ),
+        pytest.param(
+            [
+                {"name": "MatchInterPodAffinity"},
+                {"name": "NoDiskConflict", "order": 5},
+                {"name": "HostName"},
+            ],
+            # After the highest written value (5), in the fixed order: HostName (rank 3)
+            # before MatchInterPodAffinity (rank 23), each at 10 + rank * 10.
+            [
+                ("NoDiskConflict", 5),
+                ("HostName", 10 + 10 * names.legacy_rank("HostName")),
+                ("MatchInterPodAffinity", 10 + 10 * names.legacy_rank("MatchInterPodAffinity")),
+            ],
+            id="unordered-entries-follow-in-the-fixed-order",
+        ),
+        pytest.param(
+            [{"name": "HostName", "order": 0}, {"name": "NoDiskConflict"}],
+            [("HostName", 0), ("NoDiskConflict", 10 + 10 * names.legacy_rank("NoDiskConflict"))],
+            id="order-zero-is-a-written-value",
+        ),
+    ],
+)
+def test_written_order_values_are_kept(
+    predicates: list[dict[str, Any]], expected: list[tuple[str, int]]
+) -> None:
+    ordered = convert({"predicates": predicates}).policy.ordered_predicates()
+    assert ordered is not None
+    assert [(entry.name, entry.order) for entry in ordered] == expected
+
+
 def test_yaml_without_kind() -> None:
     data = load_legacy(YAML_WITHOUT_KIND)
     result = convert(data)
-    assert result.warnings == ()
+    assert result.warnings == (mandatory_note("CheckNodeUnschedulable"),)
     spec = policy_to_object(result.policy)["spec"]
     assert [p["name"] for p in spec["predicates"]] == [
         "PodFitsResources",
@@ -266,7 +313,7 @@ def test_keys_match_case_insensitively_as_in_go() -> None:
         "HardPodAffinitySymmetricWeight": 7,
     }
     result = convert(data)
-    assert result.warnings == ()
+    assert result.warnings == (BOTH_MANDATORY,)
     spec = policy_to_object(result.policy)["spec"]
     assert spec["predicates"] == [{"name": "HostName", "order": 10 * names.legacy_rank("HostName")}]
     assert spec["priorities"] == [{"name": "EqualPriority", "weight": 2}]
@@ -279,9 +326,50 @@ def test_keys_match_case_insensitively_as_in_go() -> None:
     [
         pytest.param(
             {"predicates": [{"name": "HostName", "order": 2}]},
-            "Policy: predicates[0].order: unknown field, ignored as kube-scheduler ignored it; "
-            "kube-scheduler ran predicates in its fixed order",
+            "Policy: predicates[0].order: order values are kept: kube-scheduler itself ignored "
+            "them and ran its fixed order",
             id="order-in-a-legacy-file",
+        ),
+        pytest.param(
+            {"predicates": [{"name": "GeneralPredicates"}]},
+            BOTH_MANDATORY,
+            id="mandatory-predicates-not-listed",
+        ),
+        pytest.param(
+            {"predicates": []},
+            BOTH_MANDATORY,
+            id="mandatory-predicates-even-for-an-empty-list",
+        ),
+        pytest.param(
+            {"predicates": [{"name": "PodFitsHost"}]},
+            'Policy: predicates[0].name: "PodFitsHost" is the seeds\' name of HostName '
+            "(kube-scheduler registered only HostName); written as HostName",
+            id="seed-name-pod-fits-host",
+        ),
+        pytest.param(
+            {"predicates": [{"name": "PodSelectorMatches"}]},
+            'Policy: predicates[0].name: "PodSelectorMatches" is the seeds\' name of '
+            "MatchNodeSelector",
+            id="seed-name-pod-selector-matches",
+        ),
+        pytest.param(
+            {"priorities": [{"name": "BalanceResourceAllocation", "weight": 1}]},
+            'Policy: priorities[0].name: "BalanceResourceAllocation" is the seeds\' name of '
+            "BalancedResourceAllocation",
+            id="seed-name-balance-resource-allocation",
+        ),
+        pytest.param(
+            {"predicates": [{"name": "CheckNodeMemoryPressure"}]},
+            "Policy: predicates[0].name: kube-scheduler v1.12+ with default feature gates "
+            "refused CheckNodeMemoryPressure (TaintNodesByCondition took it out of its "
+            "registry); it runs here as v1.13 ran it with that gate off",
+            id="gate-off-predicate",
+        ),
+        pytest.param(
+            {"predicates": [{"name": "CheckServiceAffinity"}]},
+            "Policy: predicates[0].name: CheckServiceAffinity without an argument filters "
+            "nothing, as in kube-scheduler v1.17+ (v1.13-v1.16 refused it bare)",
+            id="bare-check-service-affinity",
         ),
         pytest.param(
             {"schedulerName": "x"},
@@ -431,14 +519,68 @@ def test_zero_meaning_default_is_left_unset() -> None:
             id="hard-affinity-weight-negative",
         ),
         pytest.param(
-            {"predicates": [{"name": "HostName"}, {"name": "PodFitsHost"}]},
-            'Policy: predicates[1].name: unknown predicate "PodFitsHost"',
+            {"extenders": [{"urlPrefix": "http://x", "filterVerb": "f", "httpTimeout": "30s"}]},
+            "Policy: extenders[0].httpTimeout: must be integer nanoseconds in a legacy Policy "
+            '(Go\'s time.Duration), got "30s"',
+            id="duration-string-in-a-legacy-extender",
+        ),
+        pytest.param(
+            {"predicates": [{"name": "HostName"}, {"name": "PodFitsNodeSelector"}]},
+            'Policy: predicates[1].name: unknown predicate "PodFitsNodeSelector"',
             id="unknown-predicate",
         ),
         pytest.param(
-            {"predicates": [{"name": "CheckServiceAffinity"}]},
-            "Policy: predicates[0].argument: is required for CheckServiceAffinity",
-            id="service-affinity-bare",
+            {"predicates": [{"name": "CheckNodeUnschedulablePredicate"}]},
+            'Policy: predicates[0].name: unknown predicate "CheckNodeUnschedulablePredicate"',
+            id="a-function-name-that-is-not-the-seeds",
+        ),
+        pytest.param(
+            {"predicates": [{"name": "MaxPDVolumeCountPredicate"}]},
+            'Policy: predicates[0].name: unknown predicate "MaxPDVolumeCountPredicate" (the '
+            "seeds' name of the function behind MaxEBSVolumeCount, MaxGCEPDVolumeCount and "
+            "MaxAzureDiskVolumeCount: name those you want)",
+            id="ambiguous-seed-name",
+        ),
+        pytest.param(
+            {"priorities": [{"name": "CalculateNodeLabelPriority", "weight": 1}]},
+            "Policy: priorities[0].argument: CalculateNodeLabelPriority is the seeds' name of "
+            "the labelPreference custom priority: it needs a labelPreference argument",
+            id="seed-priority-name-without-its-argument",
+        ),
+        pytest.param(
+            {
+                "predicates": [
+                    {
+                        "name": "zone_required",
+                        "argument": {"labelsPresence": {"labels": ["zone"], "presence": True}},
+                    }
+                ]
+            },
+            'Policy: predicates[0].name: "zone_required" is not a valid custom name',
+            id="custom-predicate-name-breaks-the-name-rule",
+        ),
+        pytest.param(
+            {
+                "priorities": [
+                    {
+                        "name": "prefer.ssd",
+                        "weight": 1,
+                        "argument": {"labelPreference": {"label": "ssd", "presence": True}},
+                    }
+                ]
+            },
+            'Policy: priorities[0].name: "prefer.ssd" is not a valid custom name',
+            id="custom-priority-name-breaks-the-name-rule",
+        ),
+        pytest.param(
+            {
+                "predicates": [
+                    {"name": "HostName", "order": 1},
+                    {"name": "NoDiskConflict", "order": 1},
+                ]
+            },
+            "Policy: predicates[1].order: 1 is also the order of predicates[0]",
+            id="order-values-clash",
         ),
         pytest.param(
             {"priorities": [{"name": "RackSpread", "weight": 1}]},
@@ -555,7 +697,7 @@ def test_zero_meaning_default_is_left_unset() -> None:
         ),
         pytest.param(
             {"kind": "Policy", "apiVersion": "kubescheduler.config.k8s.io/v1alpha1"},
-            "Policy: apiVersion: must be v1 (or absent), "
+            "Policy: apiVersion: must be v1 or kubescheduler.config.k8s.io/v1 (or absent), "
             'got "kubescheduler.config.k8s.io/v1alpha1"',
             id="wrong-api-version",
         ),
@@ -614,6 +756,11 @@ def test_a_bad_scheduler_name_is_refused() -> None:
         pytest.param("kind: Policy\napiVersion: v1\npredicates: []\n", id="yaml"),
         pytest.param("predicates: []\n", id="yaml-without-kind"),
         pytest.param('\ufeff{"predicates": []}', id="json-with-bom"),
+        pytest.param(
+            '{"kind": "Policy", "apiVersion": "kubescheduler.config.k8s.io/v1", "predicates": []}',
+            id="group-versioned-v1.19-v1.22",
+        ),
+        pytest.param('{\n\t"predicates": [\n\t]\n}', id="tab-indented-json"),
     ],
 )
 def test_load_legacy_accepts(text: str) -> None:
@@ -630,12 +777,18 @@ def test_load_legacy_accepts(text: str) -> None:
         ),
         pytest.param(
             "kind: Policy\napiVersion: v2\n",
-            'Policy: apiVersion: must be v1 (or absent), got "v2"',
+            "Policy: apiVersion: must be v1 or kubescheduler.config.k8s.io/v1 (or absent), "
+            'got "v2"',
             id="wrong-api-version",
         ),
         pytest.param("- a\n- b\n", "Policy: must be a JSON or YAML object, got list", id="list"),
         pytest.param("", "Policy: must be a JSON or YAML object, got NoneType", id="empty"),
         pytest.param("predicates: [\n", "Policy: not valid JSON or YAML", id="broken"),
+        pytest.param(
+            '{"predicates": [{"name": "HostName"},]}',
+            "Policy: not valid JSON or YAML: Expecting value",
+            id="json-with-a-trailing-comma-yaml-would-forgive",
+        ),
     ],
 )
 def test_load_legacy_refuses(text: str, expected: str) -> None:

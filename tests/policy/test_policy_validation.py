@@ -165,6 +165,56 @@ def test_absent_stays_absent_and_empty_stays_empty(spec: dict[str, Any]) -> None
     assert policy_to_object(parse_policy(obj)) == obj
 
 
+@pytest.mark.parametrize(
+    ("entry", "canonical"),
+    [
+        pytest.param(
+            {"name": "CheckServiceAffinity"}, "CheckServiceAffinity", id="bare-service-affinity"
+        ),
+        pytest.param(
+            {"name": "CheckNodeLabelPresence"}, "CheckNodeLabelPresence", id="bare-label-presence"
+        ),
+        pytest.param({"name": "PodFitsHost"}, "HostName", id="seed-pod-fits-host"),
+        pytest.param({"name": "PodSelectorMatches"}, "MatchNodeSelector", id="seed-selector"),
+        pytest.param(
+            {"name": "InterPodAffinityMatches"}, "MatchInterPodAffinity", id="seed-affinity"
+        ),
+        pytest.param(
+            {
+                "name": "Zone-Required-2",
+                "argument": {"labelsPresence": {"labels": ["zone"], "presence": True}},
+            },
+            "Zone-Required-2",
+            id="custom-name-within-the-rule",
+        ),
+    ],
+)
+def test_accepted_predicate_names(entry: dict[str, Any], canonical: str) -> None:
+    spec = parse_policy(policy_object({"predicates": [entry]})).spec
+    assert spec.predicates is not None
+    assert names.canonical_predicate(spec.predicates[0].name) == canonical
+
+
+def test_seed_names_get_a_note_from_validate() -> None:
+    from policy_scheduler.policy import seed_name_notes
+
+    spec = parse_policy(
+        policy_object(
+            {
+                "predicates": [{"name": "PodFitsHost"}, {"name": "NoDiskConflict"}],
+                "priorities": [{"name": "BalanceResourceAllocation", "weight": 1}],
+            }
+        )
+    ).spec
+    assert [note.render() for note in seed_name_notes(spec)] == [
+        "spec.predicates[0].name: PodFitsHost is the seeds' name of HostName, accepted as it "
+        "(kube-scheduler registered only HostName)",
+        "spec.priorities[0].name: BalanceResourceAllocation is the seeds' name of "
+        "BalancedResourceAllocation, accepted as it (kube-scheduler registered only "
+        "BalancedResourceAllocation)",
+    ]
+
+
 def test_kopf_like_mapping_bodies_are_accepted() -> None:
     body = MappingProxyType(
         {
@@ -345,16 +395,45 @@ SA = {"serviceAffinity": {"labels": ["a"]}}
             id="predicate-name-missing",
         ),
         pytest.param(
-            {"predicates": [{"name": "CheckNodeLabelPresence"}]},
-            "spec.predicates[0].argument",
-            "is required for CheckNodeLabelPresence (a labelsPresence argument)",
-            id="label-presence-bare",
+            {
+                "predicates": [
+                    {
+                        "name": "zone_required",
+                        "argument": {"labelsPresence": {"labels": ["zone"], "presence": True}},
+                    }
+                ]
+            },
+            "spec.predicates[0].name",
+            "\"zone_required\" is not a valid custom name: letters, digits and '-', starting "
+            "and ending with a letter or digit",
+            id="custom-predicate-name-with-underscore",
         ),
         pytest.param(
-            {"predicates": [{"name": "CheckServiceAffinity"}]},
-            "spec.predicates[0].argument",
-            "is required for CheckServiceAffinity (a serviceAffinity argument)",
-            id="service-affinity-bare",
+            {"predicates": [{"name": "x", "argument": {"serviceAffinity": {"labels": ["zone"]}}}]},
+            "spec.predicates[0].name",
+            '"x" is not a valid custom name',
+            id="custom-name-of-one-character",
+        ),
+        pytest.param(
+            {
+                "priorities": [
+                    {
+                        "name": "-prefer-ssd",
+                        "weight": 1,
+                        "argument": {"labelPreference": {"label": "ssd", "presence": True}},
+                    }
+                ]
+            },
+            "spec.priorities[0].name",
+            '"-prefer-ssd" is not a valid custom name',
+            id="custom-priority-name-starting-with-a-dash",
+        ),
+        pytest.param(
+            {"priorities": [{"name": "CalculateAntiAffinityPriority", "weight": 1}]},
+            "spec.priorities[0].argument",
+            "CalculateAntiAffinityPriority is the seeds' name of the serviceAntiAffinity custom "
+            "priority: it needs a serviceAntiAffinity argument",
+            id="seed-priority-name-bare",
         ),
         pytest.param(
             {"predicates": [{"name": "CheckServiceAffinity", "argument": LP}]},

@@ -15,10 +15,11 @@ reasons, the candidate changes they point at, smallest first:
   so ``cpu request <= 500m`` lists every node it fits, not only the tightest.
 * **tolerations** — ``node(s) had taints that the pod didn't tolerate`` (and ``node(s)
   were unschedulable``) -> tolerate exactly the node's untolerated NoExecute taints, else
-  all its untolerated NoSchedule and NoExecute taints (the cordon's
-  ``node.kubernetes.io/unschedulable:NoSchedule`` included). None when one of them is a
-  taint Kubernetes puts on an unhealthy node (``node.kubernetes.io/not-ready``, ...): that
-  node needs fixing, not the pod.
+  all its untolerated NoSchedule and NoExecute taints. None when one of them is a taint
+  Kubernetes puts on an unhealthy node (``node.kubernetes.io/not-ready``, ...): that node
+  needs fixing, not the pod; nor for a cordoned node's
+  ``node.kubernetes.io/unschedulable``: ``uncordon`` is the fix, pods other than
+  DaemonSets' should not tolerate a cordon.
 * **cordon** — ``node(s) were unschedulable`` -> ``uncordon`` (``spec.unschedulable``
   false and the cordon's taint gone, as ``kubectl uncordon`` leaves the node).
 * **labels** — ``node(s) didn't match node selector`` / ``node(s) didn't have the
@@ -113,10 +114,11 @@ MAX_CHECKS: Final = 2000
 INSUFFICIENT: Final = "Insufficient "
 MI: Final = 2**20
 
-#: Taints the node lifecycle controller sets on unhealthy nodes: tolerating them is not
-#: a fix.
+#: Taints the node lifecycle controller sets on unhealthy nodes (and the cordon's):
+#: tolerating them is not a fix.
 CONDITION_TAINTS: Final = frozenset(
     {
+        "node.kubernetes.io/unschedulable",
         "node.kubernetes.io/not-ready",
         "node.kubernetes.io/unreachable",
         "node.kubernetes.io/memory-pressure",

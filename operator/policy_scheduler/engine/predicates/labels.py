@@ -6,6 +6,10 @@ at the *keys* of the node's labels: with ``presence: true`` the node must carry 
 listed label, with ``presence: false`` none of them. Values never matter. A node that
 breaks the rule fails with kube-scheduler's single reason, whichever label broke it.
 
+The built-in name ``CheckNodeLabelPresence`` used bare (no argument) checks no label and
+fits every node, as kube-scheduler v1.17+ did with no labels configured (v1.13-v1.16
+refused it bare).
+
 The factory runs once per compiled policy and returns a :class:`LabelPresenceCheck`
 holding the label keys, so a node costs one dictionary lookup per label; the rule stays
 readable on the compiled policy, which is how fit hints (``engine/hinting.py``) learn
@@ -19,8 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from ... import names
 from ...objects import Pod
-from ..framework import FITS, CycleState, Predicate, Reasons, hint, predicate_factory
+from ..framework import FITS, CycleState, Predicate, Reasons, hint, predicate, predicate_factory
 from ..nodeinfo import NodeInfo
 
 ERR_NODE_LABEL_PRESENCE_VIOLATED: Final = "node(s) didn't have the requested labels"
@@ -61,3 +66,12 @@ class LabelPresenceCheck:
 def check_node_label_presence(argument: LabelsPresence) -> Predicate:
     check = LabelPresenceCheck(tuple(argument.labels), bool(argument.presence))
     return hint(check, node_local=True)
+
+
+@predicate(names.CHECK_NODE_LABEL_PRESENCE)
+def bare_check_node_label_presence(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    """CheckNodeLabelPresence without labels: nothing to check."""
+    return FITS
+
+
+hint(bare_check_node_label_presence, never_fails=lambda pod: True, node_local=True)

@@ -18,14 +18,20 @@ scheduler snapshot (nodes in NodeTree order, then each node's pods), as upstream
 lister does. A node lacking one of the values fails with "node(s) didn't match service
 affinity".
 
-**EvenPodsSpread** (alpha ``PodTopologySpread``, v1.16-v1.17 ``getEvenPodsSpreadMetadata``).
-Only ``whenUnsatisfiable: DoNotSchedule`` constraints count. Over *all* nodes that pass
-the pod's nodeSelector and required node affinity and carry every constraint's key, the
+**EvenPodsSpread** (alpha ``PodTopologySpread``, v1.16-v1.17 ``getEvenPodsSpreadMetadata``,
+with the fields today's PodTopologySpread added, v1.25-v1.27). Only ``whenUnsatisfiable:
+DoNotSchedule`` constraints count. Over *all* nodes that carry every constraint's key, the
 pods of the pod's namespace matching a constraint's selector are counted per
-(topologyKey, value) pair; counts of constraints sharing a key add up in one pair, as
-upstream's map does. For a candidate node, each constraint requires the key on the node
-and ``count(pair of the node) + (1 if the pod matches the selector) - min count over the
-key's pairs <= maxSkew``; otherwise "node(s) didn't match pod topology spread
+(topologyKey, value) pair, for the constraints whose inclusion policies let the node in
+(:func:`counting_constraints`): ``nodeAffinityPolicy: Honor`` (the default) needs the node
+to pass the pod's nodeSelector and required node affinity, ``nodeTaintsPolicy: Honor``
+(default Ignore) needs it to tolerate the pod's NoSchedule/NoExecute taints. Counts of
+constraints sharing a key add up in one pair, as upstream's v1.17 map does. A
+constraint's selector already carries its ``matchLabelKeys`` (parsed in ``objects``). For
+a candidate node, each constraint requires the key on the node and ``count(pair of the
+node) + (1 if the pod matches the selector) - min count over the key's pairs <=
+maxSkew``, where the minimum is 0 when the key has fewer pairs (domains) than the
+constraint's ``minDomains``; otherwise "node(s) didn't match pod topology spread
 constraints". No qualifying pair at all lets every node through.
 
 The per-pod summary is computed two ways that give the same counts: ``_hard_spread``,
@@ -33,8 +39,9 @@ the definition (``settings.fast`` off), walks every node and counts its pods per
 constraint; ``_indexed_hard_spread`` (the fast path) counts only the pods
 :meth:`ClusterState.candidates` returns for each constraint's selector, and takes the
 qualifying pairs from ``ClusterState.node_label_values`` without a walk over the nodes
-when the pod has no node selector or required node affinity and its constraints share
-one topology key (the common case); otherwise a walk over the nodes' labels remains.
+when no inclusion policy can leave a node out (no ``nodeTaintsPolicy: Honor``, and no node
+selector or required affinity under ``nodeAffinityPolicy: Honor``) and the constraints
+share one topology key (the common case); otherwise a walk over the nodes' labels remains.
 """
 
 from __future__ import annotations
@@ -47,8 +54,17 @@ from ... import names
 from ...objects import Node, Pod, TopologySpreadConstraint, Workload
 from ...selectors import terms_match
 from ..cluster import ClusterState
-from ..framework import FITS, CycleState, Predicate, Reasons, predicate, predicate_factory
+from ..framework import (
+    FITS,
+    CycleState,
+    Predicate,
+    Reasons,
+    hint,
+    predicate,
+    predicate_factory,
+)
 from ..nodeinfo import NodeInfo
+from .taints import tolerates_taints
 
 ERR_SERVICE_AFFINITY: Final = "node(s) didn't match service affinity"
 ERR_TOPOLOGY_SPREAD: Final = "node(s) didn't match pod topology spread constraints"
@@ -95,6 +111,46 @@ def has_all_keys(
         if constraint.topology_key not in labels:
             return False
     return True
+
+
+def counting_constraints(
+    pod: Pod, node: Node, constraints: Sequence[TopologySpreadConstraint]
+) -> list[TopologySpreadConstraint]:
+    """The constraints whose counts this node's pods join.
+
+    The node must carry every constraint's key (NodeLabelsMatchSpreadConstraints), and,
+    per constraint, pass the pod's node selector and required affinity under
+    ``nodeAffinityPolicy: Honor`` and tolerate the pod's NoSchedule/NoExecute taints
+    under ``nodeTaintsPolicy: Honor`` (PodTopologySpread's matchNodeInclusionPolicies).
+    Both checks run at most once per node.
+    """
+    if not has_all_keys(node.labels, constraints):
+        return []
+    included: list[TopologySpreadConstraint] = []
+    affinity: bool | None = None
+    taints: bool | None = None
+    for constraint in constraints:
+        if constraint.honor_node_affinity:
+            if affinity is None:
+                affinity = matches_node_selector_and_affinity(pod, node)
+            if not affinity:
+                continue
+        if constraint.honor_node_taints:
+            if taints is None:
+                taints = tolerates_taints(pod, node)
+            if not taints:
+                continue
+        included.append(constraint)
+    return included
+
+
+def filters_nodes(pod: Pod, constraint: TopologySpreadConstraint) -> bool:
+    """Whether the inclusion policies can leave a node carrying the key out of the counts."""
+    if constraint.honor_node_taints:
+        return True
+    return constraint.honor_node_affinity and (
+        pod.has_node_selector or pod.required_node_terms is not None
+    )
 
 
 # -- CheckServiceAffinity -----------------------------------------------------------------
@@ -144,6 +200,16 @@ def _first_matching_pod(pod: Pod, cluster: ClusterState) -> Pod | None:
     return None
 
 
+@predicate(names.CHECK_SERVICE_AFFINITY)
+def bare_check_service_affinity(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    """CheckServiceAffinity without labels: no key, so no value to match (v1.17+ accepted
+    it bare and filtered nothing; v1.13-v1.16 refused it)."""
+    return FITS
+
+
+hint(bare_check_service_affinity, never_fails=lambda pod: True, node_local=True)
+
+
 @predicate_factory("serviceAffinity")
 def service_affinity(argument: Any) -> Predicate:
     """CheckServiceAffinity with the policy's label keys."""
@@ -174,20 +240,22 @@ class _HardSpread:
     pair_counts: dict[tuple[str, str], int]
     #: topologyKey -> the smallest count over its pairs
     min_counts: dict[str, int]
+    #: topologyKey -> how many domains (pairs) it has, for minDomains
+    domains: dict[str, int]
+
+
+def _hard_constraints(pod: Pod) -> list[TopologySpreadConstraint]:
+    return [c for c in pod.spread_constraints if c.when_unsatisfiable == DO_NOT_SCHEDULE]
 
 
 def _hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
-    constraints = [c for c in pod.spread_constraints if c.when_unsatisfiable == DO_NOT_SCHEDULE]
+    constraints = _hard_constraints(pod)
     if not constraints:
         return None
     pair_counts: dict[tuple[str, str], int] = {}
     for info in cluster.nodes.values():
         node = info.node
-        if not matches_node_selector_and_affinity(pod, node):
-            continue
-        if not has_all_keys(node.labels, constraints):
-            continue
-        for constraint in constraints:
+        for constraint in counting_constraints(pod, node, constraints):
             matched = 0
             for existing in info.pods.values():
                 if existing.namespace == pod.namespace and constraint.selector.matches(
@@ -206,18 +274,21 @@ def _summary(
 ) -> _HardSpread:
     """The per-attempt summary from the matching pods counted per topology pair."""
     min_counts: dict[str, int] = {}
+    domains: dict[str, int] = {}
     for (key, _), count in pair_counts.items():
+        domains[key] = domains.get(key, 0) + 1
         if key not in min_counts or count < min_counts[key]:
             min_counts[key] = count
     return _HardSpread(
         constraints=tuple((c, 1 if c.selector.matches(pod.labels) else 0) for c in constraints),
         pair_counts=pair_counts,
         min_counts=min_counts,
+        domains=domains,
     )
 
 
 class QualifiedNodes:
-    """Whether a node passes the pod's node selector/affinity and carries every key.
+    """Which constraints' counts a node's pods join (:func:`counting_constraints`).
 
     Answers per node name, remembering each answer: the fast paths ask for the nodes
     of the candidate pods only, not for every node.
@@ -226,51 +297,50 @@ class QualifiedNodes:
     __slots__ = ("_answers", "_cluster", "_constraints", "_pod")
 
     def __init__(
-        self, pod: Pod, cluster: ClusterState, constraints: Iterable[TopologySpreadConstraint]
+        self, pod: Pod, cluster: ClusterState, constraints: Sequence[TopologySpreadConstraint]
     ) -> None:
         self._pod = pod
         self._cluster = cluster
         self._constraints = tuple(constraints)
-        self._answers: dict[str, Mapping[str, str] | None] = {}
+        self._answers: dict[str, tuple[Mapping[str, str], frozenset[int]] | None] = {}
 
-    def labels(self, node_name: str) -> Mapping[str, str] | None:
-        """The qualified node's labels, or None (unknown node, or not qualified)."""
+    def labels(
+        self, node_name: str, constraint: TopologySpreadConstraint
+    ) -> Mapping[str, str] | None:
+        """The node's labels if its pods count for ``constraint``, else None."""
         try:
-            return self._answers[node_name]
+            answer = self._answers[node_name]
         except KeyError:
-            pass
-        info = self._cluster.nodes.get(node_name)
-        labels: Mapping[str, str] | None = None
-        if info is not None:
-            node = info.node
-            if matches_node_selector_and_affinity(self._pod, node) and has_all_keys(
-                node.labels, self._constraints
-            ):
-                labels = node.labels
-        self._answers[node_name] = labels
-        return labels
+            answer = None
+            info = self._cluster.nodes.get(node_name)
+            if info is not None:
+                node = info.node
+                included = counting_constraints(self._pod, node, self._constraints)
+                if included:
+                    answer = (node.labels, frozenset(id(c) for c in included))
+            self._answers[node_name] = answer
+        if answer is None or id(constraint) not in answer[1]:
+            return None
+        return answer[0]
 
 
 def _indexed_hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
     """The same summary as :func:`_hard_spread`, counting only the candidate pods."""
-    constraints = [c for c in pod.spread_constraints if c.when_unsatisfiable == DO_NOT_SCHEDULE]
+    constraints = _hard_constraints(pod)
     if not constraints:
         return None
     keys = {c.topology_key for c in constraints}
     pair_counts: dict[tuple[str, str], int] = {}
-    # Every qualifying node contributes its pairs, with a count of 0 until a pod is seen.
-    if len(keys) == 1 and not pod.has_node_selector and pod.required_node_terms is None:
+    # Every counting node contributes its pairs, with a count of 0 until a pod is seen.
+    if len(keys) == 1 and not any(filters_nodes(pod, c) for c in constraints):
         (key,) = keys
         for value in cluster.node_label_values.get(key, ()):
             pair_counts[(key, value)] = 0
     else:
         for info in cluster.nodes.values():
             node = info.node
-            if matches_node_selector_and_affinity(pod, node) and has_all_keys(
-                node.labels, constraints
-            ):
-                for constraint in constraints:
-                    pair_counts[(constraint.topology_key, node.labels[constraint.topology_key])] = 0
+            for constraint in counting_constraints(pod, node, constraints):
+                pair_counts[(constraint.topology_key, node.labels[constraint.topology_key])] = 0
     qualified = QualifiedNodes(pod, cluster, constraints)
     for constraint in constraints:
         found = cluster.candidates((pod.namespace,), (constraint.selector,))
@@ -278,7 +348,7 @@ def _indexed_hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
         for existing in found:
             if not (found.exact or constraint.selector.matches(existing.labels)):
                 continue
-            labels = qualified.labels(existing.node_name)
+            labels = qualified.labels(existing.node_name, constraint)
             if labels is not None:
                 pair_counts[(key, labels[key])] += 1
     return _summary(pod, constraints, pair_counts)
@@ -308,6 +378,9 @@ def even_pods_spread(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
         if lowest is None:
             # Upstream logs an internal error and skips the constraint.
             continue
+        if spread.domains[key] < constraint.min_domains:
+            # Fewer eligible domains than minDomains: the global minimum counts as 0.
+            lowest = 0
         skew = spread.pair_counts.get((key, value), 0) + self_match - lowest
         if skew > constraint.max_skew:
             return (ERR_TOPOLOGY_SPREAD,)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Final
 
 from ... import names
-from ...objects import Pod, tolerations_tolerate
+from ...objects import Node, Pod, tolerations_tolerate
 from ..framework import FITS, CycleState, Reasons, hint, predicate
 from ..nodeinfo import NodeInfo
 
@@ -27,21 +27,29 @@ ERR_TAINTS_TOLERATIONS_NOT_MATCH: Final = "node(s) had taints that the pod didn'
 NO_SCHEDULE: Final = "NoSchedule"
 NO_EXECUTE: Final = "NoExecute"
 
-_SCHEDULING_EFFECTS: Final = frozenset({NO_SCHEDULE, NO_EXECUTE})
+#: The effects that keep a pod off a node (also PodTopologySpread's nodeTaintsPolicy filter).
+SCHEDULING_EFFECTS: Final = frozenset({NO_SCHEDULE, NO_EXECUTE})
 _EXECUTION_EFFECTS: Final = frozenset({NO_EXECUTE})
 
 
-def _tolerates(pod: Pod, node: NodeInfo, effects: frozenset[str]) -> Reasons:
+def tolerates_taints(pod: Pod, node: Node, effects: frozenset[str] = SCHEDULING_EFFECTS) -> bool:
+    """Every taint of ``node`` with one of ``effects`` is tolerated by the pod."""
     tolerations = pod.tolerations
-    for taint in node.node.taints:
+    for taint in node.taints:
         if taint.effect in effects and not tolerations_tolerate(tolerations, taint):
-            return (ERR_TAINTS_TOLERATIONS_NOT_MATCH,)
-    return FITS
+            return False
+    return True
+
+
+def _tolerates(pod: Pod, node: NodeInfo, effects: frozenset[str]) -> Reasons:
+    if tolerates_taints(pod, node.node, effects):
+        return FITS
+    return (ERR_TAINTS_TOLERATIONS_NOT_MATCH,)
 
 
 @predicate(names.POD_TOLERATES_NODE_TAINTS)
 def pod_tolerates_node_taints(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
-    return _tolerates(pod, node, _SCHEDULING_EFFECTS)
+    return _tolerates(pod, node, SCHEDULING_EFFECTS)
 
 
 @predicate(names.POD_TOLERATES_NODE_NO_EXECUTE_TAINTS)

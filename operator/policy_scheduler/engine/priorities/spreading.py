@@ -25,12 +25,15 @@ Map: the node's pods of the namespace, not being deleted, matched by the selecto
 nodes without the label score 0; the others ``10 * (total - countOfTheirLabelValue) /
 total`` (10 when total is 0).
 
-**EvenPodsSpreadPriority** (v1.17 ``buildPodTopologySpreadMap`` + map/reduce). Only
-``ScheduleAnyway`` constraints count; with none every node scores 0. Scored nodes
-carrying all the constraints' keys are *qualified* and define the topology pairs. Every
-node of the cluster that passes the pod's nodeSelector/required affinity and carries
-all keys adds, per constraint, its pods matching the selector (any namespace, as v1.17
-does) to its pair, if that pair belongs to a qualified node. A qualified node's raw
+**EvenPodsSpreadPriority** (v1.17 ``buildPodTopologySpreadMap`` + map/reduce, with
+today's inclusion policies and ``matchLabelKeys``). Only ``ScheduleAnyway`` constraints
+count; with none every node scores 0. Scored nodes carrying all the constraints' keys are
+*qualified* and define the topology pairs. Every node of the cluster that carries all
+keys adds, per constraint whose inclusion policies let it in (``nodeAffinityPolicy:
+Honor``, the default: it passes the pod's nodeSelector/required affinity;
+``nodeTaintsPolicy: Honor``: it tolerates the pod's NoSchedule/NoExecute taints), its pods
+matching the selector (any namespace, as v1.17 does) to its pair, if that pair belongs to
+a qualified node. A qualified node's raw
 score is the sum of its pairs' counts. Reduce: ``total`` = sum of qualified raw scores,
 ``min`` = the smallest; if ``total - min`` is 0 every scored node gets 10 (checked before
 qualification, as v1.17 does), else unqualified nodes get 0 and qualified ones
@@ -65,8 +68,8 @@ from ..nodeinfo import NodeInfo
 from ..predicates.spreading import (
     SCHEDULE_ANYWAY,
     QualifiedNodes,
+    counting_constraints,
     has_all_keys,
-    matches_node_selector_and_affinity,
     pod_services,
 )
 
@@ -280,11 +283,7 @@ def _soft_pair_counts(
         return pairs
     for info in cluster.nodes.values():
         node = info.node
-        if not matches_node_selector_and_affinity(pod, node):
-            continue
-        if not has_all_keys(node.labels, constraints):
-            continue
-        for constraint in constraints:
+        for constraint in counting_constraints(pod, node, constraints):
             pair = (constraint.topology_key, node.labels[constraint.topology_key])
             if pair not in pairs:
                 continue
@@ -315,7 +314,7 @@ def _indexed_soft_pair_counts(
         for existing in found:
             if not (found.exact or constraint.selector.matches(existing.labels)):
                 continue
-            node_labels = qualified.labels(existing.node_name)
+            node_labels = qualified.labels(existing.node_name, constraint)
             if node_labels is None:
                 continue
             pair = (key, node_labels[key])
