@@ -218,6 +218,15 @@ async def claim_phase(kube: KubeClient, namespace: str, name: str) -> str | None
     return (obj or {}).get("status", {}).get("phase")
 
 
+async def state_of(
+    kube: KubeClient, namespace: str, pods: tuple[str, ...], claims: tuple[str, ...]
+) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """Each pod's node and each claim's phase."""
+    nodes = {name: await pod_node(kube, namespace, name) for name in pods}
+    phases = {name: await claim_phase(kube, namespace, name) for name in claims}
+    return nodes, phases
+
+
 async def events_of(kube: KubeClient, namespace: str, pod_name: str, reason: str) -> list[Any]:
     return [
         e
@@ -239,9 +248,8 @@ async def test_a_local_pv_and_a_provisioned_volume_both_end_up_bound_with_their_
     async with controller.running(), OperatorThread(kubeconfig):
 
         async def all_bound() -> bool:
-            nodes = [await pod_node(emulator, namespace, p) for p in ("db", "web")]
-            phases = [await claim_phase(emulator, namespace, c) for c in ("data", "cache")]
-            return all(nodes) and phases == ["Bound", "Bound"]
+            nodes, phases = await state_of(emulator, namespace, ("db", "web"), ("data", "cache"))
+            return all(nodes.values()) and set(phases.values()) == {"Bound"}
 
         await wait_until(all_bound, timeout=15, message="both pods and claims bound")
     assert await pod_node(emulator, namespace, "db") == "n2"  # where its local PV is
@@ -273,13 +281,12 @@ async def test_two_pods_competing_for_one_pv_never_both_get_it(
     async with PVController(emulator, namespace).running(), OperatorThread(kubeconfig):
 
         async def one_bound() -> bool:
-            nodes = [await pod_node(emulator, namespace, p) for p in ("pod-a", "pod-b")]
-            return any(nodes)
+            nodes, _ = await state_of(emulator, namespace, ("pod-a", "pod-b"), ())
+            return any(nodes.values())
 
         await wait_until(one_bound, timeout=15, message="one pod bound")
         await asyncio.sleep(2)  # time enough for a second, wrong binding
-        nodes = {p: await pod_node(emulator, namespace, p) for p in ("pod-a", "pod-b")}
-        phases = {c: await claim_phase(emulator, namespace, c) for c in ("a", "b")}
+        nodes, phases = await state_of(emulator, namespace, ("pod-a", "pod-b"), ("a", "b"))
     winner = "a" if nodes["pod-a"] else "b"
     loser = "b" if winner == "a" else "a"
     assert nodes == {f"pod-{winner}": "n1", f"pod-{loser}": None}

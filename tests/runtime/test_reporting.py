@@ -22,16 +22,6 @@ NO_MEM = "0/3 nodes are available: 3 Insufficient memory."
 
 
 @pytest.fixture
-def api() -> FakeApi:
-    return FakeApi()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 def reporter(api: FakeApi, clock: FakeClock) -> Reporter:
     return Reporter(api, instance="replica-0", clock=clock, wall=lambda: NOW)
 

@@ -57,16 +57,6 @@ def a_policy(
     }
 
 
-@pytest.fixture
-def api() -> FakeApi:
-    return FakeApi()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
 def make_runtime(api: FakeApi, clock: FakeClock, **kw: Any) -> SchedulerRuntime:
     reporter = Reporter(
         api, instance="replica-0", clock=clock, wall=lambda: datetime(2024, 5, 1, tzinfo=UTC)

@@ -79,16 +79,6 @@ def make_runtime(api: FakeApi, clock: FakeClock, **kw: Any) -> SchedulerRuntime:
 
 
 @pytest.fixture
-def api() -> FakeApi:
-    return FakeApi()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 def runtime(api: FakeApi, clock: FakeClock) -> SchedulerRuntime:
     return make_runtime(api, clock)
 
@@ -112,6 +102,28 @@ async def decide_next(runtime: SchedulerRuntime) -> None:
     queued = runtime.queue.pop_nowait()
     assert queued is not None, f"no pod ready: {runtime.queue.lengths()}"
     await runtime.schedule_one(queued)
+
+
+async def static_pod_waiting(runtime: SchedulerRuntime) -> dict[str, Any]:
+    """Pod "db" with claim "data" matched to PV "pv-1" on n1, decided, its claimRef
+    written, waiting for the PV controller."""
+    runtime.handle("ADDED", local_pv("pv-1"))
+    runtime.handle("ADDED", claim("data"))
+    db = vpod("db", "data")
+    runtime.handle("ADDED", db)
+    await decide_next(runtime)
+    await until(lambda: runtime.volume_binder.waiting == 1)
+    return db
+
+
+async def provisioned_pod_waiting(runtime: SchedulerRuntime) -> dict[str, Any]:
+    """Pod "db" with claim "cache" to provision, its selected-node written, waiting."""
+    runtime.handle("ADDED", claim("cache", "fast"))
+    db = vpod("db", "cache")
+    runtime.handle("ADDED", db)
+    await decide_next(runtime)
+    await until(lambda: runtime.volume_binder.waiting == 1)
+    return db
 
 
 def written_pvs(api: FakeApi) -> list[dict[str, Any]]:
@@ -384,12 +396,7 @@ async def test_a_pv_controller_that_never_answers_times_out_and_the_pod_is_retri
 async def test_a_pv_controller_undoing_the_claimref_fails_the_binding(
     api: FakeApi, runtime: SchedulerRuntime, undo: Callable[[dict[str, Any]], Any], message: str
 ) -> None:
-    runtime.handle("ADDED", local_pv("pv-1"))
-    runtime.handle("ADDED", claim("data"))
-    db = vpod("db", "data")
-    runtime.handle("ADDED", db)
-    await decide_next(runtime)
-    await until(lambda: runtime.volume_binder.waiting == 1)
+    db = await static_pod_waiting(runtime)
     [body] = written_pvs(api)
     undone = copy.deepcopy(body)
     undone["metadata"]["resourceVersion"] = "5000"
@@ -414,10 +421,7 @@ async def test_a_pv_controller_undoing_the_claimref_fails_the_binding(
 async def test_a_selected_node_undone_fails_the_binding(
     api: FakeApi, runtime: SchedulerRuntime, annotations: dict[str, str], message: str
 ) -> None:
-    runtime.handle("ADDED", claim("cache", "fast"))
-    runtime.handle("ADDED", vpod("db", "cache"))
-    await decide_next(runtime)
-    await until(lambda: runtime.volume_binder.waiting == 1)
+    await provisioned_pod_waiting(runtime)
     [body] = written_claims(api)
     chosen = body["metadata"]["annotations"][SELECTED_NODE]
     undone = copy.deepcopy(body)
@@ -431,12 +435,7 @@ async def test_a_selected_node_undone_fails_the_binding(
 async def test_a_pod_deleted_while_waiting_is_dropped_quietly(
     api: FakeApi, runtime: SchedulerRuntime, clock: FakeClock
 ) -> None:
-    runtime.handle("ADDED", local_pv("pv-1"))
-    runtime.handle("ADDED", claim("data"))
-    db = vpod("db", "data")
-    runtime.handle("ADDED", db)
-    await decide_next(runtime)
-    await until(lambda: runtime.volume_binder.waiting == 1)
+    db = await static_pod_waiting(runtime)
     runtime.handle("DELETED", db)
     await runtime.drain()
     assert api.events == [] and api.bindings == []
@@ -448,12 +447,7 @@ async def test_a_pod_deleted_while_waiting_is_dropped_quietly(
 async def test_stopping_ends_the_waits_without_a_word(
     api: FakeApi, runtime: SchedulerRuntime
 ) -> None:
-    runtime.handle("ADDED", local_pv("pv-1"))
-    runtime.handle("ADDED", claim("data"))
-    db = vpod("db", "data")
-    runtime.handle("ADDED", db)
-    await decide_next(runtime)
-    await until(lambda: runtime.volume_binder.waiting == 1)
+    db = await static_pod_waiting(runtime)
     runtime.volume_binder.stop()
     await runtime.drain()
     assert api.events == [] and api.bindings == []

@@ -8,7 +8,6 @@ PV (``decide``), and which claimRef / selected-node the cluster state shows.
 from __future__ import annotations
 
 import asyncio
-import copy
 from typing import Any
 
 import pytest
@@ -68,13 +67,20 @@ def claim_ref(cache: SchedulerCache, pv_name: str) -> str:
     return cache.cluster.persistent_volumes[pv_name].claim
 
 
-def test_an_assumed_pv_is_not_offered_to_the_next_claim(world: World) -> None:
+def only_pv_assumed(world: World, *others: str) -> Decision:
+    """PV "only" (version 10) matched to claim "a" and assumed; ``others`` claims too."""
     world.observe("ADDED", local_pv("only"))
-    world.observe("ADDED", claim("a"))
-    world.observe("ADDED", claim("b"))
+    for name in ("a", *others):
+        world.observe("ADDED", claim(name))
     first = decide(world, "a")
-    volumes = assume(world, first)
-    assert (first.node, [pv.name for _, pv in volumes.matched]) == ("n1", ["only"])
+    assume(world, first)
+    return first
+
+
+def test_an_assumed_pv_is_not_offered_to_the_next_claim(world: World) -> None:
+    first = only_pv_assumed(world, "b")
+    assert first.volumes is not None
+    assert (first.node, [pv.name for _, pv in first.volumes.matched]) == ("n1", ["only"])
     assert claim_ref(world.cache, "only") == "default/a"
     second = decide(world, "b")
     assert second.node is None
@@ -82,11 +88,7 @@ def test_an_assumed_pv_is_not_offered_to_the_next_claim(world: World) -> None:
 
 
 def test_forget_gives_the_pv_back(world: World) -> None:
-    world.observe("ADDED", local_pv("only"))
-    world.observe("ADDED", claim("a"))
-    world.observe("ADDED", claim("b"))
-    first = decide(world, "a")
-    assume(world, first)
+    first = only_pv_assumed(world, "b")
     world.cache.forget_volumes(first.pod.uid)
     assert claim_ref(world.cache, "only") == ""
     second = decide(world, "b")
@@ -112,23 +114,15 @@ def test_a_claim_to_provision_is_assumed_with_its_node(world: World) -> None:
 
 
 def test_a_replay_does_not_undo_an_assumption(world: World) -> None:
-    raw = local_pv("only", rv="10")
-    world.observe("ADDED", raw)
-    world.observe("ADDED", claim("a"))
-    assume(world, decide(world, "a"))
-    world.observe("ADDED", copy.deepcopy(raw))  # a watch reconnect replays version 10
+    only_pv_assumed(world)
+    world.observe("ADDED", local_pv("only", rv="10"))  # a watch reconnect replays it
     assert claim_ref(world.cache, "only") == "default/a"
 
 
 def test_a_newer_version_overtakes_the_assumption_and_forget_keeps_it(world: World) -> None:
-    raw = local_pv("only", rv="10")
-    world.observe("ADDED", raw)
-    world.observe("ADDED", claim("a"))
-    first = decide(world, "a")
-    assume(world, first)
+    first = only_pv_assumed(world)
     # The API reports the PV bound to another claim (someone else won the race).
-    taken = copy.deepcopy(raw)
-    taken["metadata"]["resourceVersion"] = "11"
+    taken = local_pv("only", rv="11")
     taken["spec"]["claimRef"] = {"namespace": "default", "name": "other", "uid": "uid-other"}
     world.observe("MODIFIED", taken)
     assert claim_ref(world.cache, "only") == "default/other"
@@ -146,20 +140,14 @@ def test_an_older_version_never_replaces_a_newer_one(world: World) -> None:
 
 
 def test_finish_keeps_the_assumption_until_the_api_reports(world: World) -> None:
-    world.observe("ADDED", local_pv("only"))
-    world.observe("ADDED", claim("a"))
-    first = decide(world, "a")
-    assume(world, first)
+    first = only_pv_assumed(world)
     world.cache.finish_volumes(first.pod.uid)
     world.cache.forget_volumes(first.pod.uid)  # nothing left to forget for this pod
     assert claim_ref(world.cache, "only") == "default/a"
 
 
 def test_a_forget_during_a_decision_waits_for_its_snapshot(world: World) -> None:
-    world.observe("ADDED", local_pv("only"))
-    world.observe("ADDED", claim("a"))
-    first = decide(world, "a")
-    assume(world, first)
+    first = only_pv_assumed(world)
     with world.cache.snapshot() as cluster:
         world.cache.forget_volumes(first.pod.uid)
         assert cluster.persistent_volumes["only"].claim == "default/a"
@@ -167,10 +155,7 @@ def test_a_forget_during_a_decision_waits_for_its_snapshot(world: World) -> None
 
 
 def test_a_deleted_pv_is_not_brought_back_by_a_forget(world: World) -> None:
-    world.observe("ADDED", local_pv("only"))
-    world.observe("ADDED", claim("a"))
-    first = decide(world, "a")
-    assume(world, first)
+    first = only_pv_assumed(world)
     world.observe("DELETED", local_pv("only"))
     world.cache.forget_volumes(first.pod.uid)
     assert "only" not in world.cache.cluster.persistent_volumes
