@@ -333,6 +333,7 @@ def pv(
     claim: tuple[str, str] | None = None,
     phase: str = "Available",
     volume_mode: str | None = None,
+    resource_version: str | None = None,
 ) -> dict[str, Any]:
     """A PV; ``affinity`` is {label: values} as one required In term per label."""
     spec: dict[str, Any] = dict(source or {})
@@ -352,6 +353,8 @@ def pv(
     meta: dict[str, Any] = {"name": name}
     if labels:
         meta["labels"] = dict(labels)
+    if resource_version is not None:
+        meta["resourceVersion"] = resource_version
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
@@ -372,6 +375,7 @@ def pvc(
     annotations: Mapping[str, str] | None = None,
     selector: Mapping[str, Any] | None = None,
     volume_mode: str | None = None,
+    resource_version: str | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if volume_name:
@@ -389,6 +393,8 @@ def pvc(
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}"}
     if annotations:
         meta["annotations"] = dict(annotations)
+    if resource_version is not None:
+        meta["resourceVersion"] = resource_version
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
 
 

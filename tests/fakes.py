@@ -5,11 +5,14 @@ protocol in memory. Each method appends a :class:`Call` to ``calls`` and answers
 status configured for that method (``statuses["bind"] = 409``); a status may also be an
 exception instance, which is raised instead, or a list, consumed one answer per call (the
 last answer repeats). Tests assert on what was sent, the way a user would see it in
-``kubectl get events`` or ``kubectl describe pod``.
+``kubectl get events`` or ``kubectl describe pod``. Writes of whole objects (PVs, PVCs)
+answer, on success, with the object as stored: the body with a new resourceVersion.
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -36,6 +39,7 @@ class FakeApi:
     pods: dict[tuple[str, str], tuple[int, dict[str, Any] | None]] = field(default_factory=dict)
     #: What ``list_objects`` answers, by kind name; an int or exception fails the LIST.
     lists: dict[str, list[dict[str, Any]] | int | BaseException] = field(default_factory=dict)
+    versions: itertools.count[int] = field(default_factory=lambda: itertools.count(100))
 
     _DEFAULTS: ClassVar[dict[str, int]] = {
         "bind": 201,
@@ -46,6 +50,8 @@ class FakeApi:
         "patch_policy_status": 200,
         "create_lease": 201,
         "replace_lease": 200,
+        "replace_persistent_volume": 200,
+        "replace_claim": 200,
     }
 
     def _answer(self, method: str, *args: Any) -> int:
@@ -101,6 +107,23 @@ class FakeApi:
         if isinstance(answer, int):
             raise ApiError(f"listing {kind.plural}", answer)
         return [dict(obj, kind=kind.kind, apiVersion=kind.api_version) for obj in answer]
+
+    async def replace_persistent_volume(
+        self, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]:
+        status = self._answer("replace_persistent_volume", name, copy.deepcopy(dict(body)))
+        return status, self._stored(body) if status < 300 else None
+
+    async def replace_claim(
+        self, namespace: str, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]:
+        status = self._answer("replace_claim", namespace, name, copy.deepcopy(dict(body)))
+        return status, self._stored(body) if status < 300 else None
+
+    def _stored(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        stored = copy.deepcopy(dict(body))
+        stored["metadata"]["resourceVersion"] = str(next(self.versions))
+        return stored
 
     # -- what tests look at ----------------------------------------------------------------
 

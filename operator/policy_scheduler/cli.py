@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--api-timeout",
-        type=float,
+        type=_positive_seconds,
         default=default_of("api_timeout"),
         metavar="SECONDS",
         help="deadline of every API call",
@@ -294,10 +294,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--shutdown-timeout",
-        type=float,
+        type=_positive_seconds,
         default=default_of("shutdown_timeout"),
         metavar="SECONDS",
         help="a shutdown abandons what is left after this long",
+    )
+    run.add_argument(
+        "--volume-binding-timeout",
+        type=_positive_seconds,
+        default=default_of("volume_binding_timeout"),
+        metavar="SECONDS",
+        help="how long a pod waits for the PV controller to bind its volumes before it "
+        "is retried (kube-scheduler's bindTimeoutSeconds)",
     )
     run.set_defaults(func=cmd_run)
 
@@ -312,6 +320,16 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", choices=("table", "json"), default="table")
     exp.set_defaults(func=cmd_explain)
     return parser
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    return value
 
 
 def cmd_crd(args: argparse.Namespace) -> int:
@@ -339,6 +357,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         api_timeout=args.api_timeout,
         resync_period=args.resync_period,
         shutdown_timeout=args.shutdown_timeout,
+        volume_binding_timeout=args.volume_binding_timeout,
     )
     if args.lease_namespace:
         options.lease_namespace = args.lease_namespace

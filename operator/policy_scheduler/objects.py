@@ -455,6 +455,7 @@ class PersistentVolume:
     has_claim_ref: bool = False  # a claimRef is set, even one without a name
     deleting: bool = False
     volume_mode: str = "Filesystem"
+    resource_version: str = ""
 
     @property
     def class_name(self) -> str:
@@ -485,6 +486,7 @@ class PersistentVolumeClaim:
     #: the legacy MaxPD predicates look at this field only.
     spec_storage_class: str | None = None
     volume_mode: str = "Filesystem"
+    resource_version: str = ""
 
     @property
     def key(self) -> str:
@@ -1313,6 +1315,15 @@ def _avoid_pods(value: object) -> tuple[tuple[str, str], ...]:
 # -- storage -------------------------------------------------------------------------------
 
 
+def newer_version(new: str, old: str) -> bool:
+    """Whether ``new`` is a later resourceVersion than ``old`` (the volume binder's
+    assume cache compares them as integers, as etcd issues them). When either is not a
+    decimal number (objects from files, other stores), the newcomer is taken as newer."""
+    if not (new.isdecimal() and old.isdecimal()):
+        return True
+    return int(new) > int(old)
+
+
 def parse_persistent_volume(raw: Mapping[str, Any]) -> PersistentVolume:
     meta, name, _ = _metadata(raw, "PersistentVolume", namespaced=False)
     r = _Reader("PersistentVolume", name)
@@ -1348,6 +1359,7 @@ def parse_persistent_volume(raw: Mapping[str, Any]) -> PersistentVolume:
         has_claim_ref=spec.get("claimRef") is not None,
         deleting=meta.get("deletionTimestamp") is not None,
         volume_mode=r.string(spec.get("volumeMode"), "spec.volumeMode") or "Filesystem",
+        resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
     )
 
 
@@ -1392,6 +1404,7 @@ def parse_persistent_volume_claim(raw: Mapping[str, Any]) -> PersistentVolumeCla
         uid=r.string(meta.get("uid"), "metadata.uid"),
         spec_storage_class=spec_class,
         volume_mode=r.string(spec.get("volumeMode"), "spec.volumeMode") or "Filesystem",
+        resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
     )
 
 

@@ -118,6 +118,7 @@ class Operator:
             self.api,
             default_scheduler_name=options.scheduler_name,
             bind_workers=options.bind_workers,
+            volume_binding_timeout=options.volume_binding_timeout,
             metrics=self.metrics,
             is_leader=self.is_leader,
             namespaces=options.namespaces,

@@ -63,6 +63,9 @@ class Options:
     #: Seconds a shutdown may take before what is left is abandoned (below the chart's
     #: terminationGracePeriodSeconds).
     shutdown_timeout: float = 20.0
+    #: Seconds a pod waits for the PV controller to bind the volumes the scheduler chose
+    #: (kube-scheduler's bindTimeoutSeconds) before it is retried.
+    volume_binding_timeout: float = 600.0
     identity: str = field(default_factory=_identity)
 
 

@@ -5,13 +5,15 @@ fits), then one row per evaluated node — feasible nodes by total score, each p
 raw 0..10 score, each prioritizing extender's raw score (a column headed by its
 urlPrefix without the scheme, ``EXT gpu:8888/scheduler``) and the weighted total;
 refused nodes with the reasons their predicates or extenders gave. The chosen node is
-marked with ``*``. A pod that fits nowhere gets, under its headline, what preemption
-found when it was tried (``would preempt ns/a, ns/b on node-3``, or ``no preemption:
-why``), and under the table its fit hints, one line each (``hint: cpu request <= 1500m
-would fit node-2, node-5``), the first :data:`MAX_HINT_LINES` with at most
-:data:`MAX_HINT_NODES` nodes named each (``-o json`` has them all), or ``no hint: ...``
-when none was found; nothing under a pod whose attempt failed (an extender's error: the
-headline says which).
+marked with ``*``. For a pod with claims, a ``volumes:`` line under the headline says
+how each binds there (``data -> pv-1``: the free PV it was matched with; ``cache ->
+provisioned on node-2``; ``logs -> pv-9 (bound)``: bound before). A pod that fits
+nowhere gets, under its headline, what preemption found when it was tried (``would
+preempt ns/a, ns/b on node-3``, or ``no preemption: why``), and under the table its fit
+hints, one line each (``hint: cpu request <= 1500m would fit node-2, node-5``), the
+first :data:`MAX_HINT_LINES` with at most :data:`MAX_HINT_NODES` nodes named each
+(``-o json`` has them all), or ``no hint: ...`` when none was found; nothing under a pod
+whose attempt failed (an extender's error: the headline says which).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Final
 from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy
 from .engine.hinting import Hint
+from .engine.predicates.volumes import PodVolumes
 from .engine.preemption import Preemption
 
 MAX_HINT_LINES: Final = 10
@@ -50,6 +53,8 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
             f"({len(decision.feasible)} feasible of {decision.evaluated or decision.num_all_nodes}"
             f" evaluated, {decision.num_all_nodes} nodes)"
         ]
+        if decision.volumes is not None:
+            lines.append(_volumes_line(decision.volumes))
     # Score columns only when some node was scored.
     priority_names = [entry.name for entry in policy.priorities] if decision.scores else []
     weights = {entry.name: entry.weight for entry in policy.priorities}
@@ -101,6 +106,14 @@ def preemption_line(preemption: Preemption) -> str:
         return f"  would be nominated to {preemption.node}: it needs no preemption there any more"
     victims = ", ".join(victim.key for victim in preemption.victims)
     return f"  would preempt {victims} on {preemption.node}"
+
+
+def _volumes_line(volumes: PodVolumes) -> str:
+    """How the pod's claims bind on its node, claim by claim."""
+    parts = [f"{pvc.name} -> {pv.name} (bound)" for pvc, pv in volumes.bound]
+    parts += [f"{pvc.name} -> {pv.name}" for pvc, pv in volumes.matched]
+    parts += [f"{pvc.name} -> provisioned on {volumes.node}" for pvc in volumes.provisioned]
+    return "  volumes: " + ", ".join(parts)
 
 
 def _hint_lines(hints: Sequence[Hint]) -> list[str]:

@@ -7,7 +7,9 @@ pods are taken: not gated, not being deleted, not finished), the same cache and 
 queue order (higher ``spec.priority`` first, then older, then file order). Then it
 decides the pending pods one by one with the same engine the operator runs, each on a
 snapshot of the cache, and *assumes* each decision in the cache before the next pod is
-decided, so the decisions see each other, as in a live scheduler.
+decided, so the decisions see each other, as in a live scheduler: the pod on its node,
+and the PVs its claims were matched with bound to them (a free PV serves one claim per
+run), its claims to provision annotated with the node.
 
 Each pending pod is decided by the policy serving its ``spec.schedulerName``, as the
 operator would: the SchedulingPolicies (and legacy Policies) among the inputs, and the
@@ -43,6 +45,7 @@ import yaml
 from .engine.algorithm import Decision, NodeScore, Scheduler
 from .engine.compiler import CompiledPolicy, compile_policy
 from .engine.extenders import ExtenderClient, ExtenderError
+from .engine.predicates.volumes import PodVolumes
 from .engine.preemption import extender_hook
 from .kinds import PRIORITY_CLASS, SCHEDULING_POLICY, PolicyObject, kind_of
 from .legacy import convert_legacy
@@ -270,6 +273,9 @@ async def simulate(
         decisions.append(decision)
         if decision.node is not None:
             cache.assume(pod, decision.node)
+            if decision.volumes is not None:
+                # The PVs it took are taken: one free PV serves one claim per run.
+                cache.assume_volumes(pod.uid, decision.volumes)
         elif preemption is not None:
             for other in preemption.clear:
                 cache.unnominate(other.uid)
@@ -305,12 +311,28 @@ def decision_to_json(decision: Decision) -> dict[str, Any]:
         out["extenderErrors"] = list(decision.extender_errors)
     if decision.node is None:
         out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
+    elif decision.volumes is not None:
+        out["volumes"] = volumes_to_json(decision.volumes)
     preemption = decision.preemption
     out["preemption"] = (
         {"node": preemption.node, "victims": [victim.key for victim in preemption.victims]}
         if preemption is not None and preemption.node is not None
         else None
     )
+    return out
+
+
+def volumes_to_json(volumes: PodVolumes) -> dict[str, dict[str, Any]]:
+    """Claim name -> how it binds on the chosen node: ``{"pv": NAME}`` matched to a free
+    PV, ``{"provision": true}`` provisioned there, ``{"pv": NAME, "bound": true}``
+    bound before this decision."""
+    out: dict[str, dict[str, Any]] = {}
+    for pvc, pv in volumes.bound:
+        out[pvc.name] = {"pv": pv.name, "bound": True}
+    for pvc, pv in volumes.matched:
+        out[pvc.name] = {"pv": pv.name}
+    for pvc in volumes.provisioned:
+        out[pvc.name] = {"provision": True}
     return out
 
 
@@ -338,4 +360,5 @@ __all__ = [
     "read_documents",
     "report_to_json",
     "simulate",
+    "volumes_to_json",
 ]

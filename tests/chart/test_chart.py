@@ -57,6 +57,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         "imagePullSecrets": [{"name": "registry"}],
         "leaderElection": {"leaseName": "batch-leader"},
         "apiClient": {"qps": 50, "burst": 100},
+        "volumeBindingTimeout": 120,
         "priorityClassName": "system-cluster-critical",
         "podAnnotations": {"example.com/team": "platform"},
         "podLabels": {"team": "platform"},
@@ -70,12 +71,18 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
 
 #: What the operator uses cluster-wide, as its code declares it (kubeapi.required_rules(),
 #: compared below): policies are read from watches only, pods too except one get after an
-#: ambiguous binding reply, and only their status and events are written.
+#: ambiguous binding reply; pods' status and events are written, preemption victims
+#: deleted; PVs and PVCs are updated by the volume binder (a PV's claimRef, a claim's
+#: selected-node), nothing else of them.
 EXPECTED_CLUSTER_RULES = [
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["list", "watch"]},
+    {
+        "apiGroups": [""],
+        "resources": ["persistentvolumeclaims"],
+        "verbs": ["list", "update", "watch"],
+    },
+    {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["list", "update", "watch"]},
     # get: after an ambiguous binding reply; delete: preemption victims.
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
@@ -272,6 +279,7 @@ def test_default_args(rendered: dict[str, Rendered]) -> None:
         "--no-leader-elect",
         "--qps", "200",
         "--burst", "400",
+        "--volume-binding-timeout", "600",
     ]  # fmt: skip
 
 
@@ -378,6 +386,7 @@ def test_everything_set(rendered: dict[str, Rendered]) -> None:
     assert pod["serviceAccountName"] == "custom-sa"
     assert pod["imagePullSecrets"] == [{"name": "registry"}]
     assert (out.arg("--qps"), out.arg("--burst")) == ("50", "100")
+    assert out.arg("--volume-binding-timeout") == "120"
     assert out.get("ServiceAccount")["metadata"]["name"] == "custom-sa"
     subjects = out.get("ClusterRoleBinding")["subjects"]
     assert subjects == [{"kind": "ServiceAccount", "name": "custom-sa", "namespace": NAMESPACE}]
@@ -478,6 +487,9 @@ def test_rules_match_required_rules(rendered: dict[str, Rendered]) -> None:
         pytest.param({"image": {"pullPolicy": "Sometimes"}}, "/image/pullPolicy", id="pull-policy"),
         pytest.param({"apiClient": {"qps": -1}}, "/apiClient/qps", id="qps-negative"),
         pytest.param({"namespaces": ["Team A"]}, "/namespaces/0", id="bad-namespace"),
+        pytest.param(
+            {"volumeBindingTimeout": 0}, "/volumeBindingTimeout", id="volume-binding-timeout-0"
+        ),
         pytest.param({"replicaz": 3}, "replicaz", id="unknown-key"),
         pytest.param(
             {"replicaCount": 3, "leaderElection": {"enabled": False}},

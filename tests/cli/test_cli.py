@@ -44,10 +44,14 @@ def test_simulate_json_matches_the_contract_key_for_key(capsys: pytest.CaptureFi
     assert report["policy"] == "default"
     for decision in report["decisions"]:
         keys = ["pod", "node", "feasibleNodes", "failedPredicates", "scores", "message"]
-        # A pod that fits nowhere also says what single change would make it fit; every
-        # decision says whom it would preempt (null: nobody).
-        hints = ["hints"] if decision["node"] is None else []
-        assert list(decision) == [*keys, *hints, "preemption"]
+        # A pod that fits nowhere also says what single change would make it fit; a
+        # placed pod with claims, how they bind on its node; every decision says whom
+        # it would preempt (null: nobody).
+        if decision["node"] is None:
+            keys.append("hints")
+        elif decision["pod"].startswith("shop/db-"):
+            keys.append("volumes")
+        assert list(decision) == [*keys, "preemption"]
         assert decision["preemption"] is None
         for score in decision["scores"].values():
             assert list(score) == ["total", "priorities"]
@@ -436,3 +440,30 @@ def test_the_default_policy_can_serve_another_name(
     )
     assert code == 0
     assert [d["node"] for d in json.loads(out)["decisions"]] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "seconds"),
+    [
+        pytest.param([], 600.0, id="default-is-kube-schedulers-bindTimeoutSeconds"),
+        pytest.param(["--volume-binding-timeout", "30"], 30.0, id="set"),
+        pytest.param(["--volume-binding-timeout", "2.5"], 2.5, id="fractional"),
+    ],
+)
+def test_run_takes_the_volume_binding_timeout(argv: list[str], seconds: float) -> None:
+    from policy_scheduler.cli import build_parser, options_from_args
+
+    args = build_parser().parse_args(["run", *argv])
+    assert options_from_args(args).volume_binding_timeout == seconds
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon"])
+def test_run_refuses_a_volume_binding_timeout_that_is_not_positive(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "--volume-binding-timeout", value])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --volume-binding-timeout:" in err
+    assert repr(value) in err

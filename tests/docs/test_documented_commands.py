@@ -76,6 +76,7 @@ PREEMPTION_E2E = (
     "tests/e2e/test_preemption.py::"
     "test_a_high_priority_pod_evicts_a_nodes_victims_and_is_bound_there"
 )
+VOLUME_E2E = "tests/e2e/test_volume_binding.py"
 METRICS_OVER_HTTP = (
     "tests/runtime/test_metrics.py::test_metrics_are_served_over_http_and_the_server_stops"
 )
@@ -132,6 +133,18 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "kubectl describe schedpol": (POLICY_STATUS_E2E,),
     "kubectl describe pod": (UNSCHEDULABLE_E2E, PREEMPTION_E2E),
     "kubectl get events": (UNSCHEDULABLE_E2E, PREEMPTION_E2E),
+    "kubectl get events -n shop --field-selector reason=VolumeBindingFailed": (
+        f"{VOLUME_E2E}::"
+        "test_a_pv_controller_that_never_answers_fails_the_binding_and_the_pod_is_retried",
+    ),
+    # what the volume binder wrote: the claim's selected-node, the PV's claimRef
+    "kubectl get pvc": (
+        f"{VOLUME_E2E}::test_a_local_pv_and_a_provisioned_volume_both_end_up_bound_with_their_pods",
+    ),
+    "kubectl get pv -o": (f"{VOLUME_E2E}::test_two_pods_competing_for_one_pv_never_both_get_it",),
+    "kubectl describe pvc": (
+        f"{VOLUME_E2E}::test_a_local_pv_and_a_provisioned_volume_both_end_up_bound_with_their_pods",
+    ),
     "kubectl get pod": (
         UNSCHEDULABLE_E2E,
         f"{E2E_OPERATOR}::test_pods_of_other_schedulers_are_untouched",

@@ -487,3 +487,141 @@ def test_unbound_immediate_claim_fails_on_every_node() -> None:
     decision = decide(incoming, state, DEFAULT_PREDICATES)
     assert decision.node is None
     assert decision.message == f"0/2 nodes are available: 2 {IMMEDIATE}."
+
+
+# -- FindPodVolumes' result on the decision ---------------------------------------------------
+
+
+def plan_of(decision: Any) -> dict[str, str]:
+    """Claim name -> "pv NAME", "provision" or "bound NAME", as the decision carries it."""
+    volumes = decision.volumes
+    assert volumes is not None and volumes.node == decision.node
+    out = {pvc.name: f"bound {pv.name}" for pvc, pv in volumes.bound}
+    out |= {pvc.name: f"pv {pv.name}" for pvc, pv in volumes.matched}
+    out |= {pvc.name: "provision" for pvc in volumes.provisioned}
+    return out
+
+
+def binding_pod(*claims: str) -> dict[str, Any]:
+    return pod("db", volumes=[claim_volume(c) for c in claims])
+
+
+@pytest.mark.parametrize(
+    ("objects", "claims", "expected"),
+    [
+        pytest.param(
+            [free("big", capacity="10G"), free("small", capacity="2G"), claim()],
+            ["c"],
+            {"c": "pv small"},
+            id="smallest-fit",
+        ),
+        pytest.param(
+            [free("exact", capacity="1G"), free("bigger", capacity="2G"), claim()],
+            ["c"],
+            {"c": "pv exact"},
+            id="exact-size-is-smallest",
+        ),
+        pytest.param(
+            [free("tiny", capacity="500M"), free("ok", capacity="3G"), claim()],
+            ["c"],
+            {"c": "pv ok"},
+            id="too-small-is-skipped",
+        ),
+        pytest.param(
+            [
+                free("rwo", capacity="1G", access_modes=[RWO]),
+                free("rox", capacity="3G", access_modes=[RWO, ROX]),
+                claim(access_modes=[RWO, ROX]),
+            ],
+            ["c"],
+            {"c": "pv rox"},
+            id="access-modes-decide",
+        ),
+        pytest.param(
+            [
+                free("other-class", capacity="1G", storage_class="other"),
+                free("right-class", capacity="3G"),
+                claim(),
+            ],
+            ["c"],
+            {"c": "pv right-class"},
+            id="class-decides",
+        ),
+        pytest.param(
+            [
+                free("on-node2", capacity="1G", affinity=on("node2")),
+                free("on-node1", capacity="3G"),
+                claim(),
+            ],
+            ["c"],
+            {"c": "pv on-node1"},
+            id="node-affinity-decides",
+        ),
+        pytest.param(
+            [
+                free("five", capacity="5G"),
+                free("one", capacity="1G"),
+                pvc("big", request="4G", storage_class=WAIT),
+                pvc("small", request="1G", storage_class=WAIT),
+            ],
+            ["big", "small"],
+            {"small": "pv one", "big": "pv five"},
+            id="claims-smallest-first-one-pv-each",
+        ),
+        pytest.param(
+            [PROVISIONED_PVC],
+            ["provisioned-pvc"],
+            {"provisioned-pvc": "provision"},
+            id="provisioned",
+        ),
+        pytest.param(
+            [free("local", capacity="5G"), claim(), PROVISIONED_PVC, PV_BOUND, BOUND_PVC],
+            ["c", "provisioned-pvc", "bound-pvc"],
+            {"c": "pv local", "provisioned-pvc": "provision", "bound-pvc": "bound pv-bound"},
+            id="matched-provisioned-and-bound",
+        ),
+    ],
+)
+def test_the_decision_says_how_each_claim_binds_on_the_chosen_node(
+    objects: list[dict[str, Any]], claims: list[str], expected: dict[str, str]
+) -> None:
+    decision = decide(binding_pod(*claims), two_nodes(*objects), DEFAULT_PREDICATES)
+    assert decision.node == "node1"
+    assert plan_of(decision) == expected
+
+
+def test_bound_claims_need_no_binding() -> None:
+    decision = decide(binding_pod("bound-pvc"), two_nodes(PV_BOUND, BOUND_PVC), DEFAULT_PREDICATES)
+    assert decision.volumes is not None and not decision.volumes.needs_binding
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "the_policy"),
+    [
+        pytest.param(pod("web"), DEFAULT_PREDICATES, id="pod-without-volumes"),
+        pytest.param(
+            pod("web", volumes=[{"name": "scratch", "emptyDir": {}}]),
+            DEFAULT_PREDICATES,
+            id="pod-without-claims",
+        ),
+        pytest.param(
+            binding_pod("c"),
+            policy(["PodFitsResources"], []),
+            id="policy-without-CheckVolumeBinding",
+        ),
+    ],
+)
+def test_no_volume_plan_without_claims_or_without_the_predicate(
+    the_pod: dict[str, Any], the_policy: dict[str, Any]
+) -> None:
+    decision = decide(the_pod, two_nodes(free("local"), claim()), the_policy)
+    assert decision.node is not None
+    assert decision.volumes is None
+
+
+def test_the_lone_feasible_node_carries_the_plan_when_not_explaining() -> None:
+    from policy_scheduler.engine.algorithm import Scheduler
+
+    state = two_nodes(free("local"), claim())
+    decision = decide(binding_pod("c"), state, DEFAULT_PREDICATES, Scheduler(explain=False))
+    assert plan_of(decision) == {"c": "pv local"}

@@ -19,7 +19,11 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
    priorities every node totals 0. With two or more feasible nodes the prioritizing
    extenders' raw scores are added too, weight x score (their errors are ignored).
 4. **Select** — among the nodes with the highest total, round-robin
-   (``lastNodeIndex``), in the order the nodes were found.
+   (``lastNodeIndex``), in the order the nodes were found. For a pod with claims, under
+   a policy with CheckVolumeBinding, the decision also carries how its claims bind on
+   the chosen node (:attr:`Decision.volumes`: the PV matched to each unbound claim, the
+   claims to provision), which the scheduler assumes and writes before the pod's
+   binding (the legacy volume binder's FindPodVolumes result for that node).
 
 **Fast path** (``PolicySettings.fast``, the default; ``fast=False`` runs the steps above
 exactly as written, a test compares both on randomized clusters):
@@ -67,6 +71,7 @@ from .framework import NO_HINTS, CycleState, MapFunction, Predicate, Reasons
 from .hinting import Hint, fit_hints
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
+from .predicates.volumes import PodVolumes, find_pod_volumes
 from .preemption import Preemption, PreemptionHook, preempt
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
@@ -121,6 +126,9 @@ class Decision:
     extender_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Extender errors that did not fail the attempt (ignorable filters, prioritize).
     extender_errors: list[str] = field(default_factory=list)
+    #: When the pod has claims and the policy checks volume binding: how they bind on
+    #: the chosen node (FindPodVolumes' result), which the scheduler assumes and writes.
+    volumes: PodVolumes | None = None
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
 
@@ -174,6 +182,7 @@ class Decision:
             self.preemption,
             self.error,
             self.extender_errors,
+            self.volumes,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -402,6 +411,8 @@ class Scheduler:
         if len(feasible) == 1 and not self.explain:
             # kube-scheduler takes a lone feasible node without consulting priorities.
             decision.node = feasible[0].name
+            if policy.binds_volumes and pod.volumes:
+                decision.volumes = find_pod_volumes(pod, feasible[0], cycle)
             return decision
         started = perf_counter()
         totals = await self._score(pod, feasible, cycle, policy, decision)
@@ -412,9 +423,13 @@ class Scheduler:
         if len(feasible) == 1:
             # kube-scheduler takes a lone feasible node without consulting priorities
             # (nor the round-robin); the scores above are only for people to read.
-            decision.node = feasible[0].name
+            chosen = feasible[0]
         else:
-            decision.node = self._select(feasible, totals)
+            chosen = self._select(feasible, totals)
+        decision.node = chosen.name
+        if policy.binds_volumes and pod.volumes:
+            # FindPodVolumes' bindings for the chosen node (see the module docstring).
+            decision.volumes = find_pod_volumes(pod, chosen, cycle)
         return decision
 
     async def preempt(
@@ -851,7 +866,7 @@ class Scheduler:
             decision._explanation = (names, nodes, totals, build)
         return totals
 
-    def _select(self, feasible: list[NodeInfo], totals: list[int]) -> str:
+    def _select(self, feasible: list[NodeInfo], totals: list[int]) -> NodeInfo:
         best = max(totals)
         if totals.count(best) == 1:
             # No tie (the usual case): no list of candidates to build.
@@ -860,4 +875,4 @@ class Scheduler:
             tied = [i for i, total in enumerate(totals) if total == best]
             pick = tied[self.last_node_index % len(tied)]
         self.last_node_index += 1
-        return feasible[pick].name
+        return feasible[pick]

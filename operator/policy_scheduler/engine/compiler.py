@@ -105,6 +105,9 @@ class CompiledPolicy:
     always_check_all_predicates: bool
     percentage_of_nodes_to_score: int
     settings: PolicySettings
+    #: CheckVolumeBinding is among the predicates: a decision also says how the pod's
+    #: claims bind on the chosen node (the volume binder runs only with its predicate).
+    binds_volumes: bool = False
     #: ``spec.disablePreemption``: pods of this policy that fit nowhere never preempt.
     disable_preemption: bool = False
     #: The HTTP extenders, in policy order (see :mod:`.extenders`).
@@ -236,6 +239,9 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
         ),
         disable_preemption=spec.disablePreemption,
         extenders=tuple(compile_extender(extender) for extender in spec.extenders),
+        binds_volumes=any(
+            entry.fn is REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING) for entry in predicates
+        ),
     )
 
 

@@ -75,6 +75,14 @@ class Api(Protocol):
 
     async def list_objects(self, kind: Kind) -> list[dict[str, Any]]: ...
 
+    async def replace_persistent_volume(
+        self, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]: ...
+
+    async def replace_claim(
+        self, namespace: str, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]: ...
+
 
 class ApiError(Exception):
     """A request that kept failing (status 0 or an error status) where data was needed."""
@@ -386,6 +394,47 @@ class KubeApi:
             token = (data.get("metadata") or {}).get("continue") or ""
             if not token:
                 return items
+
+    @needs("", "persistentvolumes", "update")
+    async def replace_persistent_volume(
+        self, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]:
+        """PUT a PV (the volume binder's claimRef); a stale resourceVersion answers 409.
+
+        Not repeated on no answer: a PUT that landed would then answer 409 and look like
+        someone else's write.
+        """
+
+        def call() -> Any:
+            return self.core.replace_persistent_volume(
+                name, dict(body), _preload_content=False, _request_timeout=self._deadline
+            )
+
+        return self._written(
+            await self._request(call, f"updating PV {name}", repeatable=False, read=True)
+        )
+
+    @needs("", "persistentvolumeclaims", "update")
+    async def replace_claim(
+        self, namespace: str, name: str, body: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any] | None]:
+        """PUT a PVC (the volume binder's selected-node); a stale resourceVersion: 409."""
+
+        def call() -> Any:
+            return self.core.replace_namespaced_persistent_volume_claim(
+                name, namespace, dict(body), _preload_content=False, _request_timeout=self._deadline
+            )
+
+        what = f"updating PVC {namespace}/{name}"
+        return self._written(await self._request(call, what, repeatable=False, read=True))
+
+    @staticmethod
+    def _written(answer: tuple[int, bytes]) -> tuple[int, dict[str, Any] | None]:
+        status, body = answer
+        if status >= 300 or not body:
+            return status, None
+        data: dict[str, Any] = json.loads(body)
+        return status, data
 
 
 def required_rules() -> list[dict[str, list[str]]]:

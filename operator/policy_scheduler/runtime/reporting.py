@@ -38,6 +38,7 @@ MAX_SIMILAR = 10
 SIMILAR_WINDOW = 600.0
 COMBINED_PREFIX = "(combined from similar events): "
 CLUSTER_EVENTS_NAMESPACE = "default"
+VOLUME_BINDING_FAILED = "VolumeBindingFailed"
 
 
 def now_rfc3339(moment: datetime | None = None) -> str:
@@ -220,6 +221,25 @@ class Reporter:
             reason="FailedScheduling",
             message=message,
             action="Scheduling",
+            component=component,
+        )
+
+    async def volume_binding_failed(self, pod: Pod, message: str, component: str) -> None:
+        """PodScheduled=False/VolumeBindingFailed plus a Warning event of that reason.
+
+        kube-scheduler v1.17 wrote the condition with this reason and a FailedScheduling
+        event; the event carries the reason too here, so that ``kubectl get events
+        --field-selector reason=VolumeBindingFailed`` finds them apart from pods that
+        fit nowhere.
+        """
+        await self.pod_condition(pod, message, reason=VOLUME_BINDING_FAILED)
+        await self.event(
+            namespace=pod.namespace,
+            involved=pod_reference(pod),
+            event_type="Warning",
+            reason=VOLUME_BINDING_FAILED,
+            message=message,
+            action="Binding",
             component=component,
         )
 

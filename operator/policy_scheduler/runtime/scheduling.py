@@ -27,6 +27,18 @@ first extender with a ``bindVerb`` that is interested in the pod binds it instea
 ``pods/binding`` (a failure: ``Binding rejected: extender "..." bind failed: ...``).
 Each call is bounded by its extender's ``httpTimeout``, so a hung extender delays only
 the pods it is asked about, by that much, and never stops the loop.
+  a 404 (deleted) are answers, handled quietly.
+* **Volumes** (the legacy volume binder): a decision whose pod has unbound
+  WaitForFirstConsumer claims also assumes their PVs and claims in the cache
+  (``_reserve``), and its binding cycle first binds them (``_prebind``, see
+  ``volumebinding.py``): the claimRef / selected-node writes, then the wait for the PV
+  controller, and only then the pod's binding. The writes hold a bind slot like any
+  API call; the wait, which may last ``--volume-binding-timeout`` seconds, gives its
+  slot back and takes one again for the pod's binding, so pods waiting for their
+  volumes never starve the bind workers and other pods keep being scheduled and bound
+  meanwhile. A failure (409 on a stale write, timeout, the PV controller undoing our
+  writes) unreserves everything, reports ``VolumeBindingFailed`` (a Warning event and
+  ``PodScheduled=False`` with that reason) and retries the pod with backoff.
 
 A pod is never bound twice by us: the cache marks it placed from the moment it is
 assumed, the world drops pods the cache holds placed, and bindings are sent only while
@@ -45,10 +57,11 @@ from typing import Any, Protocol
 from ..engine.algorithm import Decision, Scheduler, check_node
 from ..engine.compiler import CompiledPolicy, instrument
 from ..engine.extenders import CompiledExtender, ExtenderClient, ExtenderError
+from ..engine.predicates.volumes import PodVolumes
 from ..engine.preemption import Preemption, PreemptionHook, extender_hook
 from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
 from ..objects import Pod
-from ..state.cache import PodState, SchedulerCache
+from ..state.cache import VOLUME_KINDS, PodState, SchedulerCache
 from ..state.policies import PolicyBook
 from ..state.queueing import QueuedPod, SchedulingQueue
 from ..state.world import DELETED, Outcome, World
@@ -56,6 +69,7 @@ from .health import Health
 from .kubeapi import Api, backoff
 from .policies import PolicyStats, PolicyStatusWriter
 from .reporting import Reporter, now_rfc3339, pod_reference
+from .volumebinding import DEFAULT_TIMEOUT, VolumeBinder, VolumeBindingError
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +128,25 @@ class NullMetrics(MetricsSink):
     """Metrics off: every report is dropped."""
 
 
+class _Slot:
+    """A binding's bind slot: held while it talks to the API, lent back while it waits."""
+
+    __slots__ = ("_slots", "held")
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots = slots
+        self.held = True  # taken by schedule_one before the binding started
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self._slots.release()
+
+    async def acquire(self) -> None:
+        await self._slots.acquire()
+        self.held = True
+
+
 class SchedulerRuntime:
     """The scheduler at work: its world, its scheduling loop and its bindings."""
 
@@ -130,6 +163,7 @@ class SchedulerRuntime:
         namespaces: Sequence[str] = (),
         health: Health | None = None,
         extenders: ExtenderClient | None = None,
+        volume_binding_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.api = api
         self.health = health or Health(clock=clock)
@@ -166,6 +200,14 @@ class SchedulerRuntime:
         self.primed = False
         #: Called when a watch started over with a LIST (deletions may have been missed).
         self.on_relist: Callable[[], None] | None = None
+        self.volume_binder = VolumeBinder(
+            api,
+            self.world.cache,
+            feed=lambda raw, kind: self.handle("MODIFIED", raw, kind),
+            timeout=volume_binding_timeout,
+        )
+        #: Pods reserved with volumes to bind first: their decision's volumes.
+        self._volume_plans: dict[str, PodVolumes] = {}
 
     @property
     def cache(self) -> SchedulerCache:
@@ -210,6 +252,12 @@ class SchedulerRuntime:
         self, outcome: Outcome, event_type: str | None, raw: Mapping[str, Any] | None
     ) -> None:
         """Report what an observed object changed to whom it concerns."""
+        if outcome.kind in VOLUME_KINDS and outcome.error is None:
+            # The volume binder waits on PVs and PVCs, and writes from their last copy.
+            if event_type == DELETED:
+                self.volume_binder.deleted(outcome.kind, outcome.key)
+            elif raw is not None:
+                self.volume_binder.observe(event_type, raw, outcome.kind)
         if outcome.error is not None and raw is not None:
             if outcome.kind is POD:
                 # A pod we cannot read is reported, never dropped silently nor fatal.
@@ -225,6 +273,7 @@ class SchedulerRuntime:
                 self._report(self.policy_status.write(outcome.verdicts))
         elif outcome.kind is POD and event_type == DELETED and outcome.key:
             self.reporter.forget_pod(outcome.key)
+            self.volume_binder.pod_deleted(outcome.key)
 
     # -- scheduling side -----------------------------------------------------------------
 
@@ -248,6 +297,7 @@ class SchedulerRuntime:
 
     async def run(self) -> None:
         """Schedule until cancelled (run it only while leader)."""
+        self.volume_binder.start()
         try:
             while True:
                 queued = await self.queue.pop()
@@ -265,6 +315,9 @@ class SchedulerRuntime:
                 finally:
                     self.health.attempt_finished()
         finally:
+            # Pods waiting for their volumes give up now (unreserved, decided again by
+            # whoever schedules next), so that stopping never waits for the PV controller.
+            self.volume_binder.stop()
             await self.drain()
 
     def _gone(self, queued: QueuedPod) -> bool:
@@ -303,7 +356,10 @@ class SchedulerRuntime:
             self._failed(queued, decision, policy, elapsed)
         elif decision.node is None:
             await self._unschedulable(queued, decision, policy, elapsed)
-        elif (stale := self._recheck(pod, decision.node, seen, policy)) is not None:
+        elif (
+            stale := self._recheck(pod, decision.node, seen, policy)
+            or self._stale_volumes(decision)
+        ) is not None:
             logger.info(
                 "decision for %s went stale while it was taken (%s); trying again",
                 pod.key,
@@ -434,13 +490,27 @@ class SchedulerRuntime:
         self._report(self.reporter.unschedulable(pod, decision.error, profile))
 
     def _reserve(self, pod: Pod, decision: Decision) -> None:
-        """Assume the decision in the cache at once, so the next decision sees it."""
+        """Assume the decision in the cache at once, so the next decision sees it: the
+        pod on its node, and the PVs and claims its volumes bind with (AssumePodVolumes)."""
         assert decision.node is not None
         self.cache.assume(pod, decision.node)
+        volumes = decision.volumes
+        if volumes is not None and volumes.needs_binding:
+            self.cache.assume_volumes(pod.uid, volumes)
+            self._volume_plans[pod.uid] = volumes
 
     def _unreserve(self, pod: Pod) -> None:
         """Undo :meth:`_reserve` (the binding failed or will not be sent)."""
         self._forget(pod.uid)
+        if self._volume_plans.pop(pod.uid, None) is not None:
+            self.cache.forget_volumes(pod.uid)
+
+    def _stale_volumes(self, decision: Decision) -> str | None:
+        """Why the PVs and claims the decision matched changed meanwhile; None if not."""
+        volumes = decision.volumes
+        if volumes is None or not volumes.needs_binding:
+            return None
+        return self.cache.stale_volumes(volumes)
 
     def _recheck(self, pod: Pod, node: str, seen: int, policy: CompiledPolicy) -> str | None:
         """Why a decision taken on the snapshot no longer holds; None when it does.
@@ -463,8 +533,9 @@ class SchedulerRuntime:
 
     async def _binding_cycle(self, queued: QueuedPod, node: str, policy: CompiledPolicy) -> None:
         """Bind the reserved pod, asynchronously; on failure unreserve and retry."""
+        slot = _Slot(self._binding_slots)
         try:
-            await self._bind_reserved(queued, node, policy)
+            await self._bind_reserved(queued, node, policy, slot)
         except Exception:
             # A bug must not lose the pod: undo and decide it again.
             logger.exception("binding %s to %s failed", queued.pod.key, node)
@@ -472,15 +543,25 @@ class SchedulerRuntime:
             self.queue.error(queued)
         finally:
             self._binding_uids.discard(queued.pod.uid)
-            self._binding_slots.release()
+            slot.release()
 
-    async def _bind_reserved(self, queued: QueuedPod, node: str, policy: CompiledPolicy) -> None:
+    async def _bind_reserved(
+        self, queued: QueuedPod, node: str, policy: CompiledPolicy, slot: _Slot
+    ) -> None:
         pod, profile = queued.pod, policy.scheduler_name
-        started = self.clock()
         if not self.is_leader():
             # Lost leadership after deciding: another replica will decide again.
             self._unreserve(pod)
             return
+        try:
+            await self._prebind(pod, slot)
+        except VolumeBindingError as exc:
+            self._volume_binding_failed(queued, exc, profile)
+            return
+        if not self.is_leader():  # lost while the volumes were being bound
+            self._unreserve(pod)
+            return
+        started = self.clock()
         binder = self._binder(pod, policy)
         problem = ""
         if binder is None:
@@ -529,6 +610,38 @@ class SchedulerRuntime:
                 component=profile,
             )
         )
+
+    async def _prebind(self, pod: Pod, slot: _Slot) -> None:
+        """Bind the pod's volumes, if its decision has any to bind (BindPodVolumes).
+
+        The writes hold the binding's slot; the wait lends it back (see the module
+        docstring). Raises VolumeBindingError.
+        """
+        volumes = self._volume_plans.get(pod.uid)
+        if volumes is None:
+            return
+        written = await self.volume_binder.write(volumes)
+        slot.release()
+        try:
+            await self.volume_binder.wait(pod, volumes, written)
+        finally:
+            await slot.acquire()
+        # Bound: the assumptions stay until the watch reports the bound objects.
+        del self._volume_plans[pod.uid]
+        self.cache.finish_volumes(pod.uid)
+
+    def _volume_binding_failed(
+        self, queued: QueuedPod, error: VolumeBindingError, profile: str
+    ) -> None:
+        """Undo everything the decision assumed; tell why, and retry with backoff."""
+        pod = queued.pod
+        self._unreserve(pod)
+        if error.quiet or self.cache.was_deleted(pod.uid):
+            logger.info("binding volumes of %s stopped: %s", pod.key, error)
+            return
+        logger.warning("binding volumes of %s failed: %s", pod.key, error)
+        self.queue.error(queued)
+        self._report(self.reporter.volume_binding_failed(pod, f"binding volumes: {error}", profile))
 
     async def _verify_binding(self, pod: Pod, node: str, status: int) -> int:
         """Where did an ambiguous binding leave the pod? As a status: 201 bound to

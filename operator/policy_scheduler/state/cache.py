@@ -37,6 +37,26 @@ server, so a copy without it, for a pod we hold placed, is stale
 (:meth:`SchedulerCache.is_placed`): callers ignore it, and a replay can never undo a
 binding.
 
+Volumes: the volume binder's assume cache
+-----------------------------------------
+PVs and claims are kept as kube-scheduler's volume binder kept them (its
+``assumeCache``): the version the cluster state shows is the API's, or one the scheduler
+*assumed* on top of it::
+
+    watch event, resourceVersion not newer than the one held ─> ignored (a replay)
+    watch event, newer (or not comparable: no resourceVersion) ─> the API's version,
+                                                                  any assumption dropped
+    assume_volumes(uid, volumes) ─> each matched PV shows its claimRef to the claim,
+                                    each claim to provision its selected-node; the
+                                    API's version is kept aside
+    forget_volumes(uid) ─> what the pod assumed and the API has not overtaken since
+                           shows the API's version again
+    finish_volumes(uid) ─> the assumptions stay until the API overtakes them
+
+So the next decision cannot match a PV an earlier one took, nor provision a claim for
+another node, while the writes are on their way; a failed binding gives back exactly
+what the API has not answered for meanwhile (what was written, the API now reports).
+
 A snapshot per decision
 -----------------------
 kube-scheduler copies the nodes that changed into a snapshot at the start of each cycle
@@ -64,6 +84,7 @@ from enum import Enum
 from typing import Any, Final
 
 from ..engine.cluster import ClusterState
+from ..engine.predicates.volumes import PodVolumes, bound_to_claim, with_selected_node
 from ..kinds import (
     CSI_NODE,
     PERSISTENT_VOLUME,
@@ -76,7 +97,7 @@ from ..kinds import (
     STORAGE_CLASS,
     Kind,
 )
-from ..objects import Node, Pod
+from ..objects import Node, PersistentVolume, PersistentVolumeClaim, Pod, newer_version
 
 DEFAULT_ASSUME_TTL = 30.0
 
@@ -152,6 +173,10 @@ _OBJECTS: Final[dict[Kind, tuple[_Setter, _Remover]]] = {
 #: The kinds :meth:`SchedulerCache.set_object` stores (besides nodes and pods).
 OBJECT_KINDS: Final = frozenset(_OBJECTS)
 
+#: The kinds the volume binder assumes (see "Volumes" in the module docstring).
+VOLUME_KINDS: Final = frozenset({PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM})
+_VolumeKey = tuple[Kind, str]
+
 
 def store(cluster: ClusterState, kind: Kind, obj: Any) -> None:
     """Put a parsed object of one of :data:`OBJECT_KINDS` into a cluster state."""
@@ -175,6 +200,10 @@ class SchedulerCache:
         self._holders = 0
         self._held: list[Callable[[], object]] = []
         self._nominated: dict[str, str] = {}  # uid -> node, live (see nominated_node)
+        #: Assumed PVs and claims -> the API's version, given back on forget.
+        self._volume_api: dict[_VolumeKey, PersistentVolume | PersistentVolumeClaim] = {}
+        #: Pod uid -> the PVs and claims its binding assumed.
+        self._volume_owners: dict[str, list[_VolumeKey]] = {}
 
     # -- reading -------------------------------------------------------------------------
 
@@ -241,11 +270,93 @@ class SchedulerCache:
 
     def set_object(self, kind: Kind, obj: Any) -> None:
         """Store a parsed PV, PVC, StorageClass, CSINode, Service or controller."""
-        self._write(lambda: store(self._cluster, kind, obj))
+        if kind in VOLUME_KINDS:
+            self._write(lambda: self._observe_volume(kind, obj))
+        else:
+            self._write(lambda: store(self._cluster, kind, obj))
 
     def remove_object(self, kind: Kind, key: str) -> None:
         _, remover = _OBJECTS[kind]
-        self._write(lambda: remover(self._cluster, key))
+
+        def remove() -> None:
+            self._volume_api.pop((kind, key), None)
+            remover(self._cluster, key)
+
+        self._write(remove)
+
+    # -- volumes: the binder's assume cache ----------------------------------------------
+
+    def _volume(self, kind: Kind, key: str) -> PersistentVolume | PersistentVolumeClaim | None:
+        if kind is PERSISTENT_VOLUME:
+            return self._cluster.persistent_volumes.get(key)
+        return self._cluster.claims.get(key)
+
+    def _observe_volume(self, kind: Kind, obj: PersistentVolume | PersistentVolumeClaim) -> None:
+        key = obj.name if isinstance(obj, PersistentVolume) else obj.key
+        held = self._volume(kind, key)
+        if held is not None and not newer_version(obj.resource_version, held.resource_version):
+            return  # a replay, or older than what we assumed on top of it
+        self._volume_api.pop((kind, key), None)  # the API's word overtakes our assumption
+        store(self._cluster, kind, obj)
+
+    def stale_volumes(self, volumes: PodVolumes) -> str | None:
+        """Why the PVs and claims a decision matched are no longer as it saw them; None
+        when they are (AssumePodVolumes' "out of sync")."""
+        for _, pv in volumes.matched:
+            if self._cluster.persistent_volumes.get(pv.name) != pv:
+                return f'PersistentVolume "{pv.name}" changed'
+        claims = [pvc for pvc, _ in volumes.matched] + list(volumes.provisioned)
+        for pvc in claims:
+            if self._cluster.claims.get(pvc.key) != pvc:
+                return f'PersistentVolumeClaim "{pvc.key}" changed'
+        return None
+
+    def assume_volumes(self, uid: str, volumes: PodVolumes) -> None:
+        """AssumePodVolumes: the pod's matched PVs bound to their claims and its claims
+        to provision annotated with the node, until the API says otherwise."""
+        changes: list[tuple[Kind, str, PersistentVolume | PersistentVolumeClaim]] = [
+            (PERSISTENT_VOLUME, pv.name, bound_to_claim(pv, pvc)) for pvc, pv in volumes.matched
+        ]
+        changes += [
+            (PERSISTENT_VOLUME_CLAIM, pvc.key, with_selected_node(pvc, volumes.node))
+            for pvc in volumes.provisioned
+        ]
+        if not changes:
+            return
+        self._volume_owners.setdefault(uid, []).extend((kind, key) for kind, key, _ in changes)
+
+        def assume() -> None:
+            for kind, key, assumed in changes:
+                held = self._volume(kind, key)
+                if held is None:
+                    continue  # deleted meanwhile: nothing left to assume on
+                self._volume_api.setdefault((kind, key), held)
+                store(self._cluster, kind, assumed)
+
+        self._write(assume)
+
+    def forget_volumes(self, uid: str) -> None:
+        """Undo :meth:`assume_volumes` where the API has not overtaken it since."""
+        keys = self._volume_owners.pop(uid, [])
+        if not keys:
+            return
+
+        def restore() -> None:
+            for kind, key in keys:
+                api = self._volume_api.pop((kind, key), None)
+                if api is not None:
+                    store(self._cluster, kind, api)
+
+        self._write(restore)
+
+    def finish_volumes(self, uid: str) -> None:
+        """The pod's volumes are bound: its assumptions stay until the API overtakes them."""
+        self._volume_owners.pop(uid, None)
+
+    @property
+    def assumed_volumes(self) -> int:
+        """PVs and claims shown as assumed rather than as the API reports them."""
+        return len(self._volume_api)
 
     # -- nominated pods ------------------------------------------------------------------
 

@@ -26,8 +26,14 @@ PVs, PVCs, StorageClasses and CSINodes:
   ``attachable-volumes-csi-<driver>``.
 * **CheckVolumeBinding** — the scheduler side of the volume binder (``FindPodVolumes``):
   a bound claim's PV node affinity must match the node; an unbound WaitForFirstConsumer
-  claim needs an available PV that fits on the node, or a class that can provision
-  there.
+  claim needs an available PV that fits on the node (the smallest that fits, claims
+  taken smallest request first, one PV per claim), or a class that can provision
+  there. For the node the decision chooses, :func:`find_pod_volumes` says which PV
+  each claim was matched with and which claims are to be provisioned
+  (:class:`PodVolumes`, carried by the decision); the scheduler cache assumes it
+  (:func:`bound_to_claim`, :func:`with_selected_node`) so that the next decision
+  cannot take the same PV, and the operator writes it to the API before binding the
+  pod (``runtime/volumebinding.py``).
 
 Errors. Where the legacy predicate returned an *error* rather than a reason (a PVC or PV
 that cannot be found, an unbound claim with Immediate binding), the v1.17 framework
@@ -41,9 +47,7 @@ checks (``persistentvolumeclaim "data" not found``, no node).
 started with, and reading it per attempt lets tests and ``simulate`` set it.
 
 Not modelled: CSI migration of in-tree plugins (its feature gates were off by default
-in v1.17, so migrated plugins never defer to the CSI predicate here), and the volume
-binder's assume cache (a PV chosen for one pod is not hidden from the next pod until its
-binding shows up in the cluster).
+in v1.17, so migrated plugins never defer to the CSI predicate here).
 
 Everything that depends on the pod only (its volumes resolved through PVCs and PVs,
 its claims sorted for binding) is computed once per attempt in ``cycle.memo``; the
@@ -64,7 +68,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from ... import names
@@ -642,7 +646,38 @@ def _can_provision(
     return True
 
 
-def _find_pod_volumes(claims: _PodClaims, node: NodeInfo, cluster: ClusterState) -> Reasons:
+@dataclass(frozen=True, slots=True)
+class PodVolumes:
+    """FindPodVolumes' result for the chosen node: what binding the pod's volumes takes.
+
+    ``matched``: unbound WaitForFirstConsumer claims and the available PV found for each
+    on the node (the scheduler writes the PV's claimRef); ``provisioned``: claims a
+    volume will be provisioned for on the node (the scheduler writes the claim's
+    selected-node annotation); ``bound``: claims already bound, with their PV. Objects
+    are the versions the decision saw, whose resourceVersions the writes carry.
+    """
+
+    node: str
+    bound: tuple[tuple[PersistentVolumeClaim, PersistentVolume], ...] = ()
+    matched: tuple[tuple[PersistentVolumeClaim, PersistentVolume], ...] = ()
+    provisioned: tuple[PersistentVolumeClaim, ...] = ()
+
+    @property
+    def needs_binding(self) -> bool:
+        """Anything to write before the pod is bound (AssumePodVolumes' "not all bound")."""
+        return bool(self.matched or self.provisioned)
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """One node's verdict on the pod's claims, and the bindings that make it."""
+
+    reasons: Reasons
+    matched: tuple[tuple[PersistentVolumeClaim, PersistentVolume], ...] = ()
+    provisioned: tuple[PersistentVolumeClaim, ...] = ()
+
+
+def _find_pod_volumes(claims: _PodClaims, node: NodeInfo, cluster: ClusterState) -> _Found:
     labels = node.node.labels
     bound_ok = True
     for pvc in claims.bound:
@@ -654,33 +689,38 @@ def _find_pod_volumes(claims: _PodClaims, node: NodeInfo, cluster: ClusterState)
         if not _node_affinity_matches(pv, labels):
             bound_ok = False
             break
+    if not claims.to_bind:
+        return _Found(_binding_reasons(bound_ok, True))
+    to_match: list[PersistentVolumeClaim] = []
+    to_provision: list[PersistentVolumeClaim] = []
+    for pvc in claims.to_bind:
+        selected = pvc.annotations.get(ANN_SELECTED_NODE)
+        if selected is None:
+            to_match.append(pvc)
+        elif selected != node.name:
+            # Provisioning already started for another node.
+            return _Found(_binding_reasons(bound_ok, False))
+        else:
+            to_provision.append(pvc)
     unbound_ok = True
-    if claims.to_bind:
-        to_match: list[PersistentVolumeClaim] = []
-        to_provision: list[PersistentVolumeClaim] = []
-        for pvc in claims.to_bind:
-            selected = pvc.annotations.get(ANN_SELECTED_NODE)
-            if selected is None:
-                to_match.append(pvc)
-            elif selected != node.name:
-                # Provisioning already started for another node.
-                return _binding_reasons(bound_ok, False)
-            else:
-                to_provision.append(pvc)
-        chosen: set[str] = set()
-        for pvc in to_match:
-            pv = find_matching_volume(pvc, claims.candidates[pvc.class_name], labels, chosen)
-            if pv is None:
-                unbound_ok = False
-                to_provision.append(pvc)
-            else:
-                chosen.add(pv.name)
-        if to_provision:
-            unbound_ok = _can_provision(to_provision, node, cluster)
-    return _binding_reasons(bound_ok, unbound_ok)
+    chosen: set[str] = set()
+    matched: list[tuple[PersistentVolumeClaim, PersistentVolume]] = []
+    for pvc in to_match:
+        pv = find_matching_volume(pvc, claims.candidates[pvc.class_name], labels, chosen)
+        if pv is None:
+            unbound_ok = False
+            to_provision.append(pvc)
+        else:
+            chosen.add(pv.name)
+            matched.append((pvc, pv))
+    if to_provision:
+        unbound_ok = _can_provision(to_provision, node, cluster)
+    return _Found(_binding_reasons(bound_ok, unbound_ok), tuple(matched), tuple(to_provision))
 
 
 def _binding_reasons(bound_ok: bool, unbound_ok: bool) -> Reasons:
+    if bound_ok and unbound_ok:
+        return FITS
     reasons: list[str] = []
     if not bound_ok:
         reasons.append(VOLUME_NODE_CONFLICT)
@@ -689,25 +729,67 @@ def _binding_reasons(bound_ok: bool, unbound_ok: bool) -> Reasons:
     return tuple(reasons)
 
 
+def _has_claims(pod: Pod) -> bool:
+    for volume in pod.volumes:
+        if volume.kind == PVC:
+            return True
+    return False
+
+
 @predicate(names.CHECK_VOLUME_BINDING)
 def check_volume_binding(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
-    if not any(volume.kind == PVC for volume in pod.volumes):
+    if not _has_claims(pod):
         return FITS
     cluster = cycle.cluster
     claims = cycle.memo("volumes.binding", lambda: _pod_claims(pod, cluster))
     if claims.error is not None:
         return (claims.error,)
     try:
-        return _find_pod_volumes(claims, node, cluster)
+        return _find_pod_volumes(claims, node, cluster).reasons
     except VolumeLookupError as exc:
         return (str(exc),)
+
+
+def find_pod_volumes(pod: Pod, node: NodeInfo, cycle: CycleState) -> PodVolumes | None:
+    """What binding the pod's claims on ``node`` takes, once CheckVolumeBinding let the
+    pod onto it (the binder's per-node cache, recomputed for the chosen node alone: the
+    decision's snapshot has not changed since). None for a pod without claims, or when
+    the node does not satisfy them after all."""
+    if not _has_claims(pod):
+        return None
+    cluster = cycle.cluster
+    claims = cycle.memo("volumes.binding", lambda: _pod_claims(pod, cluster))
+    if claims.error is not None:
+        return None
+    try:
+        found = _find_pod_volumes(claims, node, cluster)
+    except VolumeLookupError:
+        return None
+    if found.reasons:
+        return None
+    bound = tuple((pvc, cluster.persistent_volumes[pvc.volume_name]) for pvc in claims.bound)
+    return PodVolumes(node.name, bound, found.matched, found.provisioned)
+
+
+# -- what the binder assumes ---------------------------------------------------------------
+
+
+def bound_to_claim(pv: PersistentVolume, pvc: PersistentVolumeClaim) -> PersistentVolume:
+    """GetBindVolumeToClaim on our objects: the PV as it reads once its claimRef names
+    the claim (what the cache assumes until the API says so)."""
+    return replace(pv, claim=pvc.key, claim_uid=pvc.uid, has_claim_ref=True)
+
+
+def with_selected_node(pvc: PersistentVolumeClaim, node: str) -> PersistentVolumeClaim:
+    """The claim as it reads once annotated for provisioning on ``node``."""
+    return replace(pvc, annotations={**pvc.annotations, ANN_SELECTED_NODE: node})
 
 
 # -- fast path hints -------------------------------------------------------------------------
 
 
 def _without_claims(pod: Pod) -> bool:
-    return not any(volume.kind == PVC for volume in pod.volumes)
+    return not _has_claims(pod)
 
 
 hint(
