@@ -35,6 +35,7 @@ from .simulation import (
     load_policy_file,
     read_documents,
     report_to_json,
+    shadow_windows,
     simulate,
 )
 
@@ -95,6 +96,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_report(policies, decisions))
+        for name, window in sorted(shadow_windows(decisions).items()):
+            counts = window.counts()
+            print(
+                f"\nshadow policy {name!r}: {len(window)} pod(s) compared: "
+                f"{counts['sameNode']} on the same node, {counts['differentNode']} on another "
+                f"node, {counts['onlyActivePlaced']} placed by the active policy only, "
+                f"{counts['onlyShadowPlaced']} by the shadow only, "
+                f"{counts['neitherPlaced']} by neither"
+            )
     return 0
 
 

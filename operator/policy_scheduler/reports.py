@@ -13,7 +13,8 @@ preempt ns/a, ns/b on node-3``, or ``no preemption: why``), and under the table 
 hints, one line each (``hint: cpu request <= 1500m would fit node-2, node-5``), the
 first :data:`MAX_HINT_LINES` with at most :data:`MAX_HINT_NODES` nodes named each
 (``-o json`` has them all), or ``no hint: ...`` when none was found; nothing under a pod
-whose attempt failed (an extender's error: the headline says which).
+whose attempt failed (an extender's error: the headline says which). Under the
+headline, each Shadow policy's decision for the same pod (``shadow 'hdd' -> node-2``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
         ]
         if decision.volumes is not None:
             lines.append(_volumes_line(decision.volumes))
+    for name, shadow in decision.shadows.items():
+        outcome = (
+            f"-> {shadow.node}" if shadow.node is not None else f"fits nowhere: {shadow.message}"
+        )
+        lines.append(f"  shadow {name!r} {outcome}")
     # Score columns only when some node was scored.
     priority_names = [entry.name for entry in policy.priorities] if decision.scores else []
     weights = {entry.name: entry.weight for entry in policy.priorities}

@@ -64,6 +64,7 @@ from ..objects import Pod
 from ..state.cache import VOLUME_KINDS, PodState, SchedulerCache
 from ..state.policies import PolicyBook
 from ..state.queueing import QueuedPod, SchedulingQueue
+from ..state.shadows import ShadowAttempt, ShadowRunner
 from ..state.world import DELETED, Outcome, World
 from .health import Health
 from .kubeapi import Api, backoff
@@ -123,6 +124,9 @@ class MetricsSink(Protocol):
     def preemption_victims(self, victims: int) -> None:
         return None
 
+    def shadow(self, policy: str, result: str) -> None:
+        return None
+
 
 class NullMetrics(MetricsSink):
     """Metrics off: every report is dropped."""
@@ -178,11 +182,15 @@ class SchedulerRuntime:
         self.reporter = reporter or Reporter(api, clock=clock)
         self.metrics: MetricsSink = metrics or NullMetrics()
         self.stats: dict[str, PolicyStats] = {}
+        #: Shadow policies: their schedulers, samplers and windows (state/shadows.py).
+        self.shadows = ShadowRunner(clock=clock)
         self.policy_status = PolicyStatusWriter(
             api,
             self.reporter,
             self.world,
             lambda name: self.stats.get(name, PolicyStats()),
+            shadows=self.shadows,
+            clock=clock,
         )
         self._instrumented: dict[str, tuple[CompiledPolicy, CompiledPolicy]] = {}
         self._predicate_seconds: dict[str, float] = {}
@@ -271,6 +279,8 @@ class SchedulerRuntime:
                 self.policy_status.observe(outcome.obj)
             if outcome.verdicts:
                 self._report(self.policy_status.write(outcome.verdicts))
+            if event_type == DELETED:
+                self.shadows.forget(outcome.key)
         elif outcome.kind is POD and event_type == DELETED and outcome.key:
             self.reporter.forget_pod(outcome.key)
             self.volume_binder.pod_deleted(outcome.key)
@@ -338,8 +348,12 @@ class SchedulerRuntime:
         with self.cache.snapshot() as cluster:
             decision = await self.scheduler_for(policy).schedule(pod, cluster, self._timed(policy))
             seen = cluster.nodes[decision.node].generation if decision.node is not None else 0
+            elapsed = self.clock() - started
+            # The shadow policies of the name decide the same pod on the same cluster.
+            shadows = await self.shadows.decide(
+                pod, cluster, self.book.shadows_of(pod.scheduler_name)
+            )
         # The writes held during the decision are applied now.
-        elapsed = self.clock() - started
         self.metrics.phases(decision.filter_seconds, decision.score_seconds)
         self.metrics.per_plugin(self._predicate_seconds, self._priority_seconds)
         self._predicate_seconds.clear()
@@ -355,6 +369,7 @@ class SchedulerRuntime:
         if decision.error:
             self._failed(queued, decision, policy, elapsed)
         elif decision.node is None:
+            self._compare_shadows(shadows, decision)
             await self._unschedulable(queued, decision, policy, elapsed)
         elif (
             stale := self._recheck(pod, decision.node, seen, policy)
@@ -368,6 +383,7 @@ class SchedulerRuntime:
             self.metrics.attempt("unschedulable", profile, elapsed)
             self.queue.error(queued)
         else:
+            self._compare_shadows(shadows, decision)
             stats.scheduled += 1
             self.metrics.attempt("scheduled", profile, elapsed)
             self._reserve(pod, decision)
@@ -379,6 +395,14 @@ class SchedulerRuntime:
             task.add_done_callback(self._bindings.discard)
         self.metrics.pending(self.queue.lengths())
         return decision
+
+    def _compare_shadows(self, shadows: list[ShadowAttempt], decision: Decision) -> None:
+        """The active decision stands (a node, or none fits): compare the shadows' with
+        it, count, and have their status rewritten soon (never on every decision)."""
+        for attempt, result in zip(shadows, self.shadows.compare(shadows, decision), strict=True):
+            self.metrics.shadow(attempt.policy, result)
+            if attempt.compared:
+                self.policy_status.touch(attempt.policy)
 
     async def _unschedulable(
         self, queued: QueuedPod, decision: Decision, policy: CompiledPolicy, elapsed: float
