@@ -302,3 +302,38 @@ async def test_promoting_the_shadow_changes_the_next_decisions(
     assert last["trial"]["servingSchedulerName"] == NAME
     assert last["active"]["servingSchedulerName"] is None
     assert last["active"]["conditions"][0]["reason"] == "Shadow"
+
+
+async def test_a_standby_keeps_the_counts_the_leader_wrote(api: FakeApi, clock: FakeClock) -> None:
+    leading = False
+    standby = make_runtime(api, clock, is_leader=lambda: leading)
+    listed = disk_policy("trial", False, mode="Shadow")
+    listed["status"] = {
+        "observedGeneration": 1,
+        "conditions": [
+            {
+                "type": "Accepted",
+                "status": "True",
+                "reason": "NoActivePolicy",
+                "message": "...",
+                "observedGeneration": 1,
+            }
+        ],
+        "podsScheduled": 0,
+        "podsUnschedulable": 0,
+        "shadow": {"compared": 12, "sameNode": 12, "differentNode": 0, "onlyActivePlaced": 0,
+                   "onlyShadowPlaced": 0, "neitherPlaced": 0, "recentDifferences": []},
+    }  # fmt: skip
+    standby.handle(None, listed)
+    standby.handle(None, disk_policy("active", True))
+    await standby.drain()
+    # Its verdicts are written (the listed message was stale, then an active policy
+    # appeared), each with the leader's counts.
+    assert [s["compared"] for s in shadow_statuses(api)] == [12, 12]
+    *_, (_, written) = [(n, s) for n, s in api.of("patch_policy_status") if n == "trial"]
+    assert written["conditions"][0]["reason"] == "Shadow"
+    await standby.policy_status.refresh()  # nothing of its own to add
+    assert len(shadow_statuses(api)) == 2
+    leading = True
+    await standby.policy_status.refresh()  # once leading, its own (empty) window counts
+    assert [s["compared"] for s in shadow_statuses(api)] == [12, 12, 0]

@@ -14,6 +14,10 @@ counts are rewritten by the refresher, every ``interval`` (15 s), except a shado
 which changes with every pod it compares: :meth:`PolicyStatusWriter.touch` marks it and
 the refresher writes it at most once per :data:`SHADOW_STATUS_INTERVAL` (5 s). A
 rejection also gets a Warning event on the policy, once per generation.
+
+Every replica writes verdicts (they judge the same objects the same way), but only the
+leader decides: a standby keeps the counts the leader wrote instead of writing its own
+zeros over them.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 #: Seconds between two writes of a shadow's counts while it compares pods.
 SHADOW_STATUS_INTERVAL = 5.0
+#: The parts of a status only the leader knows (the others: every replica's verdict).
+COUNTS = ("podsScheduled", "podsUnschedulable", "lastDecisionTime", "shadow")
 
 
 @dataclass(slots=True)
@@ -118,6 +124,7 @@ class PolicyStatusWriter:
         shadows: ShadowRunner | None = None,
         clock: Callable[[], float] = time.monotonic,
         shadow_interval: float = SHADOW_STATUS_INTERVAL,
+        is_leader: Callable[[], bool] = lambda: True,
     ) -> None:
         self.api = api
         self.reporter = reporter
@@ -127,6 +134,8 @@ class PolicyStatusWriter:
         self.shadows = shadows
         self.clock = clock
         self.shadow_interval = shadow_interval
+        #: Only the leader decides, so only its counts mean anything.
+        self.is_leader = is_leader
         #: Policies whose counts changed since their last write (see :meth:`touch`).
         self._touched: set[str] = set()
         self._written_at: dict[str, float] = {}
@@ -201,6 +210,11 @@ class PolicyStatusWriter:
             now=now_rfc3339(),
             shadow=self._shadow_status(verdict),
         )
+        if not self.is_leader() and previous:
+            # A standby decides nothing: its counts are zeros. It writes verdicts (every
+            # replica judges the same) but keeps the counts the leader wrote.
+            for key in COUNTS:
+                status[key] = previous.get(key)
         if _visible(status) != _visible(previous):
             code = await self.api.patch_policy_status(verdict.name, status)
             if code < 300:

@@ -191,6 +191,7 @@ class SchedulerRuntime:
             lambda name: self.stats.get(name, PolicyStats()),
             shadows=self.shadows,
             clock=clock,
+            is_leader=lambda: self.is_leader(),
         )
         self._instrumented: dict[str, tuple[CompiledPolicy, CompiledPolicy]] = {}
         self._predicate_seconds: dict[str, float] = {}
