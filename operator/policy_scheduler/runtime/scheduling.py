@@ -40,6 +40,13 @@ the pods it is asked about, by that much, and never stops the loop.
   writes) unreserves everything, reports ``VolumeBindingFailed`` (a Warning event and
   ``PodScheduled=False`` with that reason) and retries the pod with backoff.
 
+* **Shadow policies** (``spec.mode: Shadow``, ``state/shadows.py``): in the same
+  snapshot as the active decision, each sampled shadow of the pod's schedulerName decides
+  the pod too, with a scheduler of its own and no extenders; it never binds, assumes,
+  preempts or reports on the pod, and its failures stay its own. Once the active
+  outcome stands (a node, or none fits), :meth:`SchedulerRuntime._compare_shadows` counts
+  each comparison (metrics, the shadow's window) and has its status written soon.
+
 A pod is never bound twice by us: the cache marks it placed from the moment it is
 assumed, the world drops pods the cache holds placed, and bindings are sent only while
 leader. A binding that raced with another scheduler gets 409 from the API server.
