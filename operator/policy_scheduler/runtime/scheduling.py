@@ -35,16 +35,16 @@ the policy book) and is driven from two sides:
   whether it happened; until someone can tell, the assumption stays (the node is not
   offered twice) and expires later (the pod is then decided again).
 
-Extenders' calls are bounded by each extender's ``httpTimeout``, API calls by
-``--api-timeout``, so a hung peer delays only the pods it is asked about and never
-stops the loop.
-
 * **Shadow policies** (``spec.mode: Shadow``, ``state/shadows.py``): in the same
   snapshot as the active decision, each sampled shadow of the pod's schedulerName decides
   the pod too, with a scheduler of its own and no extenders; it never binds, assumes,
   preempts or reports on the pod, and its failures stay its own. Once the active
   outcome stands (a node, or none fits), :meth:`SchedulerRuntime._compare_shadows` counts
   each comparison (metrics, the shadow's window) and has its status written soon.
+
+Extenders' calls are bounded by each extender's ``httpTimeout``, API calls by
+``--api-timeout``, so a hung peer delays only the pods it is asked about and never
+stops the loop.
 
 A pod is never bound twice by us: the cache marks it placed from the moment it is
 assumed, the world drops pods the cache holds placed, and bindings are sent only while
