@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import sys
@@ -20,16 +21,20 @@ from typing import TYPE_CHECKING
 import yaml
 
 from . import __version__
-from .engine.algorithm import Decision
+from .documents import read_file_documents
+from .engine.algorithm import Decision, Scheduler
 from .engine.compiler import CompiledPolicy, compile_policy
-from .legacy import convert_legacy, load_legacy
+from .legacy import convert_legacy, legacy_document
 from .names import DEFAULT_SCHEDULER_NAME
 from .objects import ObjectError
 from .policy import PolicyError, policy_to_object
-from .reports import render_report
+from .reports import render_report, summary_line
 from .selectors import SelectorError
 from .simulation import (
+    ALL_DETAIL,
+    Detail,
     InputError,
+    JsonReportWriter,
     choose_policy,
     is_legacy_policy,
     load_inputs,
@@ -60,6 +65,9 @@ def _progress_printer() -> Callable[[int, int], None] | None:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.file)
+    # What was loaded lives until the end: keep the collector from walking it again and
+    # again while the decisions allocate (gen-2 passes over a 5000-node cluster).
+    gc.freeze()
     chosen = choose_policy(inputs, args.policy)
     policy = compile_policy(chosen)
     if chosen.spec.extenders:
@@ -72,13 +80,45 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for pod, why in inputs.skipped:
         print(f"note: skipping pod {pod.key}: {why}", file=sys.stderr)
-    decisions = asyncio.run(simulate(inputs, policy, progress=_progress_printer()))
-    if args.output == "json":
-        json.dump(report_to_json(policy.name, decisions), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
+    progress = _progress_printer()
+    if args.output == "table":
+        decisions = asyncio.run(simulate(inputs, policy, progress=progress))
         sys.stdout.write(render_report(policy, decisions))
+        return 0
+    # Streamed: each decision is written as it is made, and not kept.
+    detail: Detail = args.detail
+    # Scores are only built when they are printed; decisions are the same either way.
+    scheduler = Scheduler(explain=args.output == "json" and detail.per_node)
+    if args.output == "json":
+        writer = JsonReportWriter(sys.stdout, policy.name, detail)
+        asyncio.run(
+            simulate(
+                inputs, policy, scheduler=scheduler, progress=progress, on_decision=writer.write
+            )
+        )
+        writer.close()
+        return 0
+    placed = decided = 0
+
+    def write_line(decision: Decision) -> None:
+        nonlocal placed, decided
+        decided += 1
+        placed += decision.node is not None
+        sys.stdout.write(summary_line(decision))
+
+    asyncio.run(
+        simulate(inputs, policy, scheduler=scheduler, progress=progress, on_decision=write_line)
+    )
+    sys.stdout.flush()
+    print(f"policy {policy.name!r}: {placed}/{decided} pods scheduled", file=sys.stderr)
     return 0
+
+
+def _detail(text: str) -> Detail:
+    try:
+        return Detail.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -104,12 +144,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    try:
-        with open(args.legacy_policy) as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise InputError(f"{args.legacy_policy}: {exc.strerror or exc}") from None
-    result = convert_legacy(load_legacy(text), name=args.name, scheduler_name=args.scheduler_name)
+    source = args.legacy_policy  # a file, or - for stdin
+    documents = read_file_documents(source)
+    if len(documents) > 1:
+        raise InputError(f"{source}: expected one legacy Policy, found {len(documents)} documents")
+    data = legacy_document(documents[0] if documents else None)
+    result = convert_legacy(data, name=args.name, scheduler_name=args.scheduler_name)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     compile_policy(result.policy)
@@ -141,7 +181,22 @@ def build_parser() -> argparse.ArgumentParser:
         "- for stdin",
     )
     sim.add_argument("--policy", metavar="FILE", help="a SchedulingPolicy or legacy Policy file")
-    sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    sim.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json", "summary"),
+        default="table",
+        help="table: per-node table; json: DESIGN.md's document, one decision per line, "
+        "streamed; summary: one line per pod, NS/POD -> NODE or NS/POD: MESSAGE",
+    )
+    sim.add_argument(
+        "--detail",
+        type=_detail,
+        default=ALL_DETAIL,
+        metavar="all|top=N|none",
+        help="per-node detail in -o json: all (default), the N best-scored nodes' scores, "
+        "or none (no per-node data, feasibleCount instead)",
+    )
     sim.set_defaults(func=cmd_simulate)
 
     val = sub.add_parser("validate", help="check SchedulingPolicy / legacy Policy files")
@@ -151,7 +206,11 @@ def build_parser() -> argparse.ArgumentParser:
     conv = sub.add_parser(
         "convert", help="turn a legacy kube-scheduler Policy into a SchedulingPolicy"
     )
-    conv.add_argument("legacy_policy", metavar="LEGACY_POLICY")
+    conv.add_argument(
+        "legacy_policy",
+        metavar="LEGACY_POLICY",
+        help="a legacy Policy file (JSON or YAML); - for stdin",
+    )
     conv.add_argument("--name", default="default", help="metadata.name of the SchedulingPolicy")
     conv.add_argument(
         "--scheduler-name", default="policy-scheduler", help="spec.schedulerName to serve"
@@ -277,12 +336,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "detail", ALL_DETAIL) != ALL_DETAIL and args.output != "json":
+        parser.error("--detail applies to -o json only")
     try:
         code: int = args.func(args)
     except USER_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, and keep the interpreter's
+        # last flush of stdout from failing again at exit.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     return code
 

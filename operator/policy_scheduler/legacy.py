@@ -42,9 +42,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import yaml
-
 from policy_scheduler import names
+from policy_scheduler.documents import DocumentError, InputError, load_documents
 from policy_scheduler.policy import (
     Issue,
     Path,
@@ -411,15 +410,23 @@ def _type_meta_errors(data: Mapping[str, Any]) -> list[str]:
 
 
 def load_legacy(text: str) -> dict[str, Any]:
-    """Parse a legacy Policy file (JSON or YAML); refuses any kind/apiVersion but Policy/v1."""
-    text = text.removeprefix("\ufeff")
+    """Parse a legacy Policy file (JSON or YAML); refuses any kind/apiVersion but Policy/v1.
+
+    The text is read by :mod:`documents`, with its limits on depth and YAML aliases.
+    """
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise PolicyError([f"{_SUBJECT}: not valid JSON or YAML: {exc}"]) from exc
+        documents = load_documents(text.removeprefix("\ufeff"), _SUBJECT)
+    except DocumentError as exc:
+        raise PolicyError([f"{_SUBJECT}: not valid JSON or YAML: {exc.detail}"]) from None
+    except InputError as exc:
+        raise PolicyError([str(exc)]) from None
+    if len(documents) > 1:
+        raise PolicyError([f"{_SUBJECT}: expected one document, found {len(documents)}"])
+    return legacy_document(documents[0] if documents else None)
+
+
+def legacy_document(data: object) -> dict[str, Any]:
+    """A parsed legacy Policy document, checked: an object, of kind Policy/v1 if any."""
     if not isinstance(data, dict):
         raise PolicyError([f"{_SUBJECT}: must be a JSON or YAML object, got {type(data).__name__}"])
     errors = _type_meta_errors(data)

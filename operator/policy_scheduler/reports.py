@@ -1,9 +1,15 @@
-"""Decisions rendered for people: the per-node table of ``simulate`` and ``explain``.
+"""Decisions rendered for people: the per-node table of ``simulate`` and ``explain``,
+and the one-line summary of ``simulate -o summary``.
 
-For each pod: a headline with the chosen node (or the summary message when nothing
-fits), then one row per evaluated node — feasible nodes by total score, each priority's
-raw 0..10 score and the weighted total; refused nodes with the reasons their predicates
-gave. The chosen node is marked with ``*``.
+Table: for each pod, a headline with the chosen node (or the summary message when
+nothing fits), then one row per evaluated node — feasible nodes by total score, each
+priority's raw 0..10 score and the weighted total; refused nodes with the reasons their
+predicates gave. The chosen node is marked with ``*``.
+
+Summary: one line per decision, nothing else, so that ``grep``, ``wc -l`` and ``sort``
+work on it: ``NS/POD -> NODE`` when the pod was placed, ``NS/POD: MESSAGE`` when not
+(kube-scheduler's summary, ``0/5 nodes are available: ...``). A pod name holds no
+space and no colon, so the first `` -> `` or ``: `` ends it.
 """
 
 from __future__ import annotations
@@ -73,3 +79,11 @@ def render_report(policy: CompiledPolicy, decisions: Sequence[Decision]) -> str:
     blocks = [f"policy {policy.name!r}: {scheduled}/{len(decisions)} pods scheduled"]
     blocks += [render_decision(d, policy) for d in decisions]
     return "\n\n".join(blocks) + "\n"
+
+
+def summary_line(decision: Decision) -> str:
+    """``NS/POD -> NODE`` or ``NS/POD: MESSAGE`` (see the module doc), newline included."""
+    if decision.node is not None:
+        return f"{decision.pod.key} -> {decision.node}\n"
+    message = " ".join(decision.message.split()) or "not scheduled"
+    return f"{decision.pod.key}: {message}\n"
