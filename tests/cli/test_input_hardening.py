@@ -243,16 +243,6 @@ def test_stdin_over_the_size_limit_is_refused(
     assert code == 1 and err.startswith("error: -: input too large"), err
 
 
-def test_yaml_over_its_own_limit_is_told_to_use_json(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(documents, "MAX_YAML_BYTES", 100)
-    path = write(tmp_path, "c.yaml", yaml.safe_dump_all([node("a"), node("b")]))
-    code, _, err = run(["simulate", "-f", path], capsys)
-    assert code == 1
-    assert "YAML input larger than 0 MiB; write it as JSON (kubectl get -o json)" in err
-
-
 def kubectl_json(*items: dict[str, Any]) -> str:
     listing = {"apiVersion": "v1", "items": list(items), "kind": "List", "metadata": {}}
     return json.dumps(listing, indent=4)
