@@ -316,16 +316,22 @@ _MERGE_TAG: Final = "tag:yaml.org,2002:merge"
 _VALUE_TAG: Final = "tag:yaml.org,2002:value"
 
 
+#: anchor -> (what it names, its expanded size or None while being built, its line).
+Anchors = dict[str, tuple[Any, int | None, int]]
+
+
 class _Unusual(Exception):
     """A document the direct builder leaves to PyYAML's node path (explicit tags)."""
 
 
 class _Composer:
-    """PyYAML's Composer interface, iterative, with the depth and alias limits.
+    """Turns parser events into documents, iteratively, with the depth and alias limits.
 
-    Frames on the stack are ``[node, anchor, expanded size, pending key]``; a node's
-    expanded size counts itself and everything under it, aliases expanded. The sizes of
-    anchored nodes are kept, so an alias adds the size of what it names.
+    Two ways, one bookkeeping: :meth:`build_documents` builds plain data straight from
+    the events; :meth:`compose_document` is PyYAML's Composer interface (nodes, for the
+    safe constructor). Each counts a collection's expanded size (itself and everything
+    under it, aliases expanded) and keeps it for anchored ones, so that an alias adds
+    the size of what it names.
     """
 
     check_event: Any
@@ -354,8 +360,7 @@ class _Composer:
     def _build_document(self) -> Any:
         self.get_event()  # DocumentStartEvent
         constructors = self.yaml_constructors
-        # anchor -> (value, expanded size or None while it is being built, line)
-        anchors: dict[str, tuple[Any, int | None, int]] = {}
+        anchors: Anchors = {}
         added = 0
         # Frames: [container, anchor, size, pending key (maps), merges (maps), start mark]
         stack: list[list[Any]] = []
@@ -387,13 +392,7 @@ class _Composer:
                 value, size = self._alias(anchors, event, added)
                 added += size
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                if len(stack) >= MAX_DEPTH:
-                    raise LimitError(
-                        None,
-                        None,
-                        f"collections nested more than {MAX_DEPTH} levels deep",
-                        event.start_mark,
-                    )
+                self._check_depth(len(stack), event)
                 if event.tag not in (_MAP_TAGS if kind is MappingStartEvent else _SEQ_TAGS):
                     raise _Unusual
                 container: Any = {} if kind is MappingStartEvent else []
@@ -443,7 +442,7 @@ class _Composer:
 
     @staticmethod
     def _anchor_value(
-        anchors: dict[str, tuple[Any, int | None, int]],
+        anchors: Anchors,
         event: Any,
         value: Any,
         size: int | None,
@@ -458,9 +457,7 @@ class _Composer:
         anchors[anchor] = (value, size, line)
 
     @staticmethod
-    def _alias(
-        anchors: dict[str, tuple[Any, int | None, int]], event: Any, added: int
-    ) -> tuple[Any, int]:
+    def _alias(anchors: Anchors, event: Any, added: int) -> tuple[Any, int]:
         found = anchors.get(event.anchor)
         if found is None:
             raise LimitError(
@@ -484,6 +481,16 @@ class _Composer:
                 event.start_mark,
             )
         return value, size
+
+    @staticmethod
+    def _check_depth(depth: int, event: Any) -> None:
+        if depth >= MAX_DEPTH:
+            raise LimitError(
+                None,
+                None,
+                f"collections nested more than {MAX_DEPTH} levels deep",
+                event.start_mark,
+            )
 
     @staticmethod
     def _merge_sources(value: Any, start: Any, event: Any) -> list[dict[Any, Any]]:
@@ -514,37 +521,15 @@ class _Composer:
     def compose_document(self) -> Node:
         start: Any = self.get_event()
         assert isinstance(start, DocumentStartEvent)
-        anchors: dict[str, Node] = {}
-        sizes: dict[int, int] = {}  # id(anchored node) -> expanded size, once complete
+        anchors: Anchors = {}
         added = 0  # nodes added by aliases
-        stack: list[list[Any]] = []
+        stack: list[list[Any]] = []  # [node, anchor, expanded size, pending key]
         while True:
             event: Any = self.get_event()
             kind = type(event)  # exact classes: the parsers emit no subclasses
             if kind is AliasEvent:
-                node = anchors.get(event.anchor)
-                if node is None:
-                    raise LimitError(
-                        None, None, f"found undefined alias {event.anchor!r}", event.start_mark
-                    )
-                size = sizes.get(id(node))
-                if size is None:
-                    raise LimitError(
-                        None,
-                        None,
-                        f"alias *{event.anchor} refers to a collection that contains it "
-                        "(a recursive structure)",
-                        event.start_mark,
-                    )
+                node, size = self._alias(anchors, event, added)
                 added += size
-                if added > MAX_ALIAS_NODES:
-                    raise LimitError(
-                        None,
-                        None,
-                        f"aliases expand to more than {MAX_ALIAS_NODES} nodes (an alias "
-                        "bomb?); objects from kubectl use no aliases",
-                        event.start_mark,
-                    )
             elif kind is ScalarEvent:
                 tag = event.tag
                 if tag is None or tag == "!":
@@ -553,30 +538,24 @@ class _Composer:
                     tag, event.value, event.start_mark, event.end_mark, style=event.style
                 )
                 size = 1
-                self._anchor(anchors, event, node)
                 if event.anchor is not None:
-                    sizes[id(node)] = 1
+                    self._anchor_value(anchors, event, node, 1)
             elif kind is SequenceStartEvent or kind is MappingStartEvent:
-                if len(stack) >= MAX_DEPTH:
-                    raise LimitError(
-                        None,
-                        None,
-                        f"collections nested more than {MAX_DEPTH} levels deep",
-                        event.start_mark,
-                    )
+                self._check_depth(len(stack), event)
                 node_class: Any = SequenceNode if kind is SequenceStartEvent else MappingNode
                 tag = event.tag
                 if tag is None or tag == "!":
                     tag = self.resolve(node_class, None, event.implicit)
                 node = node_class(tag, [], event.start_mark, None, flow_style=event.flow_style)
-                self._anchor(anchors, event, node)
+                if event.anchor is not None:
+                    self._anchor_value(anchors, event, node, None)
                 stack.append([node, event.anchor, 1, _OPEN])
                 continue
             elif kind is SequenceEndEvent or kind is MappingEndEvent:
                 node, anchor, size, _ = stack.pop()
                 node.end_mark = event.end_mark
                 if anchor is not None:
-                    sizes[id(node)] = size
+                    anchors[anchor] = (node, size, anchors[anchor][2])
             else:  # pragma: no cover - the parser emits nothing else inside a document
                 raise LimitError(None, None, f"unexpected {event}", event.start_mark)
             if not stack:
@@ -592,20 +571,8 @@ class _Composer:
                 parent.value.append((frame[3], node))
                 frame[3] = _OPEN
         end: Any = self.get_event()
-        assert isinstance(end, DocumentEndEvent)
+        assert isinstance(end, DocumentEndEvent) and isinstance(node, Node)
         return node
-
-    @staticmethod
-    def _anchor(anchors: dict[str, Node], event: Any, node: Node) -> None:
-        anchor = event.anchor
-        if anchor is None:
-            return
-        if anchor in anchors:
-            first = anchors[anchor].start_mark.line + 1
-            raise LimitError(
-                None, None, f"duplicate anchor &{anchor} (first at line {first})", event.start_mark
-            )
-        anchors[anchor] = node
 
 
 class _PyLoader(Reader, Scanner, Parser, _Composer, SafeConstructor, Resolver):
