@@ -245,3 +245,26 @@ def test_detail_misuse_is_a_usage_error(
 )
 def test_detail_round_trips(text: str, detail: Detail) -> None:
     assert Detail.parse(text) == detail and str(detail) == text
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    # `simulate ... | head -1`: the pipe closes under the streamed output, raised from
+    # inside the decision loop now rather than from one final write.
+    import subprocess
+    import sys
+
+    docs = [node(f"n{i}") for i in range(3)] + [pod(f"p{i}") for i in range(400)]
+    path = write(tmp_path, *docs)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "policy_scheduler.cli", "simulate", "-f", path, "-o", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PYTHONPATH": str(ROOT / "operator"), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0
+    assert first.startswith(b'{"policy": "default", "decisions": [')
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
