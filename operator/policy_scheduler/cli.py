@@ -186,8 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         choices=("table", "json", "summary"),
         default="table",
-        help="table: per-node table; json: DESIGN.md's document, one decision per line, "
-        "streamed; summary: one line per pod, NS/POD -> NODE or NS/POD: MESSAGE",
+        help="table: a per-node table per pod; json: every decision with its per-node "
+        "scores and reasons, written one per line as they are made; summary: one line per "
+        "pod, NS/POD -> NODE or NS/POD: MESSAGE",
     )
     sim.add_argument(
         "--detail",
