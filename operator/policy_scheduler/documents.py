@@ -9,11 +9,11 @@ This is the one door through which the offline commands (``simulate``, ``validat
    bytes must be UTF-8 (a leading BOM is dropped). A NUL byte, or mostly control bytes, in
    the first 8 KiB means binary data, refused as such rather than as bad text.
 3. **JSON by content**, whatever the file is called: text whose first character is ``{``
-   or ``[`` is decoded by the ``json`` module (C speed; ``kubectl get -o json`` output),
-   including several JSON values one after another. If that fails, it is read as YAML
-   (a YAML flow mapping ``{a: 1}`` starts with ``{`` too), unless it starts the way
-   JSON does (``{"``, ``[{``) and is over :data:`YAML_RETRY_BYTES`: then the JSON error
-   is reported at once (it is also the one reported when YAML cannot read it either).
+   or ``[`` is JSON, and only JSON, decoded by the ``json`` module (C speed; ``kubectl
+   get -o json`` output), several JSON values one after another included. That is how
+   Kubernetes' own decoders (``YAMLOrJSONDecoder``) tell them apart: JSON indented with
+   tabs (which YAML refuses) is read, a trailing comma (which YAML forgives) is an error,
+   and so is a YAML flow mapping ``{a: 1}`` at the top, as kubectl says too.
 4. **YAML** is parsed by libyaml's C parser when PyYAML was built with it, else by the
    pure-Python one, and built here straight from the parser's events into plain data,
    with PyYAML's *safe* constructors for the scalars (plain data only: no Python
@@ -86,8 +86,6 @@ from yaml.scanner import Scanner
 MAX_INPUT_BYTES: Final = 1024**3
 #: Deepest nesting of collections read (kubectl's objects nest fewer than 20 levels).
 MAX_DEPTH: Final = 1000
-#: Text that starts like JSON but is not is read again as YAML up to this size only.
-YAML_RETRY_BYTES: Final = 1024**2
 #: Nodes that aliases may add to one YAML document, counting each alias as a copy.
 MAX_ALIAS_NODES: Final = 100_000
 #: How much of the start of the input the binary check looks at (as git and diff do).
@@ -105,9 +103,6 @@ _BOMS: Final = (
 #: Bytes that text files hardly contain (all C0 controls but tab, newlines, form feed, ESC).
 _CONTROL_BYTES: Final = bytes(sorted(set(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B}))
 _SPACE: Final = re.compile(r"[ \t\r\n]*")
-#: How JSON text starts and YAML flow collections hardly do: ``{"``, ``{}``, ``[{``,
-#: ``["``, ``[1``... (YAML flow style writes ``{a: 1}``, ``[a, b]``).
-_JSON_START: Final = re.compile(r'\{[ \t\r\n]*["}]|\[[ \t\r\n]*[\[\]{"0-9tfn-]')
 
 
 class InputError(ValueError):
@@ -206,30 +201,17 @@ def load_documents(text: str, source: str) -> list[Any]:
     Empty YAML documents are ``None``; what a document holds is not checked here.
     """
     start = _SPACE.match(text).end()  # type: ignore[union-attr]  # always matches
-    json_error: DocumentError | None = None
     with collector_paused():
         if text.startswith(("{", "["), start):
             try:
                 return _json_documents(text, start)
             except json.JSONDecodeError as exc:
-                if _JSON_START.match(text, start):
-                    json_error = DocumentError(
-                        source, "JSON", f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
-                    )
-                    # A big file that starts like JSON is JSON with a mistake: say so at
-                    # once rather than read it again, slowly, as YAML.
-                    if len(text) > YAML_RETRY_BYTES:
-                        raise json_error from None
+                raise DocumentError(
+                    source, "JSON", f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+                ) from None
             except (ValueError, RecursionError) as exc:
                 raise DocumentError(source, "JSON", _number_or_depth(exc)) from None
-        try:
-            return _yaml_documents(text, source)
-        except DocumentError:
-            # YAML reads most JSON too ("[]\n---\n..." is YAML only); when neither reads
-            # it and it started like JSON, the JSON error is the one that helps.
-            if json_error is not None:
-                raise json_error from None
-            raise
+        return _yaml_documents(text, source)
 
 
 def read_file_documents(source: str | Path) -> list[Any]:

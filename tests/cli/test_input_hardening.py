@@ -87,10 +87,12 @@ BAD_INPUTS = [
         id="latin-1",
     ),
     pytest.param(
-        "{a: " * 5000 + "1" + "}" * 5000, "nested more than 1000 levels deep", id="deep-{a:-yaml"
+        "a: " + "{a: " * 5000 + "1" + "}" * 5000,
+        "nested more than 1000 levels deep",
+        id="deep-{a:-yaml",
     ),
     pytest.param(
-        "[a, " * 100_000 + "]" * 100_000,
+        "a: " + "[a, " * 100_000 + "]" * 100_000,
         "nested more than 1000 levels deep",
         id="100k-deep-crashed-libyaml",
     ),
@@ -208,7 +210,8 @@ def test_both_yaml_loaders_read_what_pyyaml_reads(loader: str) -> None:
     [pytest.param(1000, True, id="at-the-limit"), pytest.param(1001, False, id="one-past")],
 )
 def test_the_depth_limit_is_exact_for_yaml(loader: str, depth: int, ok: bool) -> None:
-    text = "{a: " * depth + "1" + "}" * depth
+    # "a: " opens the first level: a YAML text starting with "{" would be JSON.
+    text = "a: " + "{a: " * (depth - 1) + "1" + "}" * (depth - 1)
     if ok:
         assert documents.load_documents(text, "f")
     else:
@@ -264,24 +267,39 @@ def test_json_is_recognised_by_its_content(
     assert (code, out) == (0, "default/p -> a\n")
 
 
-def test_json_with_a_trailing_comma_is_read_as_the_yaml_it_also_is(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            '{"kind": "List", "items": [],}',
+            "line 1, column 30: Expecting property name enclosed in double quotes",
+            id="trailing-comma-yaml-would-forgive",
+        ),
+        pytest.param(
+            "{kind: Node, metadata: {name: a}}",
+            "line 1, column 2: Expecting property name enclosed in double quotes",
+            id="yaml-flow-mapping-at-the-top",
+        ),
+    ],
+)
+def test_text_that_starts_with_a_brace_is_json_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
 ) -> None:
-    items = ", ".join(json.dumps(obj, indent=2) for obj in (node("a"), pod("p")))
-    path = write(tmp_path, "c.json", f'{{"kind": "List", "items": [{items},],}}\n')
-    code, out, _ = run(["simulate", "-f", path, "-o", "summary"], capsys)
-    assert (code, out) == (0, "default/p -> a\n")
-
-
-def test_a_big_broken_json_file_gets_the_json_error_at_once(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(documents, "YAML_RETRY_BYTES", 100)
-    text = kubectl_json(node("a"), pod("p")).replace('"kind": "List"', '"kind": "List",,')
-    path = write(tmp_path, "c.json", text)
+    # As Kubernetes' YAMLOrJSONDecoder (and so kubectl) tells JSON from YAML.
+    path = write(tmp_path, "c.yaml", text)
     code, _, err = run(["simulate", "-f", path], capsys)
     assert code == 1
-    assert "not valid JSON: line " in err and "Expecting property name" in err, err
+    assert err == f"error: {path}: not valid JSON: {message}\n"
+
+
+def test_json_indented_with_tabs_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # YAML refuses tabs for indentation; JSON files often use them.
+    text = json.dumps({"kind": "List", "items": [node("a"), pod("p")]}, indent="\t")
+    path = write(tmp_path, "c.json", text)
+    code, out, _ = run(["simulate", "-f", path, "-o", "summary"], capsys)
+    assert (code, out) == (0, "default/p -> a\n")
 
 
 def test_json_documents_one_after_another(
@@ -292,19 +310,6 @@ def test_json_documents_one_after_another(
     path = write(tmp_path, "c.json", "\ufeff" + text)
     code, out, _ = run(["simulate", "-f", path, "-o", "summary"], capsys)
     assert (code, out) == (0, "default/p -> a\ndefault/q -> a\n")
-
-
-def test_yaml_flow_mapping_is_not_mistaken_for_json(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = write(
-        tmp_path,
-        "c.yaml",
-        "{kind: Node, metadata: {name: a}, status: {allocatable: {cpu: 1, pods: 9}}}\n"
-        "---\n" + yaml.safe_dump(pod("p")),
-    )
-    code, out, _ = run(["simulate", "-f", path, "-o", "summary"], capsys)
-    assert (code, out) == (0, "default/p -> a\n")
 
 
 @pytest.mark.parametrize(
