@@ -1,9 +1,9 @@
 """Hypothesis settings for the property tests: deterministic, no deadline, no database.
 
 ``derandomize=True`` makes every run try the same examples (no flakes, CI and laptops
-agree); ``database=None`` writes no ``.hypothesis/`` directory into the checkout. The
-number of examples per test is set where each test is (``examples(n)``), sized to keep
-the whole directory to a minute.
+agree); ``database=None`` keeps no example database (hypothesis still caches Unicode
+tables in ``.hypothesis/``, which git ignores). The number of examples per test is set
+where each test is (``examples(n)``), sized to keep the whole directory to a minute.
 
 To hunt for bugs, ``PROPERTY_SCALE=20 pytest tests/property`` runs twenty times as many
 examples, drawn at random (a failure prints the example; fix it and add it as a test).
