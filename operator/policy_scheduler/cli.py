@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -18,24 +19,28 @@ from collections.abc import Callable, Sequence
 import yaml
 
 from . import __version__
+from .documents import read_file_documents
 from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy, compile_policy
-from .legacy import convert_legacy, load_legacy
+from .legacy import convert_legacy, legacy_document
 from .objects import ObjectError
 from .options import Options, default_of
 from .policy import PolicyError, policy_to_object, seed_name_notes
-from .reports import render_report
+from .reports import render_report, shadow_tally_line, summary_line, tally_line
 from .selectors import SelectorError
 from .simulation import (
+    ALL_DETAIL,
+    Detail,
     InputError,
     Inputs,
+    JsonReportWriter,
+    ShadowTally,
     is_legacy_policy,
     load_inputs,
     load_policy_document,
     load_policy_file,
     read_documents,
     report_to_json,
-    shadow_windows,
     simulate,
 )
 
@@ -80,42 +85,83 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 "not called, so their filters and scores are left out",
                 file=sys.stderr,
             )
-    decisions = asyncio.run(
-        _simulate(inputs, call_extenders=bool(with_extenders) and not args.skip_extenders)
-    )
-    for decision in decisions:
-        for problem in decision.extender_errors:
-            print(f"warning: pod {decision.pod.key}: {problem}", file=sys.stderr)
-    policies: dict[str, CompiledPolicy] = {}
-    for decision in decisions:
-        compiled = book.policy_for(decision.pod.scheduler_name)
-        if compiled is not None:
-            policies[decision.policy] = compiled
-    if args.output == "json":
-        json.dump(report_to_json(report_name, decisions), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
+    # What was loaded lives until the end: keep the collector from walking it again and
+    # again while the decisions allocate (gen-2 passes over a 5000-node cluster).
+    gc.freeze()
+    call_extenders = bool(with_extenders) and not args.skip_extenders
+    shadows = ShadowTally()
+    if args.output == "table":
+        decisions = asyncio.run(_simulate(inputs, call_extenders))
+        policies: dict[str, CompiledPolicy] = {}
+        for decision in decisions:
+            _warn_extender_errors(decision)
+            compiled = book.policy_for(decision.pod.scheduler_name)
+            if compiled is not None:
+                policies[decision.policy] = compiled
         sys.stdout.write(render_report(policies, decisions))
-        for name, window in sorted(shadow_windows(decisions).items()):
-            counts = window.counts()
-            print(
-                f"\nshadow policy {name!r}: {len(window)} pod(s) compared: "
-                f"{counts['sameNode']} on the same node, {counts['differentNode']} on another "
-                f"node, {counts['onlyActivePlaced']} placed by the active policy only, "
-                f"{counts['onlyShadowPlaced']} by the shadow only, "
-                f"{counts['neitherPlaced']} by neither"
-            )
+        for name, window in sorted(shadows.add_all(decisions).items()):
+            print(f"\n{shadow_tally_line(name, window)}")
+        return 0
+    # Streamed: each decision is written as it is made, and not kept.
+    detail: Detail = args.detail
+    if args.output == "json":
+        writer = JsonReportWriter(sys.stdout, report_name, detail)
+
+        def write_json(decision: Decision) -> None:
+            _warn_extender_errors(decision)
+            writer.write(decision)
+
+        # Scores are only built when they are printed; decisions are the same either way.
+        asyncio.run(_simulate(inputs, call_extenders, write_json, explain=detail.per_node))
+        writer.close()
+        return 0
+    placed: dict[str, bool] = {}  # pod uid -> placed, by its last decision
+
+    def write_line(decision: Decision) -> None:
+        _warn_extender_errors(decision)
+        placed[decision.pod.uid] = decision.node is not None
+        shadows.add(decision)
+        sys.stdout.write(summary_line(decision))
+
+    asyncio.run(_simulate(inputs, call_extenders, write_line, explain=False))
+    sys.stdout.flush()
+    # The tally on stderr, so that stdout stays one line per decision.
+    names = deciding or [override.name if override else "default"]
+    print(tally_line(names, sum(placed.values()), len(placed)), file=sys.stderr)
+    for name, window in sorted(shadows.windows.items()):
+        print(shadow_tally_line(name, window), file=sys.stderr)
     return 0
 
 
-async def _simulate(inputs: Inputs, *, call_extenders: bool) -> list[Decision]:
+def _warn_extender_errors(decision: Decision) -> None:
+    for problem in decision.extender_errors:
+        print(f"warning: pod {decision.pod.key}: {problem}", file=sys.stderr)
+
+
+async def _simulate(
+    inputs: Inputs,
+    call_extenders: bool,
+    on_decision: Callable[[Decision], None] | None = None,
+    *,
+    explain: bool = True,
+) -> list[Decision]:
+    progress = _progress_printer()
     if not call_extenders:
-        return await simulate(inputs, progress=_progress_printer())
+        return await simulate(inputs, explain=explain, progress=progress, on_decision=on_decision)
     # Imported here: aiohttp is only loaded when some policy has extenders.
     from .extending import HttpExtenderClient
 
     async with HttpExtenderClient() as client:
-        return await simulate(inputs, progress=_progress_printer(), extenders=client)
+        return await simulate(
+            inputs, explain=explain, progress=progress, on_decision=on_decision, extenders=client
+        )
+
+
+def _detail(text: str) -> Detail:
+    try:
+        return Detail.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -150,12 +196,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    try:
-        with open(args.legacy_policy) as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise InputError(f"{args.legacy_policy}: {exc.strerror or exc}") from None
-    result = convert_legacy(load_legacy(text), name=args.name, scheduler_name=args.scheduler_name)
+    source = args.legacy_policy  # a file, or - for stdin
+    documents = read_file_documents(source)
+    if len(documents) > 1:
+        raise InputError(f"{source}: expected one legacy Policy, found {len(documents)} documents")
+    data = legacy_document(documents[0] if documents else None)
+    result = convert_legacy(data, name=args.name, scheduler_name=args.scheduler_name)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     compile_policy(result.policy)
@@ -196,7 +242,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=default_of("scheduler_name"),
         help="the schedulerName the built-in default policy serves",
     )
-    sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    sim.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json", "summary"),
+        default="table",
+        help="table: a per-node table per pod; json: every decision with its per-node "
+        "scores and reasons, written one per line as they are made; summary: one line per "
+        "pod, NS/POD -> NODE or NS/POD: MESSAGE",
+    )
+    sim.add_argument(
+        "--detail",
+        type=_detail,
+        default=ALL_DETAIL,
+        metavar="all|top=N|none",
+        help="per-node detail in -o json: all (default), the N best-scored nodes' scores, "
+        "or none (no per-node data, feasibleCount instead)",
+    )
     sim.add_argument(
         "--skip-extenders",
         action="store_true",
@@ -211,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     conv = sub.add_parser(
         "convert", help="turn a legacy kube-scheduler Policy into a SchedulingPolicy"
     )
-    conv.add_argument("legacy_policy", metavar="LEGACY_POLICY")
+    conv.add_argument("legacy_policy", metavar="LEGACY_POLICY", help="a file, or - for stdin")
     conv.add_argument("--name", default="default", help="metadata.name of the SchedulingPolicy")
     conv.add_argument(
         "--scheduler-name", default=default_of("scheduler_name"), help="spec.schedulerName to serve"
@@ -411,6 +473,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "detail", ALL_DETAIL) != ALL_DETAIL and args.output != "json":
+        parser.error("--detail applies to -o json only")
     try:
         code: int = args.func(args)
     except USER_ERRORS as exc:

@@ -1,9 +1,10 @@
-"""Decisions rendered for people: the per-node table of ``simulate`` and ``explain``.
+"""Decisions rendered for people: the per-node table of ``simulate`` and ``explain``,
+and the one-line summary of ``simulate -o summary``.
 
-For each pod: a headline with the chosen node (or the summary message when nothing
-fits), then one row per evaluated node — feasible nodes by total score, each priority's
-raw 0..10 score, each prioritizing extender's raw score (a column headed by its
-urlPrefix without the scheme, ``EXT gpu:8888/scheduler``) and the weighted total;
+Table: for each pod, a headline with the chosen node (or the summary message when
+nothing fits), then one row per evaluated node — feasible nodes by total score, each
+priority's raw 0..10 score, each prioritizing extender's raw score (a column headed by
+its urlPrefix without the scheme, ``EXT gpu:8888/scheduler``) and the weighted total;
 refused nodes with the reasons their predicates or extenders gave. The chosen node is
 marked with ``*``. For a pod with claims, a ``volumes:`` line under the headline says
 how each binds there (``data -> pv-1``: the free PV it was matched with; ``cache ->
@@ -14,12 +15,19 @@ hints, one line each (``hint: cpu request <= 1500m would fit node-2, node-5``), 
 first :data:`MAX_HINT_LINES` with at most :data:`MAX_HINT_NODES` nodes named each
 (``-o json`` has them all), or ``no hint: ...`` when none was found; nothing under a pod
 whose attempt failed (an extender's error: the headline says which). Under the
-headline, each Shadow policy's decision for the same pod (``shadow 'hdd' -> node-2``).
+headline, each Shadow policy's decision for the same pod (``shadow 'hdd' -> node-2``),
+and after the last pod, one line per Shadow policy counting how its decisions compare
+(:func:`shadow_tally_line`).
+
+Summary: one line per decision, nothing else, so that ``grep``, ``wc -l`` and ``sort``
+work on it: ``NS/POD -> NODE`` when the pod was placed, ``NS/POD: MESSAGE`` when not
+(kube-scheduler's summary, ``0/5 nodes are available: ...``). A pod name holds no
+space and no colon, so the first `` -> `` or ``: `` ends it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from .engine.algorithm import Decision
@@ -27,6 +35,14 @@ from .engine.compiler import CompiledPolicy
 from .engine.hinting import Hint
 from .engine.predicates.volumes import PodVolumes
 from .engine.preemption import Preemption
+from .state.shadows import (
+    DIFFERENT_NODE,
+    NEITHER_PLACED,
+    ONLY_ACTIVE_PLACED,
+    ONLY_SHADOW_PLACED,
+    SAME_NODE,
+    ShadowWindow,
+)
 
 MAX_HINT_LINES: Final = 10
 MAX_HINT_NODES: Final = 5
@@ -142,6 +158,14 @@ def _fmt(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(parts).rstrip()
 
 
+def tally_line(policy_names: Iterable[str], scheduled: int, pods: int) -> str:
+    """``policy 'default': 15/17 pods scheduled`` (pods counted by their last decision)."""
+    names = sorted(policy_names)
+    quoted = ", ".join(repr(name) for name in names) or "'default'"
+    kind = "policy" if len(names) <= 1 else "policies"
+    return f"{kind} {quoted}: {scheduled}/{pods} pods scheduled"
+
+
 def render_report(policies: Mapping[str, CompiledPolicy], decisions: Sequence[Decision]) -> str:
     """The whole table; ``policies``: every policy that decided, by name.
 
@@ -150,8 +174,25 @@ def render_report(policies: Mapping[str, CompiledPolicy], decisions: Sequence[De
     """
     last = {d.pod.uid: d for d in decisions}
     scheduled = sum(1 for d in last.values() if d.node is not None)
-    names = ", ".join(repr(name) for name in sorted(policies)) or "'default'"
-    kind = "policy" if len(policies) <= 1 else "policies"
-    blocks = [f"{kind} {names}: {scheduled}/{len(last)} pods scheduled"]
+    blocks = [tally_line(policies, scheduled, len(last))]
     blocks += [render_decision(d, policies[d.policy]) for d in decisions]
     return "\n\n".join(blocks) + "\n"
+
+
+def shadow_tally_line(name: str, window: ShadowWindow) -> str:
+    """How a Shadow policy's decisions compare with the active ones, pods counted once."""
+    counts = window.counts()
+    return (
+        f"shadow policy {name!r}: {len(window)} pod(s) compared: "
+        f"{counts[SAME_NODE]} on the same node, {counts[DIFFERENT_NODE]} on another node, "
+        f"{counts[ONLY_ACTIVE_PLACED]} placed by the active policy only, "
+        f"{counts[ONLY_SHADOW_PLACED]} by the shadow only, {counts[NEITHER_PLACED]} by neither"
+    )
+
+
+def summary_line(decision: Decision) -> str:
+    """``NS/POD -> NODE`` or ``NS/POD: MESSAGE`` (see the module doc), newline included."""
+    if decision.node is not None:
+        return f"{decision.pod.key} -> {decision.node}\n"
+    message = " ".join(decision.message.split()) or "not scheduled"
+    return f"{decision.pod.key}: {message}\n"

@@ -137,3 +137,19 @@ def test_policy_flag_decides_every_pod_with_a_shadow_policy_file(
     assert main(["simulate", "-f", str(cluster), "--policy", str(policy_file), "-o", "json"]) == 0
     [decision] = json.loads(capsys.readouterr().out)["decisions"]
     assert decision["node"] == "hdd" and "shadow" not in decision
+
+
+def test_the_summary_stays_one_line_per_pod_and_counts_shadows_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cluster.yaml"
+    trial = disk_policy("trial", False, mode="Shadow")
+    path.write_text(yaml.safe_dump_all([*NODES, *PODS, disk_policy("active", True), trial]))
+    assert main(["simulate", "-f", str(path), "-o", "summary"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[:2] == ["default/web -> ssd", "default/pinned -> ssd"]
+    assert len(out.splitlines()) == 3
+    assert err.splitlines()[-1] == (
+        "shadow policy 'trial': 3 pod(s) compared: 1 on the same node, 1 on another node, "
+        "0 placed by the active policy only, 0 by the shadow only, 1 by neither"
+    )

@@ -56,6 +56,8 @@ STAGE_SETTERS = {"cd"}
 #: The invalid stand-in is used when the doc says the command exits 1.
 PLACEHOLDERS: dict[str, tuple[str, str | None]] = {
     "cluster.yaml": ("examples/cluster.yaml", None),
+    # JSON or YAML is told by content: the YAML example stands in for a kubectl JSON dump.
+    "cluster.json": ("examples/cluster.yaml", None),
     "my-policy.yaml": ("examples/policies/bin-packing.yaml", "docs/examples/invalid-policy.yaml"),
     "policy.yaml": ("examples/policies/zone-spread.yaml", "docs/examples/invalid-policy.yaml"),
     "gpu-policy.yaml": ("examples/policies/gpu.yaml", "docs/examples/invalid-policy.yaml"),
@@ -95,6 +97,11 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "python benchmarks/engine_bench.py": (
         "tests/benchmarks/test_bench_smoke.py::test_quick_mode_runs_every_workload_once",
         "tests/benchmarks/test_bench_smoke.py::test_plot_is_a_png",
+    ),
+    "python benchmarks/simulate_bench.py": (
+        "tests/benchmarks/test_simulate_bench_smoke.py::"
+        "test_quick_mode_loads_and_runs_every_command",
+        "tests/benchmarks/test_simulate_bench_smoke.py::test_the_yaml_dump_reads_the_same",
     ),
     "python benchmarks/e2e_bench.py": (
         "tests/benchmarks/test_e2e_bench_smoke.py::test_quick_e2e_benchmark_reports_both_rates",
