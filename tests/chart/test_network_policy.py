@@ -210,5 +210,28 @@ def test_egress_is_unrestricted_unless_rules_are_given() -> None:
     assert restricted["spec"]["egress"] == rules
 
 
+@pytest.mark.parametrize(
+    ("values", "warned"),
+    [
+        pytest.param({"networkPolicy": {"enabled": True}}, True, id="metrics-from-empty"),
+        pytest.param(
+            {"networkPolicy": {"enabled": True, "metricsFrom": [PROMETHEUS_PEER]}},
+            False,
+            id="metrics-from-set",
+        ),
+        pytest.param(
+            {"metrics": {"enabled": False}, "networkPolicy": {"enabled": True}},
+            False,
+            id="no-metrics",
+        ),
+    ],
+)
+def test_notes_warn_when_the_policy_closes_the_metrics_port(
+    values: dict[str, Any], warned: bool
+) -> None:
+    notes = render(values).notes
+    assert ("lets nobody reach the metrics port" in notes) is warned
+
+
 def test_off_by_default() -> None:
     assert "NetworkPolicy" not in render({}).kinds()
