@@ -15,6 +15,7 @@ import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import yaml
 
@@ -313,11 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--log-format", choices=("text", "json"), default=default_of("log_format"))
     run.add_argument(
-        "--metrics-port", type=int, default=default_of("metrics_port"), help="0 disables /metrics"
+        "--metrics-port", type=_port, default=default_of("metrics_port"), help="0 disables /metrics"
     )
     run.add_argument(
         "--health-port",
-        type=int,
+        type=_port,
         default=default_of("health_port"),
         help="serves GET /healthz; 0 disables",
     )
@@ -339,14 +340,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--qps",
-        type=float,
+        type=_rate,
         default=default_of("qps"),
         help="API requests per second (0: unlimited)",
     )
-    run.add_argument("--burst", type=int, default=default_of("burst"))
+    run.add_argument("--burst", type=_count, default=default_of("burst"))
     run.add_argument(
         "--bind-workers",
-        type=int,
+        type=_count,
         default=default_of("bind_workers"),
         help="bindings in flight at once",
     )
@@ -359,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--resync-period",
-        type=float,
+        type=_seconds,
         default=default_of("resync_period"),
         metavar="SECONDS",
         help="LIST the cluster this often to reconcile the cache (0: only after a re-list)",
@@ -394,14 +395,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
-    return value
+def _number(
+    convert: Callable[[str], Any],
+    low: float,
+    *,
+    above: bool = False,
+    high: float | None = None,
+    unit: str = "",
+) -> Callable[[str], Any]:
+    """An argparse ``type`` that reads a number and refuses one out of range, naming it."""
+    noun = f"a number of {unit}" if unit else "a number"
+    at_least = f"more than {low:g}" if above else f"at least {low:g}"
+    bounds = at_least if high is None else f"{at_least} and at most {high:g}"
+    suffix = f" {unit}" if unit else ""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {noun}: {text!r}") from None
+        if (value <= low if above else value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {bounds}{suffix}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive_seconds = _number(float, 0, above=True, unit="seconds")
+_seconds = _number(float, 0, unit="seconds")
+_port = _number(int, 0, high=65535)
+_count = _number(int, 1)
+_rate = _number(float, 0)
 
 
 def cmd_crd(args: argparse.Namespace) -> int:

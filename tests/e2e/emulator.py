@@ -1238,7 +1238,10 @@ class ApiEmulator(kmock.KubernetesEmulator):
         raw = request._raw_request
         agent = raw.headers.get("User-Agent", "") if raw is not None else ""
         path = raw.path if raw is not None else ""
-        fault = next((f for f in self.faults if f.applies(str(request.method), path, agent)), None)
+        # raw.method, not str(request.method): KMock's enum prints as "method.GET", which
+        # no fault's method matched, so faults with a method were never injected.
+        method = raw.method if raw is not None else ""
+        fault = next((f for f in self.faults if f.applies(method, path, agent)), None)
         if fault is None:
             return await self._dispatch(request)
         if fault.action == "hang":

@@ -49,8 +49,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def inject(server: EmulatorServer, *faults: Fault) -> None:
+def inject(server: EmulatorServer, *faults: Fault) -> list[Fault]:
     server.call(lambda em: em.faults.extend(faults))
+    return list(faults)
+
+
+def injected(faults: list[Fault]) -> None:
+    """Every fault did fail some request (else the test proved nothing)."""
+    assert all(fault.hits for fault in faults), [(f.method, f.path, f.hits) for f in faults]
 
 
 async def placements(kube: KubeClient, namespace: str) -> dict[str, str | None]:
@@ -96,7 +102,7 @@ async def test_bindings_that_never_answer_do_not_stop_scheduling(
     for i in range(3):
         await emulator.create(node(f"n{i}", cpu="8", memory="16Gi"))
     # A third of the bindings hang: with all 16 bind slots it once stopped for good.
-    inject(emulator_server, Fault("hang", "POST", "/binding", probability=0.3, seed=7))
+    faults = inject(emulator_server, Fault("hang", "POST", "/binding", probability=0.3, seed=7))
     names = [f"p{i}" for i in range(24)]
     for name in names:
         await emulator.create(our_pod(name, requests={"cpu": "100m"}), namespace)
@@ -106,13 +112,14 @@ async def test_bindings_that_never_answer_do_not_stop_scheduling(
         status, body = await healthz(health)
         assert (status, body["problems"]) == (200, [])
     bound_once(emulator_server, names)
+    injected(faults)
 
 
 async def test_event_and_status_writes_that_hang_do_not_starve_bindings(
     emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
 ) -> None:
     await emulator.create(node("n1", cpu="1", memory="16Gi"))
-    inject(
+    faults = inject(
         emulator_server,
         Fault("hang", "POST", "/events"),
         Fault("hang", "PATCH", "/status"),
@@ -126,6 +133,7 @@ async def test_event_and_status_writes_that_hang_do_not_starve_bindings(
     async with OperatorThread(kubeconfig, bind_workers=2, **FAST):
         await all_bound(emulator, namespace, names, timeout=30)
     bound_once(emulator_server, names)
+    injected(faults)
 
 
 async def test_a_binding_whose_reply_was_lost_is_kept_not_doubled_nor_overcommitted(
@@ -134,7 +142,7 @@ async def test_a_binding_whose_reply_was_lost_is_kept_not_doubled_nor_overcommit
     await emulator.create(node("only", cpu="1", memory="16Gi"))
     # The first two bindings are written, then answered 500: a scheduler that forgot its
     # assumption at once decided the next pods on a node that looked emptier than it was.
-    inject(emulator_server, Fault("after", "POST", "/binding", status=500, times=2))
+    faults = inject(emulator_server, Fault("after", "POST", "/binding", status=500, times=2))
     names = [f"p{i}" for i in range(6)]
     for name in names:
         await emulator.create(our_pod(name, requests={"cpu": "300m"}), namespace)
@@ -153,6 +161,7 @@ async def test_a_binding_whose_reply_was_lost_is_kept_not_doubled_nor_overcommit
     events = await emulator.list("v1", "Event", namespace)
     scheduled = sorted(e["involvedObject"]["name"] for e in events if e["reason"] == "Scheduled")
     assert scheduled == sorted(name for name, where in placed.items() if where)
+    injected(faults)
 
 
 async def test_a_failing_startup_list_is_retried_not_fatal(
@@ -160,13 +169,14 @@ async def test_a_failing_startup_list_is_retried_not_fatal(
 ) -> None:
     await emulator.create(node("n1"))
     await emulator.create(our_pod("web"), namespace)
-    inject(
+    faults = inject(
         emulator_server,
         Fault("status", "GET", "/api/v1/nodes", status=429, times=2),
         Fault("status", "GET", "/api/v1/pods", status=500, times=6),
     )
     async with OperatorThread(kubeconfig, **FAST):
         await all_bound(emulator, namespace, ["web"], timeout=30)
+    injected(faults)
 
 
 # -- watches that fail ----------------------------------------------------------------------
@@ -258,7 +268,9 @@ async def test_killed_and_restarted_it_binds_every_pod_once(
     for name in names[:20]:
         await emulator.create(our_pod(name, requests={"cpu": "100m"}), namespace)
     # Half the bindings written then answered 500: some die with the process mid-flight.
-    inject(emulator_server, Fault("after", "POST", "/binding", status=500, probability=0.5))
+    faults = inject(
+        emulator_server, Fault("after", "POST", "/binding", status=500, probability=0.5)
+    )
     first = start_scheduler(kubeconfig)
     try:
 
@@ -281,3 +293,4 @@ async def test_killed_and_restarted_it_binds_every_pod_once(
     # Bindings answered 500 were written all the same (the emulator records them as done):
     # each pod was bound exactly once across both processes.
     bound_once(emulator_server, names)
+    injected(faults)
