@@ -27,7 +27,7 @@ from .legacy import convert_legacy, legacy_document
 from .objects import ObjectError
 from .options import Options, default_of
 from .policy import PolicyError, policy_to_object, seed_name_notes
-from .reports import render_report, summary_line, tally_line
+from .reports import render_report, shadow_tally_line, summary_line, tally_line
 from .selectors import SelectorError
 from .simulation import (
     ALL_DETAIL,
@@ -35,6 +35,7 @@ from .simulation import (
     InputError,
     Inputs,
     JsonReportWriter,
+    ShadowTally,
     is_legacy_policy,
     load_inputs,
     load_policy_document,
@@ -89,6 +90,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     # again while the decisions allocate (gen-2 passes over a 5000-node cluster).
     gc.freeze()
     call_extenders = bool(with_extenders) and not args.skip_extenders
+    shadows = ShadowTally()
     if args.output == "table":
         decisions = asyncio.run(_simulate(inputs, call_extenders))
         policies: dict[str, CompiledPolicy] = {}
@@ -98,6 +100,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             if compiled is not None:
                 policies[decision.policy] = compiled
         sys.stdout.write(render_report(policies, decisions))
+        for name, window in sorted(shadows.add_all(decisions).items()):
+            print(f"\n{shadow_tally_line(name, window)}")
         return 0
     # Streamed: each decision is written as it is made, and not kept.
     detail: Detail = args.detail
@@ -117,6 +121,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     def write_line(decision: Decision) -> None:
         _warn_extender_errors(decision)
         placed[decision.pod.uid] = decision.node is not None
+        shadows.add(decision)
         sys.stdout.write(summary_line(decision))
 
     asyncio.run(_simulate(inputs, call_extenders, write_line, explain=False))
@@ -124,6 +129,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     # The tally on stderr, so that stdout stays one line per decision.
     names = deciding or [override.name if override else "default"]
     print(tally_line(names, sum(placed.values()), len(placed)), file=sys.stderr)
+    for name, window in sorted(shadows.windows.items()):
+        print(shadow_tally_line(name, window), file=sys.stderr)
     return 0
 
 

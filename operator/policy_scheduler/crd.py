@@ -6,8 +6,8 @@ so the CRD cannot drift from what the operator accepts:
 
 1. *Defaults* for the spec's top-level scalars (``schedulerName``,
    ``hardPodAffinitySymmetricWeight``, ``alwaysCheckAllPredicates``,
-   ``percentageOfNodesToScore``, ``disablePreemption``), read from the model's field
-   defaults. Lists get none:
+   ``percentageOfNodesToScore``, ``disablePreemption``, ``mode``), read from the model's
+   field defaults. Lists get none:
    an absent ``predicates`` means the default set and must stay absent.
 2. *Limits* the CEL cost estimator needs (``maxItems`` on the lists the rules iterate,
    ``maxLength`` on the names they compare). Without them the API server estimates every
@@ -66,6 +66,7 @@ _TOP_LEVEL_DEFAULTED: Final = (
     "alwaysCheckAllPredicates",
     "percentageOfNodesToScore",
     "disablePreemption",
+    "mode",
 )
 
 _HEADER: Final = (
@@ -329,6 +330,61 @@ def status_schema() -> dict[str, Any]:
                     "when another policy already claims the name)."
                 ),
             },
+            "shadow": _shadow_schema(),
+        },
+    }
+
+
+def _shadow_schema() -> dict[str, Any]:
+    difference = {
+        "type": "object",
+        "description": "One pod the two policies placed differently.",
+        "required": ["pod"],
+        "properties": {
+            "pod": {"type": "string", "description": "namespace/name."},
+            "activeNode": {
+                "type": "string",
+                "description": "The active policy's node (absent: no node fit).",
+            },
+            "shadowNode": {
+                "type": "string",
+                "description": "This policy's node (absent: no node fit).",
+            },
+            "activeTotal": {
+                "type": "integer",
+                "format": "int64",
+                "description": (
+                    "The active policy's total score for its node (absent: not scored, "
+                    "e.g. the only node that fit)."
+                ),
+            },
+            "shadowTotal": {
+                "type": "integer",
+                "format": "int64",
+                "description": "This policy's total score for its node (absent: not scored).",
+            },
+        },
+    }
+    return {
+        "type": "object",
+        "description": (
+            "Shadow mode only: this policy's decisions against the active policy's, over "
+            "the last 1000 pods both decided (the latest decision of each) since this "
+            "version was accepted or the operator started."
+        ),
+        "properties": {
+            "compared": _int("Pods both the active policy and this one decided."),
+            "sameNode": _int("Both chose the same node."),
+            "differentNode": _int("Both placed the pod, on different nodes."),
+            "onlyActivePlaced": _int("Placed by the active policy; no node fit this one."),
+            "onlyShadowPlaced": _int("Placed by this policy; no node fit the active one."),
+            "neitherPlaced": _int("No node fit either policy."),
+            "recentDifferences": {
+                "type": "array",
+                "maxItems": 100,
+                "description": "The last pods placed differently, newest first.",
+                "items": difference,
+            },
         },
     }
 
@@ -355,6 +411,7 @@ def build_crd() -> dict[str, Any]:
     }
     columns = [
         ("Scheduler", "string", ".spec.schedulerName", 0, "The schedulerName it serves."),
+        ("Mode", "string", ".spec.mode", 0, "Active: it decides and binds; Shadow: compares."),
         (
             "Accepted",
             "string",

@@ -26,6 +26,9 @@ How a spec is checked (``check_spec``), in two passes whose errors are all colle
      ``requestedToCapacityRatioArguments``;
    * priority weights are ``1 <= weight < names.MAX_WEIGHT``;
      ``hardPodAffinitySymmetricWeight`` and ``percentageOfNodesToScore`` are 0..100;
+   * ``mode`` is ``Active`` or ``Shadow`` (exactly); ``shadow.percentageOfPods`` is
+     1..100 and ``shadow.maxDecisionsPerSecond`` at least 1 (``shadow`` is read only in
+     Shadow mode, so that promoting a policy is a change of ``mode`` alone);
    * a ``requestedToCapacityRatioArguments.shape`` is non-empty, its utilization values
      strictly increase within 0..100 and its scores are 0..10; resource weights are >= 1;
    * an extender with a ``prioritizeVerb`` has a positive ``weight``; managed resources
@@ -72,7 +75,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -104,6 +107,14 @@ _GO_DURATION_PART_RE: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|m
 _GO_DURATION_UNITS: Final[dict[str, float]] = {
     "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
 }  # fmt: skip
+
+#: ``spec.mode``: an Active policy serves its schedulerName (decides and binds); a
+#: Shadow policy decides the same pods alongside it and never binds.
+ACTIVE: Final = "Active"
+SHADOW: Final = "Shadow"
+#: ``spec.shadow`` defaults: every pod, up to this many shadow decisions per second.
+DEFAULT_SHADOW_PERCENTAGE: Final = 100
+DEFAULT_SHADOW_DECISIONS_PER_SECOND: Final = 20
 
 #: kube-scheduler's DefaultExtenderTimeout, used when an extender sets none (or 0).
 DEFAULT_EXTENDER_TIMEOUT_SECONDS: Final = 5.0
@@ -581,6 +592,28 @@ class Extender(_Model):
 # -- the policy ---------------------------------------------------------------------
 
 
+class ShadowSettings(_Model):
+    """How much of the active policy's traffic a Shadow policy decides, and at what cost."""
+
+    percentageOfPods: int = Field(
+        default=DEFAULT_SHADOW_PERCENTAGE,
+        ge=1,
+        le=100,
+        description=(
+            "Share of the active policy's pods this policy also decides (1..100), chosen "
+            "by pod uid so a pod is always or never compared."
+        ),
+    )
+    maxDecisionsPerSecond: int = Field(
+        default=DEFAULT_SHADOW_DECISIONS_PER_SECOND,
+        ge=1,
+        description=(
+            "Budget: at most this many shadow decisions per second (bursts of one "
+            "second's worth); pods beyond it are not compared."
+        ),
+    )
+
+
 class SchedulingPolicySpec(_Model):
     """How pods with this schedulerName are placed."""
 
@@ -618,6 +651,18 @@ class SchedulingPolicySpec(_Model):
     disablePreemption: bool = Field(
         default=False,
         description="true: pods of this policy that fit nowhere never preempt lower-priority pods.",
+    )
+    mode: Literal["Active", "Shadow"] = Field(
+        default=ACTIVE,
+        description=(
+            "Active: this policy serves its schedulerName. Shadow: it decides the pods the "
+            "active policy of that name decides, on the same snapshot, never binds, and "
+            "reports how often the two agree in status.shadow."
+        ),
+    )
+    shadow: ShadowSettings | None = Field(
+        default=None,
+        description="Sampling and budget of a Shadow policy (ignored while mode is Active).",
     )
     extenders: list[Extender] = Field(default=[], description="Legacy HTTP scheduler extenders.")
 
@@ -735,6 +780,8 @@ def _issue_from_pydantic(error: ErrorDetails, prefix: Path) -> Issue:
         message = f"must be at most {ctx['max_length']} characters long, {got}"
     elif kind == "string_pattern_mismatch" and ctx.get("pattern") == _DNS_SUBDOMAIN:
         message = f"must be a lowercase RFC 1123 subdomain (like policy-scheduler), {got}"
+    elif kind == "literal_error":
+        message = f"must be {str(ctx['expected']).replace(chr(39), '')}, {got}"
     elif kind == "greater_than_equal" and ctx.get("ge") == 1:
         message = f"must be a positive integer, {got}"
     elif kind == "greater_than_equal":

@@ -14,7 +14,10 @@ preempt ns/a, ns/b on node-3``, or ``no preemption: why``), and under the table 
 hints, one line each (``hint: cpu request <= 1500m would fit node-2, node-5``), the
 first :data:`MAX_HINT_LINES` with at most :data:`MAX_HINT_NODES` nodes named each
 (``-o json`` has them all), or ``no hint: ...`` when none was found; nothing under a pod
-whose attempt failed (an extender's error: the headline says which).
+whose attempt failed (an extender's error: the headline says which). Under the
+headline, each Shadow policy's decision for the same pod (``shadow 'hdd' -> node-2``),
+and after the last pod, one line per Shadow policy counting how its decisions compare
+(:func:`shadow_tally_line`).
 
 Summary: one line per decision, nothing else, so that ``grep``, ``wc -l`` and ``sort``
 work on it: ``NS/POD -> NODE`` when the pod was placed, ``NS/POD: MESSAGE`` when not
@@ -32,6 +35,14 @@ from .engine.compiler import CompiledPolicy
 from .engine.hinting import Hint
 from .engine.predicates.volumes import PodVolumes
 from .engine.preemption import Preemption
+from .state.shadows import (
+    DIFFERENT_NODE,
+    NEITHER_PLACED,
+    ONLY_ACTIVE_PLACED,
+    ONLY_SHADOW_PLACED,
+    SAME_NODE,
+    ShadowWindow,
+)
 
 MAX_HINT_LINES: Final = 10
 MAX_HINT_NODES: Final = 5
@@ -61,6 +72,11 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
         ]
         if decision.volumes is not None:
             lines.append(_volumes_line(decision.volumes))
+    for name, shadow in decision.shadows.items():
+        outcome = (
+            f"-> {shadow.node}" if shadow.node is not None else f"fits nowhere: {shadow.message}"
+        )
+        lines.append(f"  shadow {name!r} {outcome}")
     # Score columns only when some node was scored.
     priority_names = [entry.name for entry in policy.priorities] if decision.scores else []
     weights = {entry.name: entry.weight for entry in policy.priorities}
@@ -161,6 +177,17 @@ def render_report(policies: Mapping[str, CompiledPolicy], decisions: Sequence[De
     blocks = [tally_line(policies, scheduled, len(last))]
     blocks += [render_decision(d, policies[d.policy]) for d in decisions]
     return "\n\n".join(blocks) + "\n"
+
+
+def shadow_tally_line(name: str, window: ShadowWindow) -> str:
+    """How a Shadow policy's decisions compare with the active ones, pods counted once."""
+    counts = window.counts()
+    return (
+        f"shadow policy {name!r}: {len(window)} pod(s) compared: "
+        f"{counts[SAME_NODE]} on the same node, {counts[DIFFERENT_NODE]} on another node, "
+        f"{counts[ONLY_ACTIVE_PLACED]} placed by the active policy only, "
+        f"{counts[ONLY_SHADOW_PLACED]} by the shadow only, {counts[NEITHER_PLACED]} by neither"
+    )
 
 
 def summary_line(decision: Decision) -> str:

@@ -14,7 +14,14 @@ run), its claims to provision annotated with the node.
 Each pending pod is decided by the policy serving its ``spec.schedulerName``, as the
 operator would: the SchedulingPolicies (and legacy Policies) among the inputs, and the
 built-in default policy for the default name. Pods of a name nobody serves are skipped
-with a note; ``--policy FILE`` decides every pending pod with that one policy instead.
+with a note; ``--policy FILE`` decides every pending pod with that one policy instead
+(whatever its ``mode``: that is how a Shadow policy is previewed alone).
+
+Shadow policies among the inputs (``mode: Shadow``) never decide a pod as if active:
+each decides, on the same snapshot, every pod the active policy of its schedulerName
+decides (no sampling, no budget, no extenders, as ``state/shadows.py`` says), nothing
+of theirs is assumed, and :attr:`Decision.shadows` keeps their decisions (``shadow`` in
+the JSON; :class:`ShadowTally` counts them as a shadow's status would).
 Pods the operator would not take (being deleted, with ``schedulingGates``) are reported
 as skipped, never silently dropped. Finished pods (Succeeded / Failed) use no resources.
 
@@ -51,7 +58,8 @@ from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
 from .objects import ObjectError, Pod
 from .policy import PolicyError, SchedulingPolicy, parse_policy
-from .state.policies import PolicyBook
+from .state.policies import NO_ACTIVE_POLICY, PolicyBook
+from .state.shadows import ShadowRunner, ShadowWindow, compare
 from .state.world import World
 
 SCHEDULING_POLICY_KIND = SCHEDULING_POLICY.kind
@@ -219,6 +227,10 @@ def inputs_from_objects(
         verdict = book.verdict(found.name)
         if verdict is not None and not verdict.accepted:
             inputs.warnings.append(f"policy {found.name!r} is not used: {verdict.message}")
+        elif verdict is not None and verdict.reason == NO_ACTIVE_POLICY:
+            inputs.warnings.append(
+                f"Shadow policy {found.name!r} decides nothing: {verdict.message}"
+            )
     return inputs
 
 
@@ -251,6 +263,7 @@ async def simulate(
     world = inputs.world
     queue, cache, book = world.queue, world.cache, world.book
     schedulers: dict[str, Scheduler] = {}
+    shadows = ShadowRunner(sample=False)
     decisions: list[Decision] = []
     decided = 0
     total = queue.lengths()["active"]
@@ -264,6 +277,9 @@ async def simulate(
             scheduler = schedulers[policy.name] = Scheduler(explain=explain, extenders=extenders)
         with cache.snapshot() as cluster:
             decision = await scheduler.schedule(pod, cluster, policy)
+            for attempt in await shadows.decide(pod, cluster, book.shadows_of(pod.scheduler_name)):
+                if attempt.decision is not None:
+                    decision.shadows[attempt.policy] = attempt.decision
             preemption = None
             if decision.node is None and not decision.error:
                 problems = decision.extender_errors
@@ -361,6 +377,12 @@ def decision_to_json(decision: Decision, detail: Detail = ALL_DETAIL) -> dict[st
             out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
     elif decision.volumes is not None:
         out["volumes"] = volumes_to_json(decision.volumes)
+    if decision.shadows:
+        out["shadow"] = [
+            {"policy": name, "node": shadow.node, "message": shadow.message}
+            | ({"error": shadow.error} if shadow.error else {})
+            for name, shadow in decision.shadows.items()
+        ]
     preemption = decision.preemption
     out["preemption"] = (
         {"node": preemption.node, "victims": [victim.key for victim in preemption.victims]}
@@ -368,6 +390,26 @@ def decision_to_json(decision: Decision, detail: Detail = ALL_DETAIL) -> dict[st
         else None
     )
     return out
+
+
+class ShadowTally:
+    """Each Shadow policy's decisions against the active ones, as its status counts them
+    (the latest decision of each pod; failed decisions on either side left out), added
+    one decision at a time (``simulate`` streams them)."""
+
+    def __init__(self) -> None:
+        self.windows: dict[str, ShadowWindow] = {}
+
+    def add(self, decision: Decision) -> None:
+        for name, shadow in decision.shadows.items():
+            if not decision.error and not shadow.error:
+                window = self.windows.setdefault(name, ShadowWindow(size=None))
+                window.add(decision.pod.uid, compare(decision, shadow))
+
+    def add_all(self, decisions: Iterable[Decision]) -> dict[str, ShadowWindow]:
+        for decision in decisions:
+            self.add(decision)
+        return self.windows
 
 
 def volumes_to_json(volumes: PodVolumes) -> dict[str, dict[str, Any]]:
@@ -434,6 +476,7 @@ __all__ = [
     "JsonReportWriter",
     "ObjectError",
     "PolicyError",
+    "ShadowTally",
     "compile_policy",
     "decision_to_json",
     "kubernetes_objects",

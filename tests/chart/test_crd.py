@@ -21,6 +21,7 @@ from chart.crdcheck import CHART, ROOT, Errors, cel_program, openapi_schema, sch
 from policy_scheduler import names
 from policy_scheduler.crd import FILE_NAME, build_crd, render_yaml, spec_schema
 from policy_scheduler.policy import check_spec, format_path, spec_json_schema
+from policy_scheduler.state.shadows import WINDOW_SIZE
 
 CRD_FILE = ROOT / "crds" / FILE_NAME
 CHART_CRD_FILE = CHART / "crds" / FILE_NAME
@@ -110,6 +111,7 @@ def test_printer_columns(crd: dict[str, Any]) -> None:
     }
     assert columns == {
         "Scheduler": ".spec.schedulerName",
+        "Mode": ".spec.mode",
         "Accepted": '.status.conditions[?(@.type=="Accepted")].status',
         "Reason": '.status.conditions[?(@.type=="Accepted")].reason',
         "Predicates": ".spec.predicates[*].name",
@@ -131,7 +133,27 @@ def test_status_schema_is_explicit(crd: dict[str, Any]) -> None:
         "podsUnschedulable",
         "lastDecisionTime",
         "servingSchedulerName",
+        "shadow",
     }
+    shadow = status["properties"]["shadow"]["properties"]
+    assert set(shadow) == {
+        "compared",
+        "sameNode",
+        "differentNode",
+        "onlyActivePlaced",
+        "onlyShadowPlaced",
+        "neitherPlaced",
+        "recentDifferences",
+    }
+    assert set(shadow["recentDifferences"]["items"]["properties"]) == {
+        "pod",
+        "activeNode",
+        "shadowNode",
+        "activeTotal",
+        "shadowTotal",
+    }
+    # The window the description promises is the one the operator keeps.
+    assert f"last {WINDOW_SIZE} pods" in status["properties"]["shadow"]["description"]
     condition = status["properties"]["conditions"]["items"]["properties"]
     assert set(condition) == {
         "type",
@@ -194,6 +216,7 @@ def test_defaults_are_the_models_and_valid(crd: dict[str, Any]) -> None:
         "alwaysCheckAllPredicates": False,
         "percentageOfNodesToScore": 0,
         "disablePreemption": False,
+        "mode": "Active",
     }
     assert "default" not in spec["properties"]["predicates"]  # absent means the default set
     assert "default" not in spec["properties"]["priorities"]

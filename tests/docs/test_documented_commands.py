@@ -143,6 +143,10 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
         "tests/cli/test_cli.py::test_simulate_reads_a_kind_list_and_a_policy_file",
     ),
     "kubectl describe schedpol": (POLICY_STATUS_E2E,),
+    # promoting a Shadow policy (docs/rolling-out.md)
+    "kubectl patch schedpol": (
+        "tests/e2e/test_shadow.py::test_a_shadow_policy_is_compared_on_live_traffic_then_promoted",
+    ),
     "kubectl describe pod": (UNSCHEDULABLE_E2E, PREEMPTION_E2E),
     "kubectl get events": (UNSCHEDULABLE_E2E, PREEMPTION_E2E),
     "kubectl get events -n shop --field-selector reason=VolumeBindingFailed": (

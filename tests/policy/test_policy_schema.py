@@ -187,8 +187,12 @@ def test_fields_use_the_api_names() -> None:
         "alwaysCheckAllPredicates",
         "percentageOfNodesToScore",
         "disablePreemption",
+        "mode",
+        "shadow",
         "extenders",
     }
+    assert prop("mode")["enum"] == ["Active", "Shadow"]
+    assert set(prop("shadow")["properties"]) == {"percentageOfPods", "maxDecisionsPerSecond"}
     assert "enableHTTPS" in prop("extenders", "[]")["properties"]
 
 

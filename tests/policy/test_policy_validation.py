@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from policy_scheduler import names
+from policy_scheduler.engine.compiler import compile_policy
 from policy_scheduler.policy import (
     API_VERSION,
     KIND,
@@ -130,7 +131,19 @@ def test_empty_spec_means_every_default() -> None:
     assert spec.alwaysCheckAllPredicates is False
     assert spec.percentageOfNodesToScore == 0
     assert spec.disablePreemption is False
+    assert spec.mode == "Active" and spec.shadow is None
     assert spec.extenders == []
+
+
+def test_a_shadow_policy_fills_its_sampling_defaults() -> None:
+    spec = parse_policy(policy_object({"mode": "Shadow"})).spec
+    assert spec.mode == "Shadow"
+    compiled = compile_policy(parse_policy(policy_object({"mode": "Shadow"})))
+    assert compiled.shadow is not None
+    assert (compiled.shadow.percentageOfPods, compiled.shadow.maxDecisionsPerSecond) == (100, 20)
+    # Ignored while Active: promoting is a change of mode alone.
+    active = {"mode": "Active", "shadow": {"percentageOfPods": 5}}
+    assert compile_policy(parse_policy(policy_object(active))).shadow is None
 
 
 def test_missing_spec_is_an_empty_spec() -> None:
@@ -825,6 +838,48 @@ SA = {"serviceAffinity": {"labels": ["a"]}}
             "spec.predicates[0]",
             'must be an object, got "HostName"',
             id="object-expected",
+        ),
+        pytest.param(
+            {"mode": "shadow"},
+            "spec.mode",
+            'must be Active or Shadow, got "shadow"',
+            id="mode-is-case-sensitive",
+        ),
+        pytest.param(
+            {"mode": "Canary"},
+            "spec.mode",
+            'must be Active or Shadow, got "Canary"',
+            id="mode-unknown",
+        ),
+        pytest.param(
+            {"mode": "Shadow", "shadow": {"percentageOfPods": 0}},
+            "spec.shadow.percentageOfPods",
+            "must be a positive integer, got 0",
+            id="shadow-percentage-zero",
+        ),
+        pytest.param(
+            {"mode": "Shadow", "shadow": {"percentageOfPods": 101}},
+            "spec.shadow.percentageOfPods",
+            "must be at most 100, got 101",
+            id="shadow-percentage-over-100",
+        ),
+        pytest.param(
+            {"mode": "Shadow", "shadow": {"maxDecisionsPerSecond": 0}},
+            "spec.shadow.maxDecisionsPerSecond",
+            "must be a positive integer, got 0",
+            id="shadow-budget-zero",
+        ),
+        pytest.param(
+            {"mode": "Shadow", "shadow": {"maxDecisionsPerSecond": 2.5}},
+            "spec.shadow.maxDecisionsPerSecond",
+            "must be an integer, got 2.5",
+            id="shadow-budget-not-integer",
+        ),
+        pytest.param(
+            {"mode": "Shadow", "shadow": {"sampleRate": 0.5}},
+            "spec.shadow.sampleRate",
+            "unknown field",
+            id="shadow-unknown-field",
         ),
     ],
 )

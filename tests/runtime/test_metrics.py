@@ -67,6 +67,7 @@ def test_attempts_are_counted_and_timed_by_result_and_profile() -> None:
         pytest.param(lambda m: m.attempt("failed", "p", 0.1), id="attempt-result"),
         pytest.param(lambda m: m.e2e("Scheduled", "p", 0.1), id="e2e-result"),
         pytest.param(lambda m: m.binding("bound", 0.1), id="binding-result"),
+        pytest.param(lambda m: m.shadow("trial", "same_node"), id="shadow-result"),
     ],
 )
 def test_an_unknown_result_is_refused(call: Any) -> None:
@@ -105,6 +106,27 @@ def test_preemption_attempts_and_victims() -> None:
     assert value(m, "scheduler_preemption_victims_bucket", le="2.0") == 0.0
     assert value(m, "scheduler_preemption_victims_bucket", le="4.0") == 1.0
     assert value(m, "scheduler_preemption_victims_sum") == 3.0
+
+
+@pytest.mark.parametrize(
+    ("result", "label"),
+    [
+        pytest.param("sameNode", "same_node", id="same-node"),
+        pytest.param("differentNode", "different_node", id="different-node"),
+        pytest.param("onlyActivePlaced", "only_active_placed", id="only-active"),
+        pytest.param("onlyShadowPlaced", "only_shadow_placed", id="only-shadow"),
+        pytest.param("neitherPlaced", "neither_placed", id="neither"),
+        pytest.param("error", "error", id="error"),
+        pytest.param("sampledOut", "sampled_out", id="sampled-out"),
+        pytest.param("overBudget", "over_budget", id="over-budget"),
+    ],
+)
+def test_shadow_decisions_are_counted_by_policy_and_result(result: str, label: str) -> None:
+    m = Metrics()
+    m.shadow("trial", result)
+    m.shadow("trial", result)
+    m.shadow("other", "sameNode")
+    assert value(m, "scheduler_shadow_decisions_total", policy="trial", result=label) == 2.0
 
 
 def test_pending_pods_per_queue_and_an_emptied_queue_goes_to_zero() -> None:

@@ -13,6 +13,8 @@ from policy_scheduler.state.policies import (
     ACCEPTED,
     CONFLICT,
     INVALID,
+    NO_ACTIVE_POLICY,
+    SHADOW,
     PolicyBook,
     Verdict,
 )
@@ -29,12 +31,15 @@ def obj(
     generation: int = 1,
     valid: bool = True,
     weight: int = 1,
+    mode: str | None = None,
 ) -> dict[str, Any]:
     """A SchedulingPolicy; an invalid one has a zero priority weight."""
     body = policy(
         priorities=[("LeastRequestedPriority", weight if valid else 0)],
         schedulerName=scheduler_name,
     )
+    if mode is not None:
+        body["spec"]["mode"] = mode
     body["metadata"] = {
         "name": name,
         "uid": f"uid-{name}",
@@ -301,3 +306,166 @@ def test_accepted_with_extenders_says_how_many_it_calls(book: PolicyBook) -> Non
     [verdict] = apply(book, body)
     assert verdict.accepted
     assert verdict.message == 'serving schedulerName "gpu"; calls 1 HTTP extender(s)'
+
+
+def test_reapplying_an_unchanged_spec_keeps_the_compiled_policy(book: PolicyBook) -> None:
+    # Our own status writes come back as events: they must not recompile the policy
+    # (its identity keys the equivalence cache and a shadow's window).
+    apply(book, obj("p"))
+    before = book.policy_for("gpu")
+    apply(book, obj("p"))
+    assert book.policy_for("gpu") is before
+    apply(book, obj("p", generation=2, weight=4))
+    assert book.policy_for("gpu") is not before
+
+
+# -- shadow policies -------------------------------------------------------------------------
+
+
+def shadows(book: PolicyBook, scheduler_name: str = "gpu") -> list[str]:
+    return [p.name for p in book.shadows_of(scheduler_name)]
+
+
+def judged(book: PolicyBook, name: str) -> tuple[bool, str, str | None, str | None]:
+    verdict = book.verdict(name)
+    assert verdict is not None
+    return verdict.accepted, verdict.reason, verdict.serving, verdict.shadowing
+
+
+def test_a_shadow_is_accepted_beside_the_active_policy_and_never_serves(
+    book: PolicyBook,
+) -> None:
+    apply(book, obj("active", created=LATE))
+    [verdict] = apply(book, obj("trial", created=EARLY, mode="Shadow"))
+    # Older, yet no conflict: a shadow claims nothing.
+    assert (verdict.accepted, verdict.reason, verdict.serving, verdict.shadowing) == (
+        True,
+        SHADOW,
+        None,
+        "gpu",
+    )
+    assert verdict.message == (
+        'shadowing SchedulingPolicy "active" on schedulerName "gpu": deciding its pods '
+        "too, never binding"
+    )
+    assert serving(book, "gpu") == "active"
+    assert judged(book, "active") == (True, ACCEPTED, "gpu", None)
+    assert shadows(book) == ["trial"]
+    assert book.served_names() == {DEFAULT, "gpu"}
+
+
+def test_shadows_of_a_name_are_listed_oldest_first(book: PolicyBook) -> None:
+    apply(book, obj("active"))
+    apply(book, obj("b", created=LATER, mode="Shadow"))
+    apply(book, obj("a", created=LATE, mode="Shadow"))
+    apply(book, obj("elsewhere", "batch", mode="Shadow"))
+    assert shadows(book) == ["a", "b"]
+    assert shadows(book, "batch") == ["elsewhere"]
+    assert shadows(book, "nobody") == []
+
+
+def test_a_shadow_of_the_default_name_shadows_the_builtin_policy(book: PolicyBook) -> None:
+    [verdict] = apply(book, obj("trial", DEFAULT, mode="Shadow"))
+    assert (verdict.accepted, verdict.reason) == (True, SHADOW)
+    assert verdict.message.startswith(
+        f'shadowing the built-in default policy on schedulerName "{DEFAULT}"'
+    )
+    assert book.policy_for(DEFAULT) is not None and shadows(book, DEFAULT) == ["trial"]
+
+
+def test_a_shadow_without_an_active_policy_says_it_has_nothing_to_compare_with(
+    book: PolicyBook,
+) -> None:
+    [verdict] = apply(book, obj("trial", mode="Shadow"))
+    assert (verdict.accepted, verdict.reason, verdict.shadowing) == (True, NO_ACTIVE_POLICY, "gpu")
+    assert verdict.message == (
+        'no active SchedulingPolicy serves schedulerName "gpu": nothing to compare with '
+        "(its pods wait for one)"
+    )
+    assert not book.serves("gpu")  # its pods wait: a shadow never decides them alone
+    # An active policy arriving is reported to the shadow too; its deletion again.
+    assert by_name(apply(book, obj("active", created=LATE))) == {
+        "active": (True, ACCEPTED, "gpu"),
+        "trial": (True, SHADOW, None),
+    }
+    assert by_name(book.remove("active")) == {"trial": (True, NO_ACTIVE_POLICY, None)}
+
+
+def test_an_invalid_update_keeps_the_last_shadow_version_shadowing(book: PolicyBook) -> None:
+    apply(book, obj("active"))
+    apply(book, obj("trial", mode="Shadow"))
+    before = book.shadows_of("gpu")
+    [verdict] = apply(book, obj("trial", generation=2, valid=False, mode="Shadow"))
+    assert (verdict.accepted, verdict.reason, verdict.serving, verdict.shadowing) == (
+        False,
+        INVALID,
+        None,
+        "gpu",
+    )
+    assert book.shadows_of("gpu") == before
+    assert serving(book, "gpu") == "active"
+
+
+def test_a_shadow_with_extenders_says_they_are_not_called(book: PolicyBook) -> None:
+    apply(book, obj("active"))
+    body = obj("trial", mode="Shadow")
+    body["spec"]["extenders"] = [{"urlPrefix": "http://extender:8888", "filterVerb": "filter"}]
+    [verdict] = apply(book, body)
+    assert verdict.message.endswith("; its 1 HTTP extender(s) are not called in Shadow mode")
+
+
+# -- promotion and demotion --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "demote_first", [False, True], ids=["promote-then-demote", "demote-then-promote"]
+)
+def test_promoting_a_younger_shadow_takes_over_once_the_active_one_steps_down(
+    book: PolicyBook, demote_first: bool
+) -> None:
+    apply(book, obj("old", created=EARLY))
+    apply(book, obj("new", created=LATE, mode="Shadow"))
+    promote, demote = (
+        obj("new", created=LATE, generation=2),
+        obj("old", created=EARLY, generation=2, mode="Shadow"),
+    )
+    if demote_first:
+        # Between the two, the name has no active policy: its pods wait.
+        apply(book, demote)
+        assert judged(book, "old") == (True, NO_ACTIVE_POLICY, None, "gpu")
+        assert book.orphaned("gpu")
+        apply(book, promote)
+    else:
+        # Two active policies for one name: the later is refused; the old one serves on.
+        [verdict] = apply(book, promote)
+        assert (verdict.accepted, verdict.reason, verdict.serving) == (False, CONFLICT, None)
+        assert serving(book, "gpu") == "old" and shadows(book) == []
+        apply(book, demote)
+    assert serving(book, "gpu") == "new"
+    assert judged(book, "new") == (True, ACCEPTED, "gpu", None)
+    assert judged(book, "old") == (True, SHADOW, None, "gpu")
+    assert shadows(book) == ["old"]
+    assert not book.orphaned("gpu")
+
+
+def test_promoting_an_older_shadow_displaces_the_younger_active_policy(book: PolicyBook) -> None:
+    apply(book, obj("trial", created=EARLY, mode="Shadow"))
+    apply(book, obj("active", created=LATE))
+    verdicts = apply(book, obj("trial", created=EARLY, generation=2))
+    assert by_name(verdicts) == {
+        "active": (False, CONFLICT, None),
+        "trial": (True, ACCEPTED, "gpu"),
+    }
+    assert serving(book, "gpu") == "trial" and shadows(book) == []
+
+
+def test_demoting_the_default_names_policy_hands_it_back_to_the_builtin(
+    book: PolicyBook,
+) -> None:
+    builtin = book.policy_for(DEFAULT)
+    apply(book, obj("custom", DEFAULT))
+    [verdict] = apply(book, obj("custom", DEFAULT, generation=2, mode="Shadow"))
+    assert (verdict.reason, verdict.shadowing) == (SHADOW, DEFAULT)
+    assert "the built-in default policy" in verdict.message
+    assert book.policy_for(DEFAULT) is builtin
+    assert not book.orphaned(DEFAULT)

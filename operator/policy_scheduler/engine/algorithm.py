@@ -129,6 +129,12 @@ class Decision:
     #: When the pod has claims and the policy checks volume binding: how they bind on
     #: the chosen node (FindPodVolumes' result), which the scheduler assumes and writes.
     volumes: PodVolumes | None = None
+    #: The chosen node's total (sum of weight x score, extenders included); None when
+    #: nothing fits or a lone feasible node was taken without scoring (not explaining).
+    total: int | None = None
+    #: ``simulate`` only: what each Shadow policy of the pod's schedulerName decided for
+    #: the same pod on the same snapshot, by policy name (never bound, never assumed).
+    shadows: dict[str, Decision] = field(default_factory=dict)
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
 
@@ -420,6 +426,7 @@ class Scheduler:
             # Never with a lone node: upstream did not prioritize then.
             totals = await self._extender_scores(pod, feasible, policy, decision, totals)
         decision.score_seconds = perf_counter() - started
+        decision.total = max(totals)  # the chosen node's, whichever of the best it is
         if len(feasible) == 1:
             # kube-scheduler takes a lone feasible node without consulting priorities
             # (nor the round-robin); the scores above are only for people to read.

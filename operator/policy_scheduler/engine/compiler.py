@@ -27,11 +27,13 @@ from typing import Any
 from .. import names
 from ..objects import Pod, is_extended_resource
 from ..policy import (
+    SHADOW,
     Extender,
     PolicyError,
     PredicateArgument,
     PriorityArgument,
     SchedulingPolicy,
+    ShadowSettings,
 )
 from . import catalogue  # noqa: F401  (fills the registry)
 from .extenders import CompiledExtender, ExtenderTLS
@@ -112,6 +114,9 @@ class CompiledPolicy:
     disable_preemption: bool = False
     #: The HTTP extenders, in policy order (see :mod:`.extenders`).
     extenders: tuple[CompiledExtender, ...] = ()
+    #: ``spec.mode: Shadow``: its sampling and budget (defaults filled in); None for an
+    #: Active policy. The engine decides the same either way: only the operator reads it.
+    shadow: ShadowSettings | None = None
 
 
 def compile_extender(extender: Extender) -> CompiledExtender:
@@ -239,6 +244,7 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
         ),
         disable_preemption=spec.disablePreemption,
         extenders=tuple(compile_extender(extender) for extender in spec.extenders),
+        shadow=(spec.shadow or ShadowSettings()) if spec.mode == SHADOW else None,
         binds_volumes=any(
             entry.fn is REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING) for entry in predicates
         ),

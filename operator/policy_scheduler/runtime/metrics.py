@@ -24,6 +24,7 @@ scheduler_preemption_attempts_total                         counter
 scheduler_preemption_victims                                histogram
 scheduler_extender_requests_total                           counter    extender, verb, result
 scheduler_extender_request_duration_seconds                 histogram  extender, verb, result
+scheduler_shadow_decisions_total                            counter    policy, result
 ==========================================================  =========  ==================
 
 ``result`` is ``scheduled`` / ``unschedulable`` / ``error`` for attempts ("doesn't fit"
@@ -33,6 +34,11 @@ and "a bug or an API failure" are kept apart, as upstream does), and ``success``
 every call to an HTTP extender: ``extender`` is its urlPrefix, ``verb`` the call
 (``filter``, ``prioritize``, ``bind``, ``preempt``), ``result`` ``success`` or ``error``
 (no reply in time, a status other than 200, an unreadable reply, an ``error`` in it).
+The shadow series (ours too) counts what each Shadow policy did with a pod its active
+policy decided: ``result`` is the comparison (``same_node``, ``different_node``,
+``only_active_placed``, ``only_shadow_placed``, ``neither_placed``), ``error`` (the
+shadow failed), or why it did not decide (``sampled_out``, ``over_budget``); ``policy``
+is the shadow's name. Unlike ``status.shadow`` (a window of pods), it counts attempts.
 Durations use upstream's buckets: exponential from 1 ms doubling 15 times (to ~16 s);
 attempts-until-scheduled uses 1, 2, 4, 8, 16; victims per preemption 1, 2, 4, 8, 16, 32
 (v1.17's ``preemption_victims``).
@@ -44,12 +50,14 @@ endpoint is Kopf's liveness endpoint (``/healthz``), not served here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
+from ..state import shadows
 from .serving import serve_get
 
 ATTEMPT_RESULTS = ("scheduled", "unschedulable", "error")
@@ -57,6 +65,11 @@ BINDING_RESULTS = ("success", "conflict", "error")
 QUEUES = ("active", "backoff", "unschedulable")
 EXTENDER_VERBS = ("filter", "prioritize", "bind", "preempt")
 EXTENDER_RESULTS = ("success", "error")
+#: A shadow attempt's result as ``state/shadows.py`` names it -> the metric's label.
+SHADOW_RESULTS = {
+    name: re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()
+    for name in (*shadows.RESULTS, shadows.ERROR, shadows.SAMPLED_OUT, shadows.OVER_BUDGET)
+}
 
 # kube-scheduler's metrics.ExponentialBuckets(0.001, 2, 15): 1 ms .. 16.384 s.
 DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))
@@ -175,6 +188,14 @@ class Metrics:
             buckets=DURATION_BUCKETS,
             registry=r,
         )
+        self._shadow = Counter(
+            "scheduler_shadow_decisions",
+            "What Shadow SchedulingPolicies did with the pods their active policy decided, "
+            "by shadow policy and result (compared to the active decision, error, or why "
+            "skipped).",
+            ["policy", "result"],
+            registry=r,
+        )
         self._leader = Gauge(
             "scheduler_leader",
             "1 if this replica holds the leader Lease and schedules, 0 otherwise.",
@@ -250,6 +271,15 @@ class Metrics:
         labels = {"extender": url_prefix, "verb": verb, "result": result}
         self._extender_requests.labels(**labels).inc()
         self._extender_duration.labels(**labels).observe(seconds)
+
+    def shadow(self, policy: str, result: str) -> None:
+        """A Shadow policy's part in one attempt (``state.shadows`` result names)."""
+        label = SHADOW_RESULTS.get(result)
+        if label is None:
+            raise ValueError(
+                f"metrics: shadow result must be one of {', '.join(SHADOW_RESULTS)}, got {result!r}"
+            )
+        self._shadow.labels(policy=policy, result=label).inc()
 
     def leader(self, identity: str, leading: bool) -> None:
         """Whether this replica (``identity``) is the leader now."""

@@ -5,9 +5,19 @@ an ``Accepted`` condition (True, or False with the reason and a message naming t
 field), ``observedGeneration``, the schedulerName it serves, and the counts of pods it
 scheduled and of pods it currently cannot place, with the time of its last decision.
 
+A Shadow policy's status also has ``shadow``: its window's counts and latest
+differences (``state/shadows.py``); the key is removed when it is promoted.
+
 Writes happen only when something people can see changed (our own status writes come
-back as watch events; comparing first stops the loop). A rejection also gets a Warning
-event on the policy, once per generation.
+back as watch events; comparing first stops the loop). A verdict is written at once;
+counts are rewritten by the refresher, every ``interval`` (15 s), except a shadow's,
+which changes with every pod it compares: :meth:`PolicyStatusWriter.touch` marks it and
+the refresher writes it at most once per :data:`SHADOW_STATUS_INTERVAL` (5 s). A
+rejection also gets a Warning event on the policy, once per generation.
+
+Every replica writes verdicts (they judge the same objects the same way), but only the
+leader decides: a standby keeps the counts the leader wrote instead of writing its own
+zeros over them.
 """
 
 from __future__ import annotations
@@ -15,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,11 +33,17 @@ from typing import Any
 from ..kinds import PolicyObject
 from ..names import CRD_API_VERSION, CRD_KIND
 from ..state.policies import CONFLICT, Verdict
+from ..state.shadows import ShadowRunner, ShadowWindow
 from ..state.world import World
 from .kubeapi import Api
 from .reporting import CLUSTER_EVENTS_NAMESPACE, Reporter, now_rfc3339
 
 logger = logging.getLogger(__name__)
+
+#: Seconds between two writes of a shadow's counts while it compares pods.
+SHADOW_STATUS_INTERVAL = 5.0
+#: The parts of a status only the leader knows (the others: every replica's verdict).
+COUNTS = ("podsScheduled", "podsUnschedulable", "lastDecisionTime", "shadow")
 
 
 @dataclass(slots=True)
@@ -50,7 +67,9 @@ def build_policy_status(
     unschedulable: int,
     last_decision: str,
     now: str,
+    shadow: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The whole status; ``shadow`` None (an Active policy) removes ``status.shadow``."""
     condition: dict[str, Any] = {
         "type": "Accepted",
         "status": "True" if verdict.accepted else "False",
@@ -68,6 +87,7 @@ def build_policy_status(
         "servingSchedulerName": verdict.serving,
         "podsScheduled": scheduled,
         "podsUnschedulable": unschedulable,
+        "shadow": dict(shadow) if shadow is not None else None,
     }
     if last_decision:
         status["lastDecisionTime"] = last_decision
@@ -75,14 +95,19 @@ def build_policy_status(
 
 
 def _visible(status: Mapping[str, Any] | None) -> Any:
-    """The parts of a status worth a write when they change (not timestamps)."""
+    """The parts of a status worth a write when they change (not timestamps). A null is
+    no value: the merge patch removes the key, and the watch then shows none."""
     if not status:
         return None
     conditions = [
         {k: v for k, v in c.items() if k != "lastTransitionTime"}
         for c in status.get("conditions") or []
     ]
-    rest = {k: v for k, v in status.items() if k not in ("conditions", "lastDecisionTime")}
+    rest = {
+        k: v
+        for k, v in status.items()
+        if k not in ("conditions", "lastDecisionTime") and v is not None
+    }
     return conditions, rest
 
 
@@ -95,11 +120,25 @@ class PolicyStatusWriter:
         reporter: Reporter,
         world: World,
         stats: Callable[[str], PolicyStats],
+        *,
+        shadows: ShadowRunner | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        shadow_interval: float = SHADOW_STATUS_INTERVAL,
+        is_leader: Callable[[], bool] = lambda: True,
     ) -> None:
         self.api = api
         self.reporter = reporter
         self.world = world
         self.stats = stats
+        #: The shadows' windows (``status.shadow``); None: no policy has one.
+        self.shadows = shadows
+        self.clock = clock
+        self.shadow_interval = shadow_interval
+        #: Only the leader decides, so only its counts mean anything.
+        self.is_leader = is_leader
+        #: Policies whose counts changed since their last write (see :meth:`touch`).
+        self._touched: set[str] = set()
+        self._written_at: dict[str, float] = {}
         self._statuses: dict[str, Mapping[str, Any]] = {}
         self._uids: dict[str, str] = {}
         self._warned: set[tuple[str, int]] = set()
@@ -125,10 +164,39 @@ class PolicyStatusWriter:
     async def refresh(self) -> None:
         """Rewrite every policy's counts (called periodically)."""
         async with self._lock:
+            self._touched.clear()
             for name in list(self._statuses):
                 verdict = self.world.book.verdict(name)
                 if verdict is not None:
                     await self._write_one(verdict)
+
+    def touch(self, name: str) -> None:
+        """Policy ``name``'s counts changed (a shadow compared a pod): write them soon."""
+        self._touched.add(name)
+
+    async def flush(self) -> None:
+        """Write the touched policies last written at least ``shadow_interval`` ago."""
+        async with self._lock:
+            now = self.clock()
+            for name in sorted(self._touched):
+                if now - self._written_at.get(name, float("-inf")) < self.shadow_interval:
+                    continue  # written lately: its turn comes at a later flush
+                self._touched.discard(name)
+                verdict = self.world.book.verdict(name)
+                if verdict is not None:
+                    await self._write_one(verdict)
+
+    def _shadow_status(self, verdict: Verdict) -> dict[str, Any] | None:
+        """``status.shadow`` of a policy whose version in service is a shadow."""
+        if verdict.shadowing is None:
+            return None
+        policy = next(
+            (p for p in self.world.book.shadows_of(verdict.shadowing) if p.name == verdict.name),
+            None,
+        )
+        if policy is None or self.shadows is None:
+            return ShadowWindow().to_status()
+        return self.shadows.window(policy).to_status()
 
     async def _write_one(self, verdict: Verdict) -> None:
         stats = self.stats(verdict.name)
@@ -140,11 +208,18 @@ class PolicyStatusWriter:
             unschedulable=self._waiting(verdict.serving),
             last_decision=stats.last_decision,
             now=now_rfc3339(),
+            shadow=self._shadow_status(verdict),
         )
+        if not self.is_leader() and previous:
+            # A standby decides nothing: its counts are zeros. It writes verdicts (every
+            # replica judges the same) but keeps the counts the leader wrote.
+            for key in COUNTS:
+                status[key] = previous.get(key)
         if _visible(status) != _visible(previous):
             code = await self.api.patch_policy_status(verdict.name, status)
             if code < 300:
                 self._statuses[verdict.name] = status
+                self._written_at[verdict.name] = self.clock()
             elif code != 404:
                 logger.warning(
                     "could not write the status of policy %s: HTTP %s", verdict.name, code
@@ -161,8 +236,14 @@ class PolicyStatusWriter:
                 component=self.world.book.default_scheduler_name,
             )
 
-    async def run_refresher(self, interval: float = 15.0) -> None:
+    async def run_refresher(self, interval: float = 15.0, tick: float = 1.0) -> None:
+        """Every ``interval`` s rewrite all counts; every ``tick`` s the touched ones."""
+        last = self.clock()
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(tick)
             with contextlib.suppress(Exception):
-                await self.refresh()
+                if self.clock() - last >= interval:
+                    last = self.clock()
+                    await self.refresh()
+                else:
+                    await self.flush()

@@ -35,6 +35,13 @@ the policy book) and is driven from two sides:
   whether it happened; until someone can tell, the assumption stays (the node is not
   offered twice) and expires later (the pod is then decided again).
 
+* **Shadow policies** (``spec.mode: Shadow``, ``state/shadows.py``): in the same
+  snapshot as the active decision, each sampled shadow of the pod's schedulerName decides
+  the pod too, with a scheduler of its own and no extenders; it never binds, assumes,
+  preempts or reports on the pod, and its failures stay its own. Once the active
+  outcome stands (a node, or none fits), :meth:`SchedulerRuntime._compare_shadows` counts
+  each comparison (metrics, the shadow's window) and has its status written soon.
+
 Extenders' calls are bounded by each extender's ``httpTimeout``, API calls by
 ``--api-timeout``, so a hung peer delays only the pods it is asked about and never
 stops the loop.
@@ -63,6 +70,7 @@ from ..objects import Pod
 from ..state.cache import VOLUME_KINDS, PodState, SchedulerCache
 from ..state.policies import PolicyBook
 from ..state.queueing import QueuedPod, SchedulingQueue
+from ..state.shadows import ShadowAttempt, ShadowRunner
 from ..state.world import DELETED, Outcome, World
 from .health import Health
 from .kubeapi import Api, backoff
@@ -122,6 +130,9 @@ class MetricsSink(Protocol):
     def preemption_victims(self, victims: int) -> None:
         return None
 
+    def shadow(self, policy: str, result: str) -> None:
+        return None
+
 
 class NullMetrics(MetricsSink):
     """Metrics off: every report is dropped."""
@@ -177,11 +188,16 @@ class SchedulerRuntime:
         self.reporter = reporter or Reporter(api, clock=clock)
         self.metrics: MetricsSink = metrics or NullMetrics()
         self.stats: dict[str, PolicyStats] = {}
+        #: Shadow policies: their schedulers, samplers and windows (state/shadows.py).
+        self.shadows = ShadowRunner(clock=clock)
         self.policy_status = PolicyStatusWriter(
             api,
             self.reporter,
             self.world,
             lambda name: self.stats.get(name, PolicyStats()),
+            shadows=self.shadows,
+            clock=clock,
+            is_leader=lambda: self.is_leader(),
         )
         self._instrumented: dict[str, tuple[CompiledPolicy, CompiledPolicy]] = {}
         self._predicate_seconds: dict[str, float] = {}
@@ -270,6 +286,8 @@ class SchedulerRuntime:
                 self.policy_status.observe(outcome.obj)
             if outcome.verdicts:
                 self._report(self.policy_status.write(outcome.verdicts))
+            if event_type == DELETED:
+                self.shadows.forget(outcome.key)
         elif outcome.kind is POD and event_type == DELETED and outcome.key:
             self.reporter.forget_pod(outcome.key)
             self.volume_binder.pod_deleted(outcome.key)
@@ -337,8 +355,12 @@ class SchedulerRuntime:
         with self.cache.snapshot() as cluster:
             decision = await self.scheduler_for(policy).schedule(pod, cluster, self._timed(policy))
             seen = cluster.nodes[decision.node].generation if decision.node is not None else 0
+            elapsed = self.clock() - started
+            # The shadow policies of the name decide the same pod on the same cluster.
+            shadows = await self.shadows.decide(
+                pod, cluster, self.book.shadows_of(pod.scheduler_name)
+            )
         # The writes held during the decision are applied now.
-        elapsed = self.clock() - started
         self.metrics.phases(decision.filter_seconds, decision.score_seconds)
         self.metrics.per_plugin(self._predicate_seconds, self._priority_seconds)
         self._predicate_seconds.clear()
@@ -354,6 +376,7 @@ class SchedulerRuntime:
         if decision.error:
             self._failed(queued, decision, policy, elapsed)
         elif decision.node is None:
+            self._compare_shadows(shadows, decision)
             await self._unschedulable(queued, decision, policy, elapsed)
         elif (
             stale := self._recheck(pod, decision.node, seen, policy)
@@ -367,6 +390,7 @@ class SchedulerRuntime:
             self.metrics.attempt("unschedulable", profile, elapsed)
             self.queue.error(queued)
         else:
+            self._compare_shadows(shadows, decision)
             stats.scheduled += 1
             self.metrics.attempt("scheduled", profile, elapsed)
             self._reserve(pod, decision)
@@ -378,6 +402,14 @@ class SchedulerRuntime:
             task.add_done_callback(self._bindings.discard)
         self.metrics.pending(self.queue.lengths())
         return decision
+
+    def _compare_shadows(self, shadows: list[ShadowAttempt], decision: Decision) -> None:
+        """The active decision stands (a node, or none fits): compare the shadows' with
+        it, count, and have their status rewritten soon (never on every decision)."""
+        for attempt, result in zip(shadows, self.shadows.compare(shadows, decision), strict=True):
+            self.metrics.shadow(attempt.policy, result)
+            if attempt.compared:
+                self.policy_status.touch(attempt.policy)
 
     async def _unschedulable(
         self, queued: QueuedPod, decision: Decision, policy: CompiledPolicy, elapsed: float

@@ -14,6 +14,22 @@ Each SchedulingPolicy object the operator sees goes through::
 "Older" is by ``metadata.creationTimestamp``, then name, so the outcome does not depend
 on the order events arrive in. Every call returns the :class:`Verdict` of each policy
 whose verdict changed, for the operator to write into ``status``.
+
+Shadow policies (``spec.mode: Shadow``) never claim a name, so they never conflict and
+never serve: :meth:`PolicyBook.policy_for` and everything that decides which pods are
+served ignore them, and :meth:`PolicyBook.shadows_of` lists them per name. A valid
+shadow is accepted whatever else exists; its verdict says what it is compared with::
+
+    apply(obj with mode: Shadow) ──valid──> Accepted, reason Shadow (an active policy,
+        │                                   or the built-in default, serves its name)
+        │                        ──valid──> Accepted, reason NoActivePolicy (nothing to
+        │                                   compare with: its name's pods wait)
+        └── invalid ──> Rejected: Invalid (a previously accepted version keeps shadowing)
+
+The two reasons follow the active side: a policy taking or freeing the name re-judges
+its shadows. Promotion is ``mode: Active``: the policy then claims its name by the rule
+above (the older of two active claimants serves, the later is refused), and a demoted
+policy (``mode: Shadow``) frees its name at once for the next claimant.
 """
 
 from __future__ import annotations
@@ -28,6 +44,10 @@ from ..policy import PolicyError, SchedulingPolicy, default_policy
 ACCEPTED = "Accepted"
 INVALID = "Invalid"
 CONFLICT = "SchedulerNameConflict"
+#: Accepted as a shadow of the policy serving its name.
+SHADOW = "Shadow"
+#: Accepted as a shadow, but no policy serves its name: nothing to compare with.
+NO_ACTIVE_POLICY = "NoActivePolicy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +61,9 @@ class Verdict:
     generation: int
     #: The schedulerName this policy serves now (its last accepted version's), if any.
     serving: str | None
+    #: The schedulerName whose decisions this policy shadows now (its version in
+    #: service is a Shadow one), if any.
+    shadowing: str | None = None
 
 
 @dataclass(slots=True)
@@ -50,9 +73,30 @@ class _Record:
     generation: int
     wanted_name: str | None  # schedulerName of the latest spec, None if invalid
     candidate: CompiledPolicy | None  # latest valid version
-    serving: CompiledPolicy | None  # version in service (last accepted)
+    serving: CompiledPolicy | None  # version in service (last accepted), maybe a shadow
     verdict: Verdict | None = None
     extenders: int = 0  # in the latest valid spec
+    source: SchedulingPolicy | None = None  # what ``candidate`` was compiled from
+
+    @property
+    def claim(self) -> str | None:
+        """The schedulerName this record claims: its latest valid version's, if active;
+        else (invalid now) the active version still in service's."""
+        if self.candidate is not None:
+            return _active_name(self.candidate)
+        return _active_name(self.serving)
+
+    def serving_names(self) -> tuple[str | None, str | None]:
+        """(the name it serves, the name it shadows) with its version in service."""
+        if self.serving is None:
+            return None, None
+        if self.serving.shadow is not None:
+            return None, self.serving.scheduler_name
+        return self.serving.scheduler_name, None
+
+
+def _active_name(policy: CompiledPolicy | None) -> str | None:
+    return policy.scheduler_name if policy is not None and policy.shadow is None else None
 
 
 class PolicyBook:
@@ -77,17 +121,31 @@ class PolicyBook:
     # -- lookups -----------------------------------------------------------------------
 
     def policy_for(self, scheduler_name: str) -> CompiledPolicy | None:
+        """The active policy deciding (and binding) pods of ``scheduler_name``."""
         if self._serve_all is not None:
             return self._serve_all
         for record in self._records.values():
-            if record.serving is not None and record.serving.scheduler_name == scheduler_name:
+            if _active_name(record.serving) == scheduler_name:
                 return record.serving
         if scheduler_name == self.default_scheduler_name:
             return self._builtin
         return None
 
+    def shadows_of(self, scheduler_name: str) -> list[CompiledPolicy]:
+        """The Shadow policies of ``scheduler_name``, oldest first (none with
+        ``serve_all``: one policy decides everything then)."""
+        if self._serve_all is not None:
+            return []
+        return [
+            record.serving
+            for record in sorted(self._records.values(), key=lambda r: (r.created, r.name))
+            if record.serving is not None
+            and record.serving.shadow is not None
+            and record.serving.scheduler_name == scheduler_name
+        ]
+
     def served_names(self) -> set[str]:
-        names = {r.serving.scheduler_name for r in self._records.values() if r.serving}
+        names = {name for r in self._records.values() if (name := self._served(r)) is not None}
         names.add(self.default_scheduler_name)
         return names
 
@@ -120,8 +178,12 @@ class PolicyBook:
         record.generation = generation
         error = obj.error
         try:
-            if obj.policy is not None:
+            if obj.policy is not None and (record.candidate is None or obj.policy != record.source):
+                # Compiled again only when the spec changed: our own status writes come
+                # back as events, and a policy's identity keys the schedulers' caches
+                # (equivalence tables, a shadow's window).
                 record.candidate = compile_policy(obj.policy)
+                record.source = obj.policy
                 record.wanted_name = record.candidate.scheduler_name
                 record.extenders = len(obj.policy.spec.extenders)
         except PolicyError as exc:
@@ -131,14 +193,7 @@ class PolicyBook:
             record.wanted_name = None
         changed = self._settle()
         if error is not None:
-            verdict = Verdict(
-                name,
-                False,
-                INVALID,
-                error,
-                generation,
-                record.serving.scheduler_name if record.serving else None,
-            )
+            verdict = Verdict(name, False, INVALID, error, generation, *record.serving_names())
             record.verdict = verdict
             changed = [v for v in changed if v.name != name] + [verdict]
         elif record.verdict is None or all(v.name != name for v in changed):
@@ -152,9 +207,14 @@ class PolicyBook:
         record = self._records.pop(name, None)
         if record is None:
             return []
-        if record.serving is not None:
-            self._removed_serving.add(record.serving.scheduler_name)
+        served = self._served(record)
+        if served is not None:
+            self._removed_serving.add(served)
         return self._settle()
+
+    @staticmethod
+    def _served(record: _Record) -> str | None:
+        return record.serving_names()[0]
 
     def _settle(self) -> list[Verdict]:
         """Give each schedulerName to its oldest valid claimant; report what changed.
@@ -162,11 +222,11 @@ class PolicyBook:
         A name that was served before and is served by nobody now (its policy was
         deleted, or renamed the schedulerName it serves) becomes orphaned.
         """
-        served_before = {r.serving.scheduler_name for r in self._records.values() if r.serving}
+        served_before = {n for r in self._records.values() if (n := self._served(r)) is not None}
         served_before |= self._removed_serving
         self._removed_serving = set()
         changed = self._hand_out()
-        served_now = {r.serving.scheduler_name for r in self._records.values() if r.serving}
+        served_now = {n for r in self._records.values() if (n := self._served(r)) is not None}
         self._orphaned |= served_before - served_now
         self._orphaned -= served_now
         return changed
@@ -176,39 +236,45 @@ class PolicyBook:
         owner: dict[str, str] = {}
         for record in order:
             # An invalid policy still serving its last accepted version keeps its claim:
-            # a broken update must not hand its name to a younger rival.
-            claim = record.wanted_name
-            if record.candidate is None and record.serving is not None:
-                claim = record.serving.scheduler_name
+            # a broken update must not hand its name to a younger rival. Shadows claim
+            # nothing.
+            claim = record.claim
             if claim is not None and claim not in owner:
                 owner[claim] = record.name
-        changed: list[Verdict] = []
         for record in order:
             if record.candidate is not None:
-                if owner.get(record.wanted_name or "") == record.name:
+                if record.candidate.shadow is not None:
+                    record.serving = record.candidate  # a valid shadow always runs
+                elif owner.get(record.wanted_name or "") == record.name:
                     record.serving = record.candidate
                 else:
                     record.serving = None
-            elif record.serving is not None:
+            elif (served := self._served(record)) is not None:
                 # Invalid now; the last accepted version keeps serving unless someone
                 # older now validly claims the same name.
-                other = owner.get(record.serving.scheduler_name)
+                other = owner.get(served)
                 if other is not None and other != record.name:
                     record.serving = None
+        # Judged once every name has its server: a shadow's verdict names it.
+        changed: list[Verdict] = []
+        for record in order:
             verdict = record.verdict
             if record.candidate is not None:
                 verdict = self._judge(record)
             elif verdict is not None:
-                # Still invalid; only what it serves (if anything) may have changed.
-                now_serving = record.serving.scheduler_name if record.serving else None
-                verdict = replace(verdict, serving=now_serving)
+                # Still invalid; only what it serves or shadows (if anything) may have
+                # changed.
+                now_serving, now_shadowing = record.serving_names()
+                verdict = replace(verdict, serving=now_serving, shadowing=now_shadowing)
             if verdict != record.verdict and verdict is not None:
                 record.verdict = verdict
                 changed.append(verdict)
         return changed
 
     def _judge(self, record: _Record) -> Verdict:
-        serving = record.serving.scheduler_name if record.serving else None
+        if record.candidate is not None and record.candidate.shadow is not None:
+            return self._judge_shadow(record, record.candidate.scheduler_name)
+        serving = self._served(record)
         if record.candidate is not None and record.serving is record.candidate:
             return Verdict(
                 record.name,
@@ -219,11 +285,7 @@ class PolicyBook:
                 serving,
             )
         holder = next(
-            (
-                r.name
-                for r in self._records.values()
-                if r.serving is not None and r.serving.scheduler_name == record.wanted_name
-            ),
+            (r.name for r in self._records.values() if self._served(r) == record.wanted_name),
             "?",
         )
         return Verdict(
@@ -235,6 +297,29 @@ class PolicyBook:
             record.generation,
             serving,
         )
+
+    def _judge_shadow(self, record: _Record, name: str) -> Verdict:
+        """Accepted either way; the message says what it is compared with, if anything."""
+        active = self.policy_for(name)
+        note = f"; its {record.extenders} HTTP extender(s) are not called in Shadow mode"
+        note = note if record.extenders else ""
+        if active is None:
+            reason = NO_ACTIVE_POLICY
+            message = (
+                f'no active SchedulingPolicy serves schedulerName "{name}": nothing to '
+                "compare with (its pods wait for one)"
+            )
+        else:
+            reason = SHADOW
+            what = (
+                "the built-in default policy"
+                if active is self._builtin
+                else f'SchedulingPolicy "{active.name}"'
+            )
+            message = (
+                f'shadowing {what} on schedulerName "{name}": deciding its pods too, never binding'
+            )
+        return Verdict(record.name, True, reason, message + note, record.generation, None, name)
 
 
 def _extenders_note(count: int) -> str:
