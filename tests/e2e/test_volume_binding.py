@@ -192,6 +192,9 @@ class PVController:
             },
             self.namespace,
         )
+        # Stamped as the last write starts, not when its reply comes: the operator's own
+        # thread may see the claim Bound, and bind the pod, before this loop reads the reply.
+        self.bound[name] = time.time()
         await self.kube.patch(
             "v1",
             "PersistentVolumeClaim",
@@ -200,7 +203,6 @@ class PVController:
             self.namespace,
             subresource="status",
         )
-        self.bound[name] = time.time()
 
 
 def _refers_to(pv: dict[str, Any], namespace: str, name: str, uid: str) -> bool:
