@@ -621,10 +621,12 @@ def test_every_builtin_is_accepted_bare(crd_errors: CheckFn) -> None:
         assert crd_errors(policy_object(spec)) == [], name
 
 
-def test_list_limits_are_a_crd_only_bound(crd_errors: CheckFn) -> None:
+def test_list_limits_are_a_crd_only_bound(crd: dict[str, Any], crd_errors: CheckFn) -> None:
     """Documented drift: the CRD caps list sizes for CEL cost; the model does not (yet)."""
     many = [{"name": f"Custom{i}", "argument": copy.deepcopy(LP)} for i in range(65)]
     assert [path for path, _ in crd_errors(policy_object({"predicates": many}))] == [
         "spec.predicates"
     ]
-    assert crd_errors(policy_object({"predicates": many[:64]})) == []
+    # 64 passes the schema. Its rules are checked on short lists elsewhere: cel-python
+    # takes half a minute over 64 entries (the name-uniqueness rule is quadratic).
+    assert schema_errors(openapi_schema(crd), policy_object({"predicates": many[:64]})) == []
