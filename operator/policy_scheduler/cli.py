@@ -11,24 +11,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import yaml
 
 from . import __version__
+from .documents import read_file_documents
 from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy, compile_policy
-from .legacy import convert_legacy, load_legacy
+from .legacy import convert_legacy, legacy_document
 from .objects import ObjectError
 from .options import Options, default_of
 from .policy import PolicyError, policy_to_object, seed_name_notes
-from .reports import render_report
+from .reports import render_report, summary_line, tally_line
 from .selectors import SelectorError
 from .simulation import (
+    ALL_DETAIL,
+    Detail,
     InputError,
     Inputs,
+    JsonReportWriter,
     is_legacy_policy,
     load_inputs,
     load_policy_document,
@@ -79,33 +85,77 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 "not called, so their filters and scores are left out",
                 file=sys.stderr,
             )
-    decisions = asyncio.run(
-        _simulate(inputs, call_extenders=bool(with_extenders) and not args.skip_extenders)
-    )
-    for decision in decisions:
-        for problem in decision.extender_errors:
-            print(f"warning: pod {decision.pod.key}: {problem}", file=sys.stderr)
-    policies: dict[str, CompiledPolicy] = {}
-    for decision in decisions:
-        compiled = book.policy_for(decision.pod.scheduler_name)
-        if compiled is not None:
-            policies[decision.policy] = compiled
-    if args.output == "json":
-        json.dump(report_to_json(report_name, decisions), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
+    # What was loaded lives until the end: keep the collector from walking it again and
+    # again while the decisions allocate (gen-2 passes over a 5000-node cluster).
+    gc.freeze()
+    call_extenders = bool(with_extenders) and not args.skip_extenders
+    if args.output == "table":
+        decisions = asyncio.run(_simulate(inputs, call_extenders))
+        policies: dict[str, CompiledPolicy] = {}
+        for decision in decisions:
+            _warn_extender_errors(decision)
+            compiled = book.policy_for(decision.pod.scheduler_name)
+            if compiled is not None:
+                policies[decision.policy] = compiled
         sys.stdout.write(render_report(policies, decisions))
+        return 0
+    # Streamed: each decision is written as it is made, and not kept.
+    detail: Detail = args.detail
+    if args.output == "json":
+        writer = JsonReportWriter(sys.stdout, report_name, detail)
+
+        def write_json(decision: Decision) -> None:
+            _warn_extender_errors(decision)
+            writer.write(decision)
+
+        # Scores are only built when they are printed; decisions are the same either way.
+        asyncio.run(_simulate(inputs, call_extenders, write_json, explain=detail.per_node))
+        writer.close()
+        return 0
+    placed: dict[str, bool] = {}  # pod uid -> placed, by its last decision
+
+    def write_line(decision: Decision) -> None:
+        _warn_extender_errors(decision)
+        placed[decision.pod.uid] = decision.node is not None
+        sys.stdout.write(summary_line(decision))
+
+    asyncio.run(_simulate(inputs, call_extenders, write_line, explain=False))
+    sys.stdout.flush()
+    # The tally on stderr, so that stdout stays one line per decision.
+    names = deciding or [override.name if override else "default"]
+    print(tally_line(names, sum(placed.values()), len(placed)), file=sys.stderr)
     return 0
 
 
-async def _simulate(inputs: Inputs, *, call_extenders: bool) -> list[Decision]:
+def _warn_extender_errors(decision: Decision) -> None:
+    for problem in decision.extender_errors:
+        print(f"warning: pod {decision.pod.key}: {problem}", file=sys.stderr)
+
+
+async def _simulate(
+    inputs: Inputs,
+    call_extenders: bool,
+    on_decision: Callable[[Decision], None] | None = None,
+    *,
+    explain: bool = True,
+) -> list[Decision]:
+    progress = _progress_printer()
     if not call_extenders:
-        return await simulate(inputs, progress=_progress_printer())
+        return await simulate(inputs, explain=explain, progress=progress, on_decision=on_decision)
     # Imported here: aiohttp is only loaded when some policy has extenders.
     from .extending import HttpExtenderClient
 
     async with HttpExtenderClient() as client:
-        return await simulate(inputs, progress=_progress_printer(), extenders=client)
+        return await simulate(
+            inputs, explain=explain, progress=progress, on_decision=on_decision, extenders=client
+        )
+
+
+def _detail(text: str) -> Detail:
+    try:
+        return Detail.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -140,12 +190,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    try:
-        with open(args.legacy_policy) as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise InputError(f"{args.legacy_policy}: {exc.strerror or exc}") from None
-    result = convert_legacy(load_legacy(text), name=args.name, scheduler_name=args.scheduler_name)
+    source = args.legacy_policy  # a file, or - for stdin
+    documents = read_file_documents(source)
+    if len(documents) > 1:
+        raise InputError(f"{source}: expected one legacy Policy, found {len(documents)} documents")
+    data = legacy_document(documents[0] if documents else None)
+    result = convert_legacy(data, name=args.name, scheduler_name=args.scheduler_name)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     compile_policy(result.policy)
@@ -186,7 +236,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=default_of("scheduler_name"),
         help="the schedulerName the built-in default policy serves",
     )
-    sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    sim.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json", "summary"),
+        default="table",
+        help="table: a per-node table per pod; json: every decision with its per-node "
+        "scores and reasons, written one per line as they are made; summary: one line per "
+        "pod, NS/POD -> NODE or NS/POD: MESSAGE",
+    )
+    sim.add_argument(
+        "--detail",
+        type=_detail,
+        default=ALL_DETAIL,
+        metavar="all|top=N|none",
+        help="per-node detail in -o json: all (default), the N best-scored nodes' scores, "
+        "or none (no per-node data, feasibleCount instead)",
+    )
     sim.add_argument(
         "--skip-extenders",
         action="store_true",
@@ -201,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     conv = sub.add_parser(
         "convert", help="turn a legacy kube-scheduler Policy into a SchedulingPolicy"
     )
-    conv.add_argument("legacy_policy", metavar="LEGACY_POLICY")
+    conv.add_argument("legacy_policy", metavar="LEGACY_POLICY", help="a file, or - for stdin")
     conv.add_argument("--name", default="default", help="metadata.name of the SchedulingPolicy")
     conv.add_argument(
         "--scheduler-name", default=default_of("scheduler_name"), help="spec.schedulerName to serve"
@@ -241,11 +307,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--log-format", choices=("text", "json"), default=default_of("log_format"))
     run.add_argument(
-        "--metrics-port", type=int, default=default_of("metrics_port"), help="0 disables /metrics"
+        "--metrics-port", type=_port, default=default_of("metrics_port"), help="0 disables /metrics"
     )
     run.add_argument(
         "--health-port",
-        type=int,
+        type=_port,
         default=default_of("health_port"),
         help="serves GET /healthz; 0 disables",
     )
@@ -267,14 +333,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--qps",
-        type=float,
+        type=_rate,
         default=default_of("qps"),
         help="API requests per second (0: unlimited)",
     )
-    run.add_argument("--burst", type=int, default=default_of("burst"))
+    run.add_argument("--burst", type=_count, default=default_of("burst"))
     run.add_argument(
         "--bind-workers",
-        type=int,
+        type=_count,
         default=default_of("bind_workers"),
         help="bindings in flight at once",
     )
@@ -287,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--resync-period",
-        type=float,
+        type=_seconds,
         default=default_of("resync_period"),
         metavar="SECONDS",
         help="LIST the cluster this often to reconcile the cache (0: only after a re-list)",
@@ -322,14 +388,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
-    return value
+def _number(
+    convert: Callable[[str], Any],
+    low: float,
+    *,
+    above: bool = False,
+    high: float | None = None,
+    unit: str = "",
+) -> Callable[[str], Any]:
+    """An argparse ``type`` that reads a number and refuses one out of range, naming it."""
+    noun = f"a number of {unit}" if unit else "a number"
+    at_least = f"more than {low:g}" if above else f"at least {low:g}"
+    bounds = at_least if high is None else f"{at_least} and at most {high:g}"
+    suffix = f" {unit}" if unit else ""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {noun}: {text!r}") from None
+        if (value <= low if above else value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {bounds}{suffix}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive_seconds = _number(float, 0, above=True, unit="seconds")
+_seconds = _number(float, 0, unit="seconds")
+_port = _number(int, 0, high=65535)
+_count = _number(int, 1)
+_rate = _number(float, 0)
 
 
 def cmd_crd(args: argparse.Namespace) -> int:
@@ -401,6 +490,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "detail", ALL_DETAIL) != ALL_DETAIL and args.output != "json":
+        parser.error("--detail applies to -o json only")
     try:
         code: int = args.func(args)
     except USER_ERRORS as exc:

@@ -69,6 +69,9 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
     settings.watching.connect_timeout = 10
+    # A watch that failed starts over after this long (not Kopf's 0.1 s: a LIST the API
+    # refuses, say a 403 after an RBAC change, must not be repeated ten times a second).
+    settings.watching.reconnect_backoff = 1.0
     settings.networking.request_timeout = 60
     settings.networking.connect_timeout = 10
     # No watch on CustomResourceDefinitions and Namespaces for Kopf's own discovery: it

@@ -51,9 +51,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import yaml
-
 from policy_scheduler import names
+from policy_scheduler.documents import DocumentError, InputError, load_documents
 from policy_scheduler.policy import (
     Issue,
     Path,
@@ -496,20 +495,23 @@ def _type_meta_errors(data: Mapping[str, Any]) -> list[str]:
 
 def load_legacy(text: str) -> dict[str, Any]:
     """Parse a legacy Policy file (JSON or YAML); refuses any kind but Policy and any
-    apiVersion but ``LEGACY_API_VERSIONS``."""
-    text = text.removeprefix("\ufeff")
-    if text.lstrip().startswith(("{", "[")):
-        # Kubernetes' decoder reads what looks like JSON as JSON only (yaml.ToJSON passes
-        # it through), so a trailing comma YAML would forgive is an error.
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PolicyError([f"{_SUBJECT}: not valid JSON or YAML: {exc}"]) from exc
-    else:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise PolicyError([f"{_SUBJECT}: not valid JSON or YAML: {exc}"]) from exc
+    apiVersion but ``LEGACY_API_VERSIONS``.
+
+    The text is read by :mod:`documents`, with its limits on depth and YAML aliases.
+    """
+    try:
+        documents = load_documents(text.removeprefix("\ufeff"), _SUBJECT)
+    except DocumentError as exc:
+        raise PolicyError([f"{_SUBJECT}: not valid JSON or YAML: {exc.detail}"]) from None
+    except InputError as exc:
+        raise PolicyError([str(exc)]) from None
+    if len(documents) > 1:
+        raise PolicyError([f"{_SUBJECT}: expected one document, found {len(documents)}"])
+    return legacy_document(documents[0] if documents else None)
+
+
+def legacy_document(data: object) -> dict[str, Any]:
+    """A parsed legacy Policy document, checked: an object, of kind Policy if any."""
     if not isinstance(data, dict):
         raise PolicyError([f"{_SUBJECT}: must be a JSON or YAML object, got {type(data).__name__}"])
     errors = _type_meta_errors(data)

@@ -21,14 +21,15 @@ A malformed object raises :class:`ObjectError`, which names the object and the f
 ``Pod "default/web-1": spec.containers[0].resources.requests.cpu: not a quantity: 'x'``.
 
 Memory. The cache keeps one :class:`Pod` per bound pod, so a Pod keeps no copy of its
-API object: what the scheduler needs later is parsed, plus ``Pod.fingerprint``, a
-16-byte digest of the canonical JSON of ``spec``, labels, namespace and controller
-reference. Two pods with the same fingerprint are the same to every predicate and
-priority (the engine's equivalence cache keys on it) and the queue compares it to tell
-a spec or label change from a status update. Label keys and values, resource names,
-image names, namespaces and other repeated strings are interned (``sys.intern``);
-identical :class:`Resources`, label maps and fingerprints are shared between objects
-through small bounded tables, so a ReplicaSet's pods all point to one copy.
+API object: what the scheduler needs later is parsed, plus (for a pod without a node)
+``Pod.fingerprint``, a 16-byte digest of the canonical JSON of ``spec``, labels,
+namespace and controller reference. Two pods with the same fingerprint are the same to
+every predicate and priority (the engine's equivalence cache keys on it) and the queue
+compares it to tell a spec or label change from a status update. Label keys and values,
+resource names, image names, namespaces and other repeated strings are interned
+(``sys.intern``); identical :class:`Resources`, label maps, fingerprints, tolerations and
+images are shared between objects through small bounded tables, so a ReplicaSet's pods
+all point to one copy (and parsing its pods' requests and tolerations is done once).
 
 Bodies for extenders. HTTP scheduler extenders are sent whole API objects, as
 kube-scheduler sent them: the pod being scheduled and, for an extender that is not
@@ -40,10 +41,16 @@ extender reads them). Bytes rather than the dict: a node as EKS reports it (12 l
 encoding adds about a quarter to :func:`parse_node`'s time. Placed pods keep none (the
 cache holds many), so preemption victims are sent as their identity (see
 ``extending.py``).
+
+Bounds. Quantities beyond what kube-scheduler counts (int64), int32 fields of the API
+(priority, weights, ports, maxSkew) beyond int32, and data nested too deeply to digest
+are refused with an ObjectError, like any malformed field; error messages quote values
+shortened (``reprlib``), so an absurd value never makes an absurd message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
@@ -63,7 +70,9 @@ from .selectors import (
     label_selector,
     node_selector_term,
     node_selector_terms,
+    plain,
     set_selector,
+    short_repr,
     valid_label_key,
 )
 
@@ -83,6 +92,13 @@ REGION_LABELS: Final = (
 HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
 BETA_STORAGE_CLASS_ANNOTATION: Final = "volume.beta.kubernetes.io/storage-class"
 PREFER_AVOID_PODS_ANNOTATION: Final = "scheduler.alpha.kubernetes.io/preferAvoidPods"
+
+
+#: Ranges of the API's int32 and int64 fields (priority, weights, ports; sizes, seconds).
+INT32_MIN: Final = -(2**31)
+INT32_MAX: Final = 2**31 - 1
+INT64_MIN: Final = -(2**63)
+INT64_MAX: Final = 2**63 - 1
 
 
 class ObjectError(ValueError):
@@ -161,10 +177,12 @@ def _shared(table: dict[Hashable, _V], key: Hashable, value: _V) -> _V:
 _RESOURCES: dict[Hashable, Resources] = {}
 _LABEL_MAPS: dict[Hashable, dict[str, str]] = {}
 _FINGERPRINTS: dict[Hashable, bytes] = {}
-_OWNERS: dict[Hashable, Any] = {}
+_OWNERS: dict[Hashable, OwnerRef] = {}
 _TUPLES: dict[Hashable, tuple[Any, ...]] = {}
 _IMAGES: dict[Hashable, Any] = {}
 _NAME_SETS: dict[Hashable, frozenset[str]] = {}
+_PARSED_RESOURCES: dict[Hashable, Resources] = {}
+_PARSED_TOLERATIONS: dict[Hashable, tuple[Toleration, ...]] = {}
 
 
 def resources(
@@ -206,10 +224,14 @@ def _plain(value: object) -> Any:
     raise TypeError(f"not JSON: {type(value).__name__}")
 
 
+#: Built once: json.dumps() with options makes a new encoder at every call.
+_CANONICAL_JSON: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=repr)
+
+
 def fingerprint(*parts: object) -> bytes:
     """A 16-byte digest of the canonical JSON of ``parts`` (shared between equal ones)."""
     try:
-        text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=repr)
+        text = _CANONICAL_JSON.encode(parts)
     except (TypeError, ValueError):  # keys of mixed types: still deterministic
         text = repr(parts)
     digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
@@ -377,7 +399,8 @@ class Pod:
     controller: OwnerRef | None
     resource_version: str = ""
     #: Digest of spec, labels, namespace and controller (see the module doc); b"" for a
-    #: pod not made by :func:`parse_pod`, which the engine then never caches for.
+    #: pod not made by :func:`parse_pod`, which the engine then never caches for, and for
+    #: a pod parsed bound to a node (nothing decides or queues it again).
     fingerprint: bytes = field(default=b"", compare=False, repr=False)
     #: ``spec.priorityClassName``; ``priority_set``: ``spec.priority`` was given. On a
     #: real cluster admission always sets it; ``simulate`` resolves the class itself.
@@ -602,6 +625,8 @@ class _Reader:
         return ObjectError(self.kind, self.name, path, message)
 
     def mapping(self, value: object, path: str) -> Mapping[str, Any]:
+        if type(value) is dict:  # decoded JSON/YAML: skips the ABC check, a hot path
+            return value
         if value is None:
             return {}
         if not isinstance(value, Mapping):
@@ -631,11 +656,17 @@ class _Reader:
             raise self.fail(path, f"must be {allowed}, got {text!r}")
         return text
 
-    def integer(self, value: object, path: str, default: int = 0) -> int:
+    def integer(self, value: object, path: str, default: int = 0, *, bits: int = 64) -> int:
+        """An int32 or int64 field of the API: anything beyond its range is refused."""
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(path, f"must be an integer, got {_short(value)}")
+        low, high = (INT32_MIN, INT32_MAX) if bits == 32 else (INT64_MIN, INT64_MAX)
+        if not low <= value <= high:
+            raise self.fail(
+                path, f"must be a {bits}-bit integer ({low}..{high}), got {_short(value)}"
+            )
         return value
 
     def boolean(self, value: object, path: str) -> bool:
@@ -647,29 +678,41 @@ class _Reader:
 
     def labels(self, value: object, path: str) -> dict[str, str]:
         raw = self.mapping(value, path)
+        intern = sys.intern
+        try:
+            return {intern(key): intern(val) for key, val in raw.items()}
+        except TypeError:  # intern() takes only strings: find the culprit, say which
+            pass
         out: dict[str, str] = {}
         for key, val in raw.items():
             if not isinstance(val, str):
                 # YAML turns `zone: 1` into an int; the API would have refused it too.
-                raise self.fail(f"{path}.{key}", f"must be a string, got {_short(val)}")
-            out[sys.intern(str(key))] = sys.intern(val)
+                raise self.fail(f"{path}.{plain(key)}", f"must be a string, got {_short(val)}")
+            out[intern(str(key))] = intern(str(val))
         return out
 
     def resources(self, value: object, path: str, *, allow_negative: bool = False) -> Resources:
         raw = self.mapping(value, path)
+        if not raw:
+            return ZERO
+        # Pods of one template request the same: the same strings give the same amounts.
+        key = _string_items(raw)
+        if key is not None:
+            known = _PARSED_RESOURCES.get((key, allow_negative))
+            if known is not None:
+                return known
         cpu = memory = ephemeral = pods = 0
         scalar: dict[str, int] = {}
         for rname, quantity in raw.items():
-            where = f"{path}.{rname}"
             try:
                 if rname == CPU:
                     amount = milli_value(quantity)
                 else:
                     amount = int_value(quantity)
             except QuantityError as exc:
-                raise self.fail(where, str(exc)) from None
+                raise self.fail(f"{path}.{rname}", str(exc)) from None
             if amount < 0 and not allow_negative:
-                raise self.fail(where, f"must not be negative, got {quantity!r}")
+                raise self.fail(f"{path}.{rname}", f"must not be negative, got {_short(quantity)}")
             if rname == CPU:
                 cpu = amount
             elif rname == MEMORY:
@@ -680,7 +723,10 @@ class _Reader:
                 pods = amount
             elif is_scalar_resource(str(rname)):
                 scalar[sys.intern(str(rname))] = amount
-        return resources(cpu, memory, ephemeral, pods, dict(sorted(scalar.items())))
+        parsed = resources(cpu, memory, ephemeral, pods, dict(sorted(scalar.items())))
+        if key is not None:
+            _shared(_PARSED_RESOURCES, (key, allow_negative), parsed)
+        return parsed
 
     def selector(self, value: object, path: str) -> Selector:
         try:
@@ -701,9 +747,15 @@ class _Reader:
             raise self.fail(exc.field, exc.message) from None
 
 
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+_short = short_repr  # values quoted in errors: one line, a few dozen characters at most
+
+
+def _string_items(raw: Mapping[Any, Any]) -> tuple[tuple[str, str], ...] | None:
+    """``raw``'s items when keys and values are all strings (a type-exact cache key)."""
+    for key, value in raw.items():
+        if type(key) is not str or type(value) is not str:
+            return None
+    return tuple(raw.items())
 
 
 def _metadata(raw: object, kind: str, *, namespaced: bool) -> tuple[Mapping[str, Any], str, str]:
@@ -769,6 +821,10 @@ def _container_resources(
 
 
 def _add(a: Resources, b: Resources) -> Resources:
+    if b is ZERO:
+        return a
+    if a is ZERO:
+        return b
     scalar = dict(a.scalar)
     for name, amount in b.scalar.items():
         scalar[name] = scalar.get(name, 0) + amount
@@ -801,6 +857,34 @@ def add_resources(a: Resources, b: Resources) -> Resources:
 
 
 def _tolerations(r: _Reader, raw: object, path: str) -> tuple[Toleration, ...]:
+    # Nearly every pod carries the same two NoExecute tolerations the API server adds.
+    key = _toleration_key(raw)
+    if key is not None:
+        known = _PARSED_TOLERATIONS.get(key)
+        if known is not None:
+            return known
+    parsed = _parse_tolerations(r, raw, path)
+    if key is not None:
+        _shared(_PARSED_TOLERATIONS, key, parsed)
+    return parsed
+
+
+def _toleration_key(raw: object) -> tuple[tuple[tuple[str, Any], ...], ...] | None:
+    """A type-exact key for a list of flat tolerations (str or int values), else None."""
+    if type(raw) is not list or len(raw) > 8:
+        return None
+    key = []
+    for item in raw:
+        if type(item) is not dict:
+            return None
+        for name, value in item.items():
+            if type(name) is not str or (type(value) is not str and type(value) is not int):
+                return None
+        key.append(tuple(item.items()))
+    return tuple(key)
+
+
+def _parse_tolerations(r: _Reader, raw: object, path: str) -> tuple[Toleration, ...]:
     out = []
     for i, item in enumerate(r.items(raw, path)):
         where = f"{path}[{i}]"
@@ -850,7 +934,7 @@ def _weighted_pod_terms(
         entry = r.mapping(item, where)
         out.append(
             WeightedPodAffinityTerm(
-                weight=r.integer(entry.get("weight"), f"{where}.weight"),
+                weight=r.integer(entry.get("weight"), f"{where}.weight", bits=32),
                 term=_pod_term(
                     r, entry.get("podAffinityTerm"), f"{where}.podAffinityTerm", namespace
                 ),
@@ -954,7 +1038,7 @@ def _spread_constraints(
                         "unknown field: the scheduler cannot honour a constraint it does "
                         "not understand, so it does not place the pod",
                     )
-        max_skew = r.integer(c.get("maxSkew"), f"{where}.maxSkew")
+        max_skew = r.integer(c.get("maxSkew"), f"{where}.maxSkew", bits=32)
         if max_skew <= 0:
             raise r.fail(f"{where}.maxSkew", f"must be greater than zero, got {max_skew}")
         when = r.one_of(
@@ -1080,7 +1164,7 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         for j, port in enumerate(r.items(c.get("ports"), f"spec.containers[{i}].ports")):
             where = f"spec.containers[{i}].ports[{j}]"
             p = r.mapping(port, where)
-            host_port = r.integer(p.get("hostPort"), f"{where}.hostPort")
+            host_port = r.integer(p.get("hostPort"), f"{where}.hostPort", bits=32)
             if host_port <= 0:
                 continue
             ports.append(
@@ -1110,7 +1194,7 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         entry = r.mapping(item, f"{pref_path}[{i}]")
         preferred_node_terms.append(
             PreferredNodeTerm(
-                weight=r.integer(entry.get("weight"), f"{pref_path}[{i}].weight"),
+                weight=r.integer(entry.get("weight"), f"{pref_path}[{i}].weight", bits=32),
                 term=r.node_term(entry.get("preference"), f"{pref_path}[{i}].preference"),
             )
         )
@@ -1133,16 +1217,19 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         vname = r.string(v.get("name"), f"spec.volumes[{i}].name")
         volumes.append(parse_volume_source(r, vname, v, f"spec.volumes[{i}]"))
 
-    controller = None
+    controller: OwnerRef | None = None
+    owner_key: tuple[str, str, str] | None = None
     for i, ref in enumerate(r.items(meta.get("ownerReferences"), "metadata.ownerReferences")):
         o = r.mapping(ref, f"metadata.ownerReferences[{i}]")
         if o.get("controller") is True:
-            owner = OwnerRef(
-                kind=sys.intern(r.string(o.get("kind"), f"metadata.ownerReferences[{i}].kind")),
-                name=r.string(o.get("name"), f"metadata.ownerReferences[{i}].name"),
-                uid=r.string(o.get("uid"), f"metadata.ownerReferences[{i}].uid"),
+            owner_key = (
+                sys.intern(r.string(o.get("kind"), f"metadata.ownerReferences[{i}].kind")),
+                r.string(o.get("name"), f"metadata.ownerReferences[{i}].name"),
+                r.string(o.get("uid"), f"metadata.ownerReferences[{i}].uid"),
             )
-            controller = _shared(_OWNERS, owner, owner)
+            controller = _OWNERS.get(owner_key)
+            if controller is None:
+                controller = _shared(_OWNERS, owner_key, OwnerRef(*owner_key))
             break
 
     resource_names = frozenset(
@@ -1153,7 +1240,15 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
     )
     namespace = sys.intern(namespace)
     node_name = sys.intern(r.string(spec.get("nodeName"), "spec.nodeName"))
-    owner_key = None if controller is None else (controller.kind, controller.name, controller.uid)
+    fingerprint_ = b""
+    # Only a pod to be decided needs one (see Pod.fingerprint): a bound pod is never
+    # decided nor queued, and digesting every running pod's spec was a third of the
+    # parsing of a cluster.
+    if not node_name:
+        try:
+            fingerprint_ = fingerprint(spec, labels, namespace, owner_key)
+        except RecursionError:
+            raise r.fail("spec", "nested too deeply") from None
     return Pod(
         namespace=namespace,
         name=name,
@@ -1164,7 +1259,7 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
             or "default-scheduler"
         ),
         node_name=node_name,
-        priority=r.integer(spec.get("priority"), "spec.priority"),
+        priority=r.integer(spec.get("priority"), "spec.priority", bits=32),
         created=parse_timestamp(meta.get("creationTimestamp")),
         deleting=meta.get("deletionTimestamp") is not None,
         gated=bool(r.items(spec.get("schedulingGates"), "spec.schedulingGates")),
@@ -1199,7 +1294,7 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         volumes=tuple(volumes),
         controller=controller,
         resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
-        fingerprint=fingerprint(spec, labels, namespace, owner_key),
+        fingerprint=fingerprint_,
         priority_class_name=r.string(spec.get("priorityClassName"), "spec.priorityClassName"),
         priority_set=spec.get("priority") is not None,
         preemption_policy=_preemption_policy(r, spec.get("preemptionPolicy")),
@@ -1268,18 +1363,10 @@ def parse_node(raw: Mapping[str, Any]) -> Node:
         allocatable_raw, path = status.get("capacity"), "status.capacity"
     allocatable = r.resources(allocatable_raw, path)
 
-    images = []
-    for i, item in enumerate(r.items(status.get("images"), "status.images")):
-        img = r.mapping(item, f"status.images[{i}]")
-        names = tuple(
-            # Node image names are taken as reported; only pods' images get ":latest".
-            sys.intern(r.string(n, f"status.images[{i}].names[{j}]"))
-            for j, n in enumerate(r.items(img.get("names"), f"status.images[{i}].names"))
-        )
-        state = ImageState(
-            names=names, size=r.integer(img.get("sizeBytes"), f"status.images[{i}].sizeBytes")
-        )
-        images.append(_shared(_IMAGES, state, state))
+    images = [
+        _image_state(r, item, f"status.images[{i}]")
+        for i, item in enumerate(r.items(status.get("images"), "status.images"))
+    ]
 
     annotations = r.mapping(meta.get("annotations"), "metadata.annotations")
     return Node(
@@ -1297,6 +1384,30 @@ def parse_node(raw: Mapping[str, Any]) -> Node:
     )
 
 
+def _image_state(r: _Reader, item: object, path: str) -> ImageState:
+    """One entry of status.images, shared between nodes that report the same image."""
+    img = r.mapping(item, path)
+    raw_names = img.get("names")
+    size = img.get("sizeBytes")
+    names: tuple[str, ...] | None = None
+    if type(raw_names) is list:
+        # Node image names are taken as reported; only pods' images get ":latest".
+        with contextlib.suppress(TypeError):  # not all strings: the slow path says which
+            names = tuple(map(sys.intern, raw_names))
+    if names is None:
+        names = tuple(
+            sys.intern(r.string(n, f"{path}.names[{j}]"))
+            for j, n in enumerate(r.items(raw_names, f"{path}.names"))
+        )
+    if type(size) is not int or not INT64_MIN <= size <= INT64_MAX:
+        size = r.integer(size, f"{path}.sizeBytes")
+    key = (names, size)
+    known: ImageState | None = _IMAGES.get(key)
+    if known is None:
+        known = _shared(_IMAGES, key, ImageState(names=names, size=size))
+    return known
+
+
 def _avoid_pods(value: object) -> tuple[tuple[str, str], ...]:
     """The preferAvoidPods annotation; unreadable JSON counts as no entry, as upstream."""
     if not isinstance(value, str) or not value:
@@ -1308,7 +1419,7 @@ def _avoid_pods(value: object) -> tuple[tuple[str, str], ...]:
             ctrl = (entry.get("podSignature") or {}).get("podController") or {}
             out.append((str(ctrl.get("kind", "")), str(ctrl.get("uid", ""))))
         return tuple(out)
-    except (ValueError, AttributeError, TypeError):
+    except (ValueError, AttributeError, TypeError, RecursionError):
         return ()
 
 
@@ -1456,7 +1567,7 @@ def parse_csi_node(raw: Mapping[str, Any]) -> CSINode:
         count = alloc.get("count")
         drivers[driver] = CSIDriverInfo(
             node_id=r.string(d.get("nodeID"), f"spec.drivers[{i}].nodeID"),
-            allocatable=r.integer(count, f"spec.drivers[{i}].allocatable.count")
+            allocatable=r.integer(count, f"spec.drivers[{i}].allocatable.count", bits=32)
             if count is not None
             else None,
             topology_keys=tuple(

@@ -667,8 +667,11 @@ def format_path(path: Path) -> str:
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
-        else:
-            text += f".{part}" if text else part
+            continue
+        if not (isinstance(part, str) and part.isprintable() and len(part) <= 60):
+            # A key from the user's file ("a\nb", 5 KB of text): quoted, one line, short.
+            part = _show(part)
+        text += f".{part}" if text else part
     return text
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 from fractions import Fraction
 from typing import Final
 
@@ -44,43 +45,118 @@ _QUANTITY: Final = re.compile(
 )
 
 
+#: Longest quantity string read; the longest sane one ("9223372036854775807m",
+#: "0.000000001", "123456789.123456789Mi") is a few dozen characters. Beyond it a string
+#: is refused before any arithmetic, so an absurd value costs nothing.
+MAX_LENGTH: Final = 100
+#: Largest decimal exponent accepted ("1e999999999" would take minutes to compute).
+MAX_EXPONENT: Final = 1000
+#: kube-scheduler counts in int64 (``MilliValue``/``Value``): nothing counts beyond it.
+MAX_INT64: Final = 2**63 - 1
+
+
 class QuantityError(ValueError):
-    """A string that is not a Kubernetes quantity."""
+    """A string that is not a Kubernetes quantity, or one beyond what can be counted."""
 
 
-def parse_quantity(value: object) -> Fraction:
-    """The exact value of a quantity given as a string (or a YAML int/float)."""
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 2
+_REPR.maxother = _REPR.maxlong = 40
+
+
+def _short(value: object) -> str:
+    """A value quoted in an error, at most a few dozen characters whatever its size."""
+    if isinstance(value, str) and len(value) > 32:
+        return f"{value[:32]!r}..."
+    return _REPR.repr(value)
+
+
+def _exact(value: object) -> tuple[int, int]:
+    """(numerator, denominator > 0) of a quantity, in integers: no Fraction, no float."""
     if isinstance(value, bool):
         raise QuantityError(f"not a quantity: {value!r}")
     if isinstance(value, int):
-        return Fraction(value)
+        return value, 1
     if isinstance(value, float):
         if not math.isfinite(value):
             raise QuantityError(f"not a quantity: {value!r}")
         # repr() is the shortest string that round-trips: what the user wrote in YAML.
         value = repr(value)
     if not isinstance(value, str):
-        raise QuantityError(f"not a quantity: {value!r}")
+        raise QuantityError(f"not a quantity: {_short(value)}")
+    if len(value) > MAX_LENGTH:
+        raise QuantityError(
+            f"not a quantity: {_short(value)} is {len(value)} characters long "
+            f"(at most {MAX_LENGTH})"
+        )
     match = _QUANTITY.match(value.strip())
     if match is None:
         raise QuantityError(f"not a quantity: {value!r}")
-    number = Fraction(match["number"])
+    whole, _, fraction = match["number"].partition(".")
+    numerator = int(whole + fraction or "0")
+    denominator = 10 ** len(fraction)
     if match["exp"] is not None:
-        number *= Fraction(10) ** int(match["exp"][1:])
+        exponent = int(match["exp"][1:])
+        if abs(exponent) > MAX_EXPONENT:
+            raise QuantityError(
+                f"not a quantity: {value!r}: exponent out of range (at most {MAX_EXPONENT})"
+            )
+        if exponent >= 0:
+            numerator *= 10**exponent
+        else:
+            denominator *= 10**-exponent
     else:
         suffix = match["suffix"] or ""
-        number *= _BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix]
-    return -number if match["sign"] == "-" else number
+        if suffix in _BINARY:
+            numerator *= _BINARY[suffix]
+        else:
+            scale = _DECIMAL[suffix]
+            numerator *= scale.numerator
+            denominator *= scale.denominator
+    return (-numerator if match["sign"] == "-" else numerator), denominator
+
+
+def parse_quantity(value: object) -> Fraction:
+    """The exact value of a quantity given as a string (or a YAML int/float)."""
+    numerator, denominator = _exact(value)
+    return Fraction(numerator, denominator)
+
+
+#: Quantity string -> its milli / unit value. A cluster repeats a few dozen distinct
+#: strings ("100m", "256Mi") thousands of times; bounded, cleared when full.
+_MILLI: dict[str, int] = {}
+_UNITS: dict[str, int] = {}
+_CACHE_LIMIT: Final = 4096
+
+
+def _rounded_up(value: object, scale: int, unit: str, cache: dict[str, int]) -> int:
+    # Only str keys: 1, 1.0 and True hash alike but are not the same quantity.
+    key = value if type(value) is str else None
+    if key is not None:
+        known = cache.get(key)
+        if known is not None:
+            return known
+    numerator, denominator = _exact(value)
+    amount = -(-numerator * scale // denominator)  # ceiling division
+    if not -MAX_INT64 <= amount <= MAX_INT64:
+        raise QuantityError(
+            f"out of range: {_short(value)} is more than the 2^63-1 {unit} a scheduler can count"
+        )
+    if key is not None:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = amount
+    return amount
 
 
 def milli_value(value: object) -> int:
     """A quantity in thousandths, rounded up (kube's ``MilliValue``): CPU in millicores."""
-    return math.ceil(parse_quantity(value) * 1000)
+    return _rounded_up(value, 1000, "thousandths", _MILLI)
 
 
 def int_value(value: object) -> int:
     """A quantity in units, rounded up (kube's ``Value``): bytes, pods, devices."""
-    return math.ceil(parse_quantity(value))
+    return _rounded_up(value, 1, "units", _UNITS)
 
 
 def format_milli(milli: int) -> str:

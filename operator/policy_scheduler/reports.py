@@ -1,9 +1,10 @@
-"""Decisions rendered for people: the per-node table of ``simulate`` and ``explain``.
+"""Decisions rendered for people: the per-node table of ``simulate`` and ``explain``,
+and the one-line summary of ``simulate -o summary``.
 
-For each pod: a headline with the chosen node (or the summary message when nothing
-fits), then one row per evaluated node — feasible nodes by total score, each priority's
-raw 0..10 score, each prioritizing extender's raw score (a column headed by its
-urlPrefix without the scheme, ``EXT gpu:8888/scheduler``) and the weighted total;
+Table: for each pod, a headline with the chosen node (or the summary message when
+nothing fits), then one row per evaluated node — feasible nodes by total score, each
+priority's raw 0..10 score, each prioritizing extender's raw score (a column headed by
+its urlPrefix without the scheme, ``EXT gpu:8888/scheduler``) and the weighted total;
 refused nodes with the reasons their predicates or extenders gave. The chosen node is
 marked with ``*``. For a pod with claims, a ``volumes:`` line under the headline says
 how each binds there (``data -> pv-1``: the free PV it was matched with; ``cache ->
@@ -14,11 +15,16 @@ hints, one line each (``hint: cpu request <= 1500m would fit node-2, node-5``), 
 first :data:`MAX_HINT_LINES` with at most :data:`MAX_HINT_NODES` nodes named each
 (``-o json`` has them all), or ``no hint: ...`` when none was found; nothing under a pod
 whose attempt failed (an extender's error: the headline says which).
+
+Summary: one line per decision, nothing else, so that ``grep``, ``wc -l`` and ``sort``
+work on it: ``NS/POD -> NODE`` when the pod was placed, ``NS/POD: MESSAGE`` when not
+(kube-scheduler's summary, ``0/5 nodes are available: ...``). A pod name holds no
+space and no colon, so the first `` -> `` or ``: `` ends it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from .engine.algorithm import Decision
@@ -136,6 +142,14 @@ def _fmt(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(parts).rstrip()
 
 
+def tally_line(policy_names: Iterable[str], scheduled: int, pods: int) -> str:
+    """``policy 'default': 15/17 pods scheduled`` (pods counted by their last decision)."""
+    names = sorted(policy_names)
+    quoted = ", ".join(repr(name) for name in names) or "'default'"
+    kind = "policy" if len(names) <= 1 else "policies"
+    return f"{kind} {quoted}: {scheduled}/{pods} pods scheduled"
+
+
 def render_report(policies: Mapping[str, CompiledPolicy], decisions: Sequence[Decision]) -> str:
     """The whole table; ``policies``: every policy that decided, by name.
 
@@ -144,8 +158,14 @@ def render_report(policies: Mapping[str, CompiledPolicy], decisions: Sequence[De
     """
     last = {d.pod.uid: d for d in decisions}
     scheduled = sum(1 for d in last.values() if d.node is not None)
-    names = ", ".join(repr(name) for name in sorted(policies)) or "'default'"
-    kind = "policy" if len(policies) <= 1 else "policies"
-    blocks = [f"{kind} {names}: {scheduled}/{len(last)} pods scheduled"]
+    blocks = [tally_line(policies, scheduled, len(last))]
     blocks += [render_decision(d, policies[d.policy]) for d in decisions]
     return "\n\n".join(blocks) + "\n"
+
+
+def summary_line(decision: Decision) -> str:
+    """``NS/POD -> NODE`` or ``NS/POD: MESSAGE`` (see the module doc), newline included."""
+    if decision.node is not None:
+        return f"{decision.pod.key} -> {decision.node}\n"
+    message = " ".join(decision.message.split()) or "not scheduled"
+    return f"{decision.pod.key}: {message}\n"

@@ -17,6 +17,7 @@ does not match" rather than as a failure of the whole pod.
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -31,6 +32,31 @@ LT: Final = "Lt"
 _INT64: Final = re.compile(r"^[+-]?[0-9]+$")
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 60
+
+
+def short_repr(value: object) -> str:
+    """``repr(value)`` for an error message: one line, at most 60 characters.
+
+    Bounded in length, depth and items (``reprlib``), so quoting an absurd value (100 000
+    digits, hundreds of levels deep) costs nothing.
+    """
+    try:
+        text = _REPR.repr(value)
+    except ValueError:  # an int beyond repr()'s 4300 digits (only from Python callers)
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def plain(value: object) -> str:
+    """A name for an error message: as it is when short and printable, else quoted."""
+    if isinstance(value, str) and len(value) <= 60 and value.isprintable():
+        return value
+    return short_repr(value)
 
 
 def parse_int64(text: str) -> int | None:
@@ -154,22 +180,29 @@ def label_selector(raw: object, field: str) -> Selector:
     if raw is None:
         return NEVER
     if not isinstance(raw, Mapping):
-        raise SelectorError(field, f"must be an object, got {raw!r}")
+        raise SelectorError(field, f"must be an object, got {short_repr(raw)}")
     reqs: list[Requirement] = []
     match_labels = raw.get("matchLabels") or {}
     if not isinstance(match_labels, Mapping):
-        raise SelectorError(f"{field}.matchLabels", f"must be an object, got {match_labels!r}")
+        raise SelectorError(
+            f"{field}.matchLabels", f"must be an object, got {short_repr(match_labels)}"
+        )
     for key, value in match_labels.items():
         reqs.append(Requirement(str(key), IN, frozenset({str(value)})))
     expressions = raw.get("matchExpressions") or []
     if not isinstance(expressions, list):
-        raise SelectorError(f"{field}.matchExpressions", f"must be a list, got {expressions!r}")
+        raise SelectorError(
+            f"{field}.matchExpressions", f"must be a list, got {short_repr(expressions)}"
+        )
     for i, expr in enumerate(expressions):
         where = f"{field}.matchExpressions[{i}]"
         key, operator, values = _expression(expr, where)
         req = requirement(key, operator, values, numeric=False)
         if req is None:
-            raise SelectorError(where, f"invalid requirement: {key} {operator} {values!r}")
+            raise SelectorError(
+                where,
+                f"invalid requirement: {plain(key)} {plain(operator)} {short_repr(values)}",
+            )
         reqs.append(req)
     return Selector(tuple(reqs))
 
@@ -183,7 +216,7 @@ def set_selector(labels: Mapping[str, str] | None) -> Selector:
 
 def _expression(expr: object, where: str) -> tuple[str, str, list[str]]:
     if not isinstance(expr, Mapping):
-        raise SelectorError(where, f"must be an object, got {expr!r}")
+        raise SelectorError(where, f"must be an object, got {short_repr(expr)}")
     key = expr.get("key")
     if not isinstance(key, str) or not key:
         raise SelectorError(f"{where}.key", "is required")
@@ -192,7 +225,7 @@ def _expression(expr: object, where: str) -> tuple[str, str, list[str]]:
         raise SelectorError(f"{where}.operator", "is required")
     values = expr.get("values") or []
     if not isinstance(values, list):
-        raise SelectorError(f"{where}.values", f"must be a list, got {values!r}")
+        raise SelectorError(f"{where}.values", f"must be a list, got {short_repr(values)}")
     return key, operator, [str(v) for v in values]
 
 
@@ -226,7 +259,7 @@ def node_selector_term(raw: object, field: str) -> NodeSelectorTerm:
     if raw is None:
         return NodeSelectorTerm(EVERYTHING, EVERYTHING, empty=True)
     if not isinstance(raw, Mapping):
-        raise SelectorError(field, f"must be an object, got {raw!r}")
+        raise SelectorError(field, f"must be an object, got {short_repr(raw)}")
     label_exprs = raw.get("matchExpressions") or []
     field_exprs = raw.get("matchFields") or []
     if not isinstance(label_exprs, list):
@@ -267,7 +300,7 @@ def node_selector_terms(raw: object, field: str) -> tuple[NodeSelectorTerm, ...]
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise SelectorError(field, f"must be a list, got {raw!r}")
+        raise SelectorError(field, f"must be a list, got {short_repr(raw)}")
     return tuple(node_selector_term(t, f"{field}[{i}]") for i, t in enumerate(raw))
 
 

@@ -38,10 +38,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Final
 
-import yaml
-
+from .documents import InputError, collector_paused, read_file_documents
 from .engine.algorithm import Decision, NodeScore, Scheduler
 from .engine.compiler import CompiledPolicy, compile_policy
 from .engine.extenders import ExtenderClient, ExtenderError
@@ -57,10 +56,6 @@ from .state.world import World
 
 SCHEDULING_POLICY_KIND = SCHEDULING_POLICY.kind
 LEGACY_POLICY_KIND = "Policy"
-
-
-class InputError(ValueError):
-    """A file that cannot be read as Kubernetes objects."""
 
 
 @dataclass
@@ -96,54 +91,53 @@ class Inputs:
 
 
 def read_documents(path: str | Path) -> list[dict[str, Any]]:
-    """Every object in a YAML/JSON file, ``kind: List`` expanded; names the file on error."""
-    source = str(path)
-    try:
-        text = Path(path).read_text() if source != "-" else _stdin()
-    except OSError as exc:
-        raise InputError(f"{source}: {exc.strerror or exc}") from None
-    try:
-        documents = _json_document(text, source) or list(yaml.safe_load_all(text))
-    except yaml.YAMLError as exc:
-        raise InputError(f"{source}: not valid YAML: {exc}") from None
+    """Every object in a YAML/JSON file (``-``: stdin), ``kind: List`` expanded.
+
+    Reading and decoding are :mod:`documents`' (JSON by content, libyaml, limits on
+    size, depth and aliases); errors name the file.
+    """
+    return kubernetes_objects(read_file_documents(path), str(path))
+
+
+def kubernetes_objects(documents: Iterable[Any], source: str) -> list[dict[str, Any]]:
+    """The objects of decoded documents, lists expanded, each checked as an API object.
+
+    Each is a mapping whose ``kind`` (if any) is a string and whose ``metadata`` (if
+    any) is a mapping with a string ``name``, as the API guarantees: what sorts the
+    objects dispatches on the kind and names objects it ignores, and a kind that is a
+    list or metadata that is ``true`` would reach it as a TypeError. They are refused
+    here, naming the document.
+    """
     out: list[dict[str, Any]] = []
     for index, doc in enumerate(documents):
         if doc is None:
             continue
-        if not isinstance(doc, dict):
-            raise InputError(f"{source}: document {index + 1}: not a Kubernetes object")
-        if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
-            for item_index, item in enumerate(doc["items"]):
-                if not isinstance(item, dict):
-                    raise InputError(
-                        f"{source}: document {index + 1}: items[{item_index}]: "
-                        "not a Kubernetes object"
-                    )
-                out.append(item)
+        where = f"{source}: document {index + 1}"
+        _check_object(doc, where)
+        items, kind = doc.get("items"), doc.get("kind")
+        if isinstance(items, list) and isinstance(kind, str) and kind.endswith("List"):
+            for item_index, item in enumerate(items):
+                _check_object(item, f"{where}: items[{item_index}]")
+            out.extend(items)
         else:
             out.append(doc)
     return out
 
 
-def _json_document(text: str, source: str) -> list[Any] | None:
-    """A JSON file as one document; None for anything else (YAML reads it then).
-
-    What looks like JSON is read as JSON only, as Kubernetes' decoders do: YAML would
-    refuse the tabs JSON files often indent with (kube-scheduler's own example Policy
-    does) and forgive trailing commas that JSON does not.
-    """
-    if not text.lstrip().startswith(("{", "[")):
-        return None
-    try:
-        return [json.loads(text)]
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: not valid JSON: {exc}") from None
-
-
-def _stdin() -> str:
-    import sys
-
-    return sys.stdin.read()
+def _check_object(doc: object, where: str) -> None:
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: not a Kubernetes object")
+    kind = doc.get("kind")
+    if kind is not None and not isinstance(kind, str):
+        raise InputError(f"{where}: kind: must be a string, got {type(kind).__name__}")
+    meta = doc.get("metadata")
+    if meta is None:
+        return
+    if not isinstance(meta, dict):
+        raise InputError(f"{where}: metadata: must be an object, got {type(meta).__name__}")
+    name = meta.get("name")
+    if name is not None and not isinstance(name, str):
+        raise InputError(f"{where}: metadata.name: must be a string, got {type(name).__name__}")
 
 
 def is_legacy_policy(doc: Mapping[str, Any]) -> bool:
@@ -174,11 +168,13 @@ def load_inputs(
     policy: SchedulingPolicy | None = None,
     default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
 ) -> Inputs:
-    return inputs_from_objects(
-        ((doc, str(path)) for path in paths for doc in read_documents(path)),
-        policy=policy,
-        default_scheduler_name=default_scheduler_name,
-    )
+    # Parsing builds long-lived objects only: no collection pass would free anything.
+    with collector_paused():
+        return inputs_from_objects(
+            ((doc, str(path)) for path in paths for doc in read_documents(path)),
+            policy=policy,
+            default_scheduler_name=default_scheduler_name,
+        )
 
 
 def inputs_from_objects(
@@ -235,8 +231,13 @@ async def simulate(
     explain: bool = True,
     progress: ProgressFn | None = None,
     extenders: ExtenderClient | None = None,
+    on_decision: Callable[[Decision], None] | None = None,
 ) -> list[Decision]:
     """Decide every served pending pod in queue order, assuming each before the next.
+
+    With ``on_decision``, each decision is handed to it as soon as it is made (and
+    assumed) and is not kept: the list returned is then empty, so that a caller writing
+    the decisions out as they come holds one at a time, whatever the cluster's size.
 
     ``extenders``: how to reach the policies' extenders (their filters, scores and say
     on preemption victims); None leaves them out.
@@ -251,6 +252,7 @@ async def simulate(
     queue, cache, book = world.queue, world.cache, world.book
     schedulers: dict[str, Scheduler] = {}
     decisions: list[Decision] = []
+    decided = 0
     total = queue.lengths()["active"]
     while (queued := queue.pop_nowait()) is not None:
         pod = queued.pod
@@ -270,7 +272,11 @@ async def simulate(
                     preemption = await scheduler.preempt(decision, cluster, policy, process=hook)
                 except ExtenderError as exc:
                     problems.append(f"no preemption: {exc}")
-        decisions.append(decision)
+        if on_decision is not None:
+            on_decision(decision)
+        else:
+            decisions.append(decision)
+        decided += 1
         if decision.node is not None:
             cache.assume(pod, decision.node)
             if decision.volumes is not None:
@@ -289,28 +295,70 @@ async def simulate(
                     continue
         queue.done(pod.uid)
         if progress is not None:
-            progress(len(decisions), total)
+            progress(decided, total)
     return decisions
 
 
-def decision_to_json(decision: Decision) -> dict[str, Any]:
-    """One decision in the ``simulate -o json`` contract of DESIGN.md."""
-    out: dict[str, Any] = {
-        "pod": decision.pod.key,
-        "node": decision.node,
-        "feasibleNodes": list(decision.feasible),
-        "failedPredicates": {name: list(r) for name, r in decision.failed.items()},
-        "scores": {
-            name: _score_to_json(decision, score) for name, score in decision.scores.items()
-        },
-        "message": decision.message,
-    }
+@dataclass(frozen=True)
+class Detail:
+    """How much per-node detail a decision's JSON carries (``--detail``).
+
+    ``all`` (the default): DESIGN.md's shape, every evaluated node. ``top=N``: the same,
+    but ``scores`` holds only the N best-scored nodes (and the chosen one). ``none``: no
+    per-node data at all: ``feasibleNodes``, ``failedPredicates`` and ``scores`` give
+    way to ``feasibleCount``, the number of nodes that fit.
+    """
+
+    #: None: every scored node; 0: no per-node detail; N: the N best-scored nodes.
+    top: int | None = None
+
+    @property
+    def per_node(self) -> bool:
+        return self.top != 0
+
+    @classmethod
+    def parse(cls, text: str) -> Detail:
+        """``all``, ``none`` or ``top=N`` (N >= 1); ValueError otherwise."""
+        if text == "all":
+            return cls(None)
+        if text == "none":
+            return cls(0)
+        name, _, count = text.partition("=")
+        if name == "top" and count.isdigit() and int(count) >= 1:
+            return cls(int(count))
+        raise ValueError(f"expected all, none or top=N (N >= 1), got {text!r}")
+
+    def __str__(self) -> str:
+        return "all" if self.top is None else "none" if self.top == 0 else f"top={self.top}"
+
+
+ALL_DETAIL: Final = Detail()
+
+
+def decision_to_json(decision: Decision, detail: Detail = ALL_DETAIL) -> dict[str, Any]:
+    """One decision in the ``simulate -o json`` contract of DESIGN.md (``detail``: less)."""
+    out: dict[str, Any] = {"pod": decision.pod.key, "node": decision.node}
+    if not detail.per_node:
+        out["feasibleCount"] = len(decision.feasible)
+    else:
+        scores = decision.scores
+        names: Iterable[str] = scores
+        if detail.top is not None and len(scores) > detail.top:
+            best = sorted(scores, key=lambda name: -scores[name].total)[: detail.top]
+            if decision.node in scores and decision.node not in best:
+                best.append(decision.node)  # a tie the round-robin broke past the cut
+            names = best
+        out["feasibleNodes"] = list(decision.feasible)
+        out["failedPredicates"] = {name: list(r) for name, r in decision.failed.items()}
+        out["scores"] = {name: _score_to_json(decision, scores[name]) for name in names}
+    out["message"] = decision.message
     if decision.error:
         out["error"] = decision.error
     if decision.extender_errors:
         out["extenderErrors"] = list(decision.extender_errors)
     if decision.node is None:
-        out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
+        if detail.per_node:  # hints are per-node findings, only computed when explaining
+            out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
     elif decision.volumes is not None:
         out["volumes"] = volumes_to_json(decision.volumes)
     preemption = decision.preemption
@@ -337,7 +385,8 @@ def volumes_to_json(volumes: PodVolumes) -> dict[str, dict[str, Any]]:
 
 
 def _score_to_json(decision: Decision, score: NodeScore) -> dict[str, Any]:
-    out: dict[str, Any] = {"total": score.total, "priorities": dict(score.priorities)}
+    # The priorities dicts are the decision's own, fresh per node: not copied again.
+    out: dict[str, Any] = {"total": score.total, "priorities": score.priorities}
     if decision.extender_scores:
         # urlPrefix -> the extender's raw score (before its weight), for every scored node.
         out["extenders"] = dict(score.extenders)
@@ -348,13 +397,46 @@ def report_to_json(policy_name: str, decisions: Sequence[Decision]) -> dict[str,
     return {"policy": policy_name, "decisions": [decision_to_json(d) for d in decisions]}
 
 
+class JsonReportWriter:
+    """``simulate -o json``, streamed: the document is written as decisions come.
+
+    The output is the document :func:`report_to_json` describes, laid out with one
+    decision per line (``jq`` indents it for reading; ``grep`` finds a pod's line), and
+    nothing of it is kept in memory: each decision is encoded by the C encoder and
+    written at once. Call :meth:`write` per decision, then :meth:`close`.
+    """
+
+    def __init__(self, out: IO[str], policy_name: str, detail: Detail = ALL_DETAIL) -> None:
+        self.out = out
+        self.detail = detail
+        self.count = 0
+        out.write(f"{{{_encode('policy')}: {_encode(policy_name)}, {_encode('decisions')}: [")
+
+    def write(self, decision: Decision) -> None:
+        separator = ",\n" if self.count else "\n"
+        self.out.write(separator + _encode(decision_to_json(decision, self.detail)))
+        self.count += 1
+
+    def close(self) -> None:
+        self.out.write("\n]}\n" if self.count else "]}\n")
+        self.out.flush()
+
+
+#: The C encoder, built once (json.dumps with options makes a new encoder per call).
+_encode: Final = json.JSONEncoder().encode
+
+
 __all__ = [
+    "ALL_DETAIL",
+    "Detail",
     "InputError",
     "Inputs",
+    "JsonReportWriter",
     "ObjectError",
     "PolicyError",
     "compile_policy",
     "decision_to_json",
+    "kubernetes_objects",
     "load_inputs",
     "load_policy_file",
     "read_documents",

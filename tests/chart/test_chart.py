@@ -6,7 +6,8 @@ binary, no download and no cluster. Every rendered manifest of a built-in kind i
 validated by ``kubernetes-validate`` in strict mode (unknown fields are errors) against
 Kubernetes ``K8S_VERSION``'s schemas, which the wheel ships; the SchedulingPolicy is
 validated against our own CRD (``crdcheck``), the ServiceMonitor by hand (its CRD is
-prometheus-operator's).
+prometheus-operator's). The NetworkPolicy is also evaluated: which connections it lets
+in (``test_network_policy.py``). The image and its dependencies: ``test_image.py``.
 """
 
 from __future__ import annotations
@@ -25,11 +26,9 @@ import pytest
 import yaml
 
 from chart.crdcheck import CHART, ROOT, Errors
+from chart.rendering import K8S_VERSION, NAMESPACE, RELEASE, Rendered
 from policy_scheduler import names
-
-K8S_VERSION = "1.30.0"
-RELEASE = "ps"
-NAMESPACE = "scheduling"
+from policy_scheduler.options import default_of
 
 VALUE_SETS: dict[str, dict[str, Any]] = {
     "defaults": {},
@@ -49,6 +48,19 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         }
     },
     "service-monitor": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
+    "network-policy": {
+        "networkPolicy": {
+            "enabled": True,
+            "metricsFrom": [
+                {
+                    "namespaceSelector": {
+                        "matchLabels": {"kubernetes.io/metadata.name": "monitoring"}
+                    }
+                }
+            ],
+        }
+    },
+    "network-policy-metrics-closed": {"networkPolicy": {"enabled": True}},
     "namespaced": {"namespaces": ["team-a", "team-b"], "logFormat": "text", "logLevel": "debug"},
     "everything": {
         "replicaCount": 2,
@@ -56,8 +68,36 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         "image": {"tag": "0.2.0-rc1", "pullPolicy": "Always"},
         "imagePullSecrets": [{"name": "registry"}],
         "leaderElection": {"leaseName": "batch-leader"},
-        "apiClient": {"qps": 50, "burst": 100},
+        "apiClient": {"qps": 50, "burst": 100, "timeout": 10},
+        "resyncPeriod": 0,
+        "shutdownTimeout": 50,
+        "terminationGracePeriodSeconds": 60,
+        "bindAddress": "::",
+        "healthPort": 9000,
         "volumeBindingTimeout": 120,
+        "networkPolicy": {
+            "enabled": True,
+            "metricsFrom": [
+                {
+                    "namespaceSelector": {
+                        "matchLabels": {"kubernetes.io/metadata.name": "monitoring"}
+                    },
+                    "podSelector": {
+                        "matchExpressions": [
+                            {"key": "app", "operator": "In", "values": ["prometheus"]}
+                        ]
+                    },
+                },
+                {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}},
+            ],
+            "egress": [
+                {
+                    "to": [{"ipBlock": {"cidr": "172.20.0.1/32"}}],
+                    "ports": [{"port": 6443, "protocol": "TCP"}],
+                },
+                {"ports": [{"port": 53, "protocol": "UDP"}, {"port": "dns-tcp"}]},
+            ],
+        },
         "priorityClassName": "system-cluster-critical",
         "podAnnotations": {"example.com/team": "platform"},
         "podLabels": {"team": "platform"},
@@ -118,44 +158,6 @@ EXPECTED_LEASE_RULES = [
         "verbs": ["create", "get", "update"],
     }
 ]
-
-
-class Rendered:
-    """One ``helm template``: the manifests by kind and name, and NOTES.txt."""
-
-    def __init__(self, files: dict[str, str]) -> None:
-        self.notes = ""
-        self.docs: list[dict[str, Any]] = []
-        for path, text in files.items():
-            if path.endswith("NOTES.txt"):
-                self.notes = text
-                continue
-            self.docs += [doc for doc in yaml.safe_load_all(text) if doc]
-
-    def kinds(self) -> list[str]:
-        return sorted(doc["kind"] for doc in self.docs)
-
-    def get(self, kind: str) -> dict[str, Any]:
-        (found,) = self.all(kind)
-        return found
-
-    def all(self, kind: str) -> list[dict[str, Any]]:
-        return [doc for doc in self.docs if doc["kind"] == kind]
-
-    @property
-    def container(self) -> dict[str, Any]:
-        pod = self.get("Deployment")["spec"]["template"]["spec"]
-        (container,) = pod["containers"]
-        return container
-
-    @property
-    def args(self) -> list[str]:
-        args: list[str] = self.container["args"]
-        return args
-
-    def arg(self, flag: str) -> str | None:
-        args = self.args
-        return args[args.index(flag) + 1] if flag in args else None
 
 
 @pytest.fixture(scope="module")
@@ -257,6 +259,18 @@ def test_chart_crds_validate(chart: helm.Chart) -> None:
             ],
             id="service-monitor",
         ),
+        pytest.param(
+            "network-policy",
+            [
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "Deployment",
+                "NetworkPolicy",
+                "Service",
+                "ServiceAccount",
+            ],
+            id="network-policy",
+        ),
     ],
 )
 def test_what_each_values_set_creates(
@@ -276,11 +290,60 @@ def test_default_args(rendered: dict[str, Rendered]) -> None:
         "--log-format", "json",
         "--metrics-port", "9090",
         "--health-port", "8081",
+        "--bind-address", "0.0.0.0",
         "--no-leader-elect",
         "--qps", "200",
         "--burst", "400",
+        "--api-timeout", "30",
+        "--resync-period", "300",
+        "--shutdown-timeout", "20",
         "--volume-binding-timeout", "600",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flag", "option"),
+    [
+        pytest.param("--scheduler-name", "scheduler_name", id="scheduler-name"),
+        pytest.param("--metrics-port", "metrics_port", id="metrics-port"),
+        pytest.param("--health-port", "health_port", id="health-port"),
+        pytest.param("--bind-address", "host", id="bind-address"),
+        pytest.param("--qps", "qps", id="qps"),
+        pytest.param("--burst", "burst", id="burst"),
+        pytest.param("--api-timeout", "api_timeout", id="api-timeout"),
+        pytest.param("--resync-period", "resync_period", id="resync-period"),
+        pytest.param("--shutdown-timeout", "shutdown_timeout", id="shutdown-timeout"),
+        pytest.param(
+            "--volume-binding-timeout", "volume_binding_timeout", id="volume-binding-timeout"
+        ),
+    ],
+)
+def test_chart_defaults_are_the_operators(
+    rendered: dict[str, Rendered], flag: str, option: str
+) -> None:
+    """A default documented for `policy-scheduler run` is the chart's default too."""
+    value = rendered["defaults"].arg(flag)
+    assert value is not None
+    default = default_of(option)
+    assert type(default)(value) == default
+
+
+@pytest.mark.parametrize(
+    ("values_name", "shutdown", "grace"),
+    [
+        pytest.param("defaults", "20", 30, id="defaults"),
+        pytest.param("everything", "50", 60, id="custom"),
+    ],
+)
+def test_the_kubelet_waits_longer_than_the_shutdown_takes(
+    rendered: dict[str, Rendered], values_name: str, shutdown: str, grace: int
+) -> None:
+    out = rendered[values_name]
+    pod = out.get("Deployment")["spec"]["template"]["spec"]
+    assert (out.arg("--shutdown-timeout"), pod["terminationGracePeriodSeconds"]) == (
+        shutdown,
+        grace,
+    )
 
 
 def test_single_replica_recreates_rather_than_running_two_schedulers(
@@ -335,13 +398,34 @@ def test_namespaces(rendered: dict[str, Rendered]) -> None:
     assert (out.arg("--log-format"), out.arg("--log-level")) == ("text", "debug")
 
 
-def test_probes_hit_healthz_on_the_health_port(rendered: dict[str, Rendered]) -> None:
-    out = rendered["defaults"]
+@pytest.mark.parametrize(
+    ("values_name", "health_port"),
+    [pytest.param("defaults", 8081, id="defaults"), pytest.param("everything", 9000, id="custom")],
+)
+def test_liveness_on_healthz_and_readiness_on_readyz_on_the_health_port(
+    rendered: dict[str, Rendered], values_name: str, health_port: int
+) -> None:
+    out = rendered[values_name]
     ports = {port["name"]: port["containerPort"] for port in out.container["ports"]}
-    assert str(ports["health"]) == out.arg("--health-port") == "8081"
-    assert str(ports["metrics"]) == out.arg("--metrics-port") == "9090"
-    for probe in ("livenessProbe", "readinessProbe"):
-        assert out.container[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert ports["health"] == health_port
+    assert out.arg("--health-port") == str(health_port)
+    assert out.container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert out.container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+
+
+def test_liveness_gives_a_failing_scheduler_half_a_minute(rendered: dict[str, Rendered]) -> None:
+    """/healthz is 503 only for a dead task or a stuck attempt (never during the startup
+    LIST, which is retried), so a restart comes after three failed checks, not before:
+    one slow answer (a busy event loop) is no reason to kill the scheduler."""
+    liveness = rendered["defaults"].container["livenessProbe"]
+    assert liveness["failureThreshold"] * liveness["periodSeconds"] == 30
+    assert liveness["timeoutSeconds"] < liveness["periodSeconds"]
+    assert liveness["initialDelaySeconds"] >= 10  # Python, Kopf and the client import first
+
+
+def test_metrics_and_health_listen_on_the_bind_address(rendered: dict[str, Rendered]) -> None:
+    assert rendered["defaults"].arg("--bind-address") == "0.0.0.0"
+    assert rendered["everything"].arg("--bind-address") == "::"
 
 
 def test_security_context(rendered: dict[str, Rendered]) -> None:
@@ -386,6 +470,9 @@ def test_everything_set(rendered: dict[str, Rendered]) -> None:
     assert pod["serviceAccountName"] == "custom-sa"
     assert pod["imagePullSecrets"] == [{"name": "registry"}]
     assert (out.arg("--qps"), out.arg("--burst")) == ("50", "100")
+    assert out.arg("--api-timeout") == "10"
+    assert out.arg("--resync-period") == "0"
+    assert out.arg("--shutdown-timeout") == "50"
     assert out.arg("--volume-binding-timeout") == "120"
     assert out.get("ServiceAccount")["metadata"]["name"] == "custom-sa"
     subjects = out.get("ClusterRoleBinding")["subjects"]
@@ -491,6 +578,76 @@ def test_rules_match_required_rules(rendered: dict[str, Rendered]) -> None:
             {"volumeBindingTimeout": 0}, "/volumeBindingTimeout", id="volume-binding-timeout-0"
         ),
         pytest.param({"replicaz": 3}, "replicaz", id="unknown-key"),
+        pytest.param({"apiClient": {"timeout": 0}}, "/apiClient/timeout", id="api-timeout-0"),
+        pytest.param(
+            {"apiClient": {"timeout": "30s"}}, "/apiClient/timeout", id="api-timeout-string"
+        ),
+        pytest.param({"apiClient": {"timout": 30}}, "timout", id="api-client-unknown-key"),
+        pytest.param({"resyncPeriod": -1}, "/resyncPeriod", id="resync-negative"),
+        pytest.param({"resyncPeriod": "5m"}, "/resyncPeriod", id="resync-string"),
+        pytest.param({"shutdownTimeout": 0}, "/shutdownTimeout", id="shutdown-timeout-0"),
+        pytest.param({"shutdownTimeout": "20"}, "/shutdownTimeout", id="shutdown-timeout-string"),
+        pytest.param(
+            {"terminationGracePeriodSeconds": 30.5},
+            "/terminationGracePeriodSeconds",
+            id="grace-period-not-an-integer",
+        ),
+        pytest.param(
+            {"terminationGracePeriodSeconds": 0},
+            "/terminationGracePeriodSeconds",
+            id="grace-period-0",
+        ),
+        pytest.param({"bindAddress": ""}, "/bindAddress", id="bind-address-empty"),
+        pytest.param({"bindAddress": 0}, "/bindAddress", id="bind-address-number"),
+        pytest.param(
+            {"networkPolicy": {"enabled": "yes"}}, "/networkPolicy/enabled", id="np-enabled"
+        ),
+        pytest.param({"networkPolicy": {"ingress": []}}, "ingress", id="np-unknown-key-ingress"),
+        pytest.param(
+            {"networkPolicy": {"metricsFrom": {"podSelector": {}}}},
+            "/networkPolicy/metricsFrom",
+            id="np-metrics-from-not-a-list",
+        ),
+        pytest.param(
+            {"networkPolicy": {"metricsFrom": [{"podselector": {}}]}},
+            "/networkPolicy/metricsFrom/0",
+            id="np-peer-unknown-key",
+        ),
+        pytest.param(
+            {"networkPolicy": {"metricsFrom": [{}]}},
+            "/networkPolicy/metricsFrom/0",
+            id="np-peer-empty",
+        ),
+        pytest.param(
+            {
+                "networkPolicy": {
+                    "metricsFrom": [{"ipBlock": {"cidr": "10.0.0.0/8"}, "podSelector": {}}]
+                }
+            },
+            "/networkPolicy/metricsFrom/0",
+            id="np-ip-block-with-a-selector",
+        ),
+        pytest.param(
+            {
+                "networkPolicy": {
+                    "metricsFrom": [
+                        {"podSelector": {"matchExpressions": [{"key": "a", "operator": "Is"}]}}
+                    ]
+                }
+            },
+            "/networkPolicy/metricsFrom/0/podSelector/matchExpressions/0/operator",
+            id="np-selector-operator",
+        ),
+        pytest.param(
+            {"networkPolicy": {"egress": [{"from": []}]}},
+            "/networkPolicy/egress/0",
+            id="np-egress-from",
+        ),
+        pytest.param(
+            {"networkPolicy": {"egress": [{"ports": [{"port": 443, "protocol": "HTTPS"}]}]}},
+            "/networkPolicy/egress/0/ports/0/protocol",
+            id="np-egress-protocol",
+        ),
         pytest.param(
             {"replicaCount": 3, "leaderElection": {"enabled": False}},
             "/leaderElection/enabled",
@@ -513,42 +670,66 @@ def test_values_schema_refuses(chart: helm.Chart, values: dict[str, Any], named:
         chart.render(values, name=RELEASE, namespace=NAMESPACE)
 
 
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        pytest.param(
+            {"shutdownTimeout": 30},
+            "shutdownTimeout (30 s) must be below terminationGracePeriodSeconds (30 s)",
+            id="shutdown-equal-to-grace",
+        ),
+        pytest.param(
+            {"shutdownTimeout": 45, "terminationGracePeriodSeconds": 40},
+            "shutdownTimeout (45 s) must be below terminationGracePeriodSeconds (40 s)",
+            id="shutdown-above-grace",
+        ),
+        pytest.param(
+            {"terminationGracePeriodSeconds": 10},
+            "shutdownTimeout (20 s) must be below terminationGracePeriodSeconds (10 s)",
+            id="grace-lowered-below-the-default-shutdown",
+        ),
+        pytest.param(
+            {"bindAddress": "127.0.0.1"},
+            'bindAddress "127.0.0.1" is a loopback address',
+            id="bind-loopback-v4",
+        ),
+        pytest.param({"bindAddress": "::1"}, 'bindAddress "::1" is a loopback', id="bind-::1"),
+        pytest.param(
+            {"bindAddress": "localhost"}, 'bindAddress "localhost" is a loopback', id="localhost"
+        ),
+    ],
+)
+def test_the_chart_refuses_values_that_would_break_the_pod(
+    chart: helm.Chart, values: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(helm.HelmRenderError, match=re.escape(message)):
+        chart.render(values, name=RELEASE, namespace=NAMESPACE)
+
+
+@pytest.mark.parametrize(
+    ("values", "shutdown", "grace"),
+    [
+        pytest.param({"shutdownTimeout": 29.5}, "29.5", 30, id="just-below-the-default-grace"),
+        pytest.param(
+            {"shutdownTimeout": 90, "terminationGracePeriodSeconds": 120}, "90", 120, id="both"
+        ),
+    ],
+)
+def test_a_shutdown_timeout_below_the_grace_period_renders(
+    chart: helm.Chart, values: dict[str, Any], shutdown: str, grace: int
+) -> None:
+    out = Rendered(chart.render(values, name=RELEASE, namespace=NAMESPACE))
+    assert out.arg("--shutdown-timeout") == shutdown
+    pod = out.get("Deployment")["spec"]["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == grace
+
+
 def test_values_yaml_passes_its_schema(chart: helm.Chart) -> None:
     chart.validate_schema(yaml.safe_load((CHART / "values.yaml").read_text()))
     json.loads((CHART / "values.schema.json").read_text())
 
 
-# -- the image ----------------------------------------------------------------------
-
-
-def dockerfile_instructions() -> list[tuple[str, str]]:
-    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            keyword, _, rest = line.partition(" ")
-            out.append((keyword.upper(), " ".join(rest.split())))
-    return out
-
-
-def test_dockerfile_runs_the_operator_as_a_non_root_user() -> None:
-    instructions = dockerfile_instructions()
-    assert instructions[0] == ("FROM", "python:3.11-slim")
-    users = [value for keyword, value in instructions if keyword == "USER"]
-    assert users and users[-1].split(":")[0] == "10001"
-    entrypoints = [value for keyword, value in instructions if keyword == "ENTRYPOINT"]
-    assert [json.loads(value) for value in entrypoints] == [["policy-scheduler", "run"]]
-    assert not [value for keyword, value in instructions if keyword == "CMD"]
-    runs = " && ".join(value for keyword, value in instructions if keyword == "RUN")
-    assert "pip install --no-cache-dir ." in runs
-    assert "useradd" in runs and "--uid 10001" in runs
-
-
-def test_dockerignore_keeps_what_pip_needs() -> None:
-    lines = (ROOT / ".dockerignore").read_text().splitlines()
-    assert "*" in lines
-    assert {"!pyproject.toml", "!operator/"} <= set(lines)
+# -- the CLI -----------------------------------------------------------------------
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

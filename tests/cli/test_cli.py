@@ -467,3 +467,40 @@ def test_run_refuses_a_volume_binding_timeout_that_is_not_positive(
     err = capsys.readouterr().err
     assert "argument --volume-binding-timeout:" in err
     assert repr(value) in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "says"),
+    [
+        pytest.param("--resync-period", "-1", "must be at least 0 seconds", id="resync-negative"),
+        pytest.param("--resync-period", "often", "not a number of seconds", id="resync-word"),
+        pytest.param("--api-timeout", "0", "must be more than 0 seconds", id="api-timeout-zero"),
+        pytest.param("--shutdown-timeout", "-3", "must be more than 0 seconds", id="shutdown"),
+        pytest.param("--metrics-port", "70000", "at most 65535", id="port-too-high"),
+        pytest.param("--health-port", "-1", "must be at least 0", id="port-negative"),
+        pytest.param("--qps", "-10", "must be at least 0", id="qps-negative"),
+        pytest.param("--burst", "0", "must be at least 1", id="burst-zero"),
+        pytest.param("--bind-workers", "0", "must be at least 1", id="no-bind-workers"),
+        pytest.param("--bind-workers", "2.5", "not a number", id="fractional-workers"),
+    ],
+)
+def test_run_refuses_numbers_out_of_range_naming_the_flag(
+    flag: str, value: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", flag, value])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}:" in err
+    assert says in err
+    assert repr(value) in err
+
+
+def test_run_accepts_a_zero_resync_period_and_zero_ports() -> None:
+    from policy_scheduler.cli import build_parser, options_from_args
+
+    args = build_parser().parse_args(
+        ["run", "--resync-period", "0", "--metrics-port", "0", "--health-port", "0"]
+    )
+    options = options_from_args(args)
+    assert (options.resync_period, options.metrics_port, options.health_port) == (0.0, 0, 0)

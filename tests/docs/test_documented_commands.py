@@ -56,6 +56,8 @@ STAGE_SETTERS = {"cd"}
 #: The invalid stand-in is used when the doc says the command exits 1.
 PLACEHOLDERS: dict[str, tuple[str, str | None]] = {
     "cluster.yaml": ("examples/cluster.yaml", None),
+    # JSON or YAML is told by content: the YAML example stands in for a kubectl JSON dump.
+    "cluster.json": ("examples/cluster.yaml", None),
     "my-policy.yaml": ("examples/policies/bin-packing.yaml", "docs/examples/invalid-policy.yaml"),
     "policy.yaml": ("examples/policies/zone-spread.yaml", "docs/examples/invalid-policy.yaml"),
     "gpu-policy.yaml": ("examples/policies/gpu.yaml", "docs/examples/invalid-policy.yaml"),
@@ -80,6 +82,11 @@ VOLUME_E2E = "tests/e2e/test_volume_binding.py"
 METRICS_OVER_HTTP = (
     "tests/runtime/test_metrics.py::test_metrics_are_served_over_http_and_the_server_stops"
 )
+PROBES_E2E = (
+    "tests/e2e/test_probes.py::"
+    "test_a_failing_startup_list_is_not_ready_but_alive_until_the_api_answers"
+)
+IMAGE_TEST = "tests/chart/test_image.py"
 
 #: Command prefix (normalised: ``.venv/bin/`` dropped, ``python3`` is ``python``) -> what
 #: exercises it: ``path::test_function`` or ``.ci/run::<text the script contains>``.
@@ -95,6 +102,11 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "python benchmarks/engine_bench.py": (
         "tests/benchmarks/test_bench_smoke.py::test_quick_mode_runs_every_workload_once",
         "tests/benchmarks/test_bench_smoke.py::test_plot_is_a_png",
+    ),
+    "python benchmarks/simulate_bench.py": (
+        "tests/benchmarks/test_simulate_bench_smoke.py::"
+        "test_quick_mode_loads_and_runs_every_command",
+        "tests/benchmarks/test_simulate_bench_smoke.py::test_the_yaml_dump_reads_the_same",
     ),
     "python benchmarks/e2e_bench.py": (
         "tests/benchmarks/test_e2e_bench_smoke.py::test_quick_e2e_benchmark_reports_both_rates",
@@ -160,6 +172,16 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     ),
     "kubectl -n policy-scheduler port-forward": (METRICS_OVER_HTTP,),
     "curl -s localhost:9090/metrics": (METRICS_OVER_HTTP,),
+    "kubectl -n policy-scheduler port-forward deploy/policy-scheduler 8081:8081": (PROBES_E2E,),
+    "curl -s localhost:8081/healthz": (PROBES_E2E,),
+    # the image (docs/operations.md): what refreshing its pins and its base must keep true
+    "docker run --rm -v": (
+        f"{IMAGE_TEST}::test_every_runtime_requirement_is_pinned_within_its_range",
+        f"{IMAGE_TEST}::test_constraints_pin_the_dependencies_of_what_they_pin",
+    ),
+    "docker buildx imagetools inspect python:3.11-slim": (
+        f"{IMAGE_TEST}::test_the_base_image_is_pinned_by_digest",
+    ),
     # the operator and explain, which need a cluster
     "policy-scheduler run": (
         "tests/e2e/test_chart_install.py::test_default_chart_applied_to_the_emulator_schedules_pods",

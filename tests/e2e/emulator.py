@@ -108,6 +108,7 @@ __all__ = [
     "ApiEmulator",
     "BindingRecord",
     "EmulatorServer",
+    "Fault",
     "ResourceSpec",
     "Validator",
     "find_resource",
@@ -303,6 +304,48 @@ class BindingRecord:
     @property
     def ok(self) -> bool:
         return self.status == 201
+
+
+@dataclasses.dataclass
+class Fault:
+    """A failure the emulator injects into the scheduler's own requests (fault tests).
+
+    A request matches when its method is ``method`` (None: any), its path contains
+    ``path`` (a substring), and its User-Agent one of ``agents`` (by default the
+    scheduler's API client and Kopf, never the test's own client). It then fails with
+    ``probability``, at most ``times`` times (None: no limit):
+
+    * ``"status"``: answered ``status`` at once, nothing done;
+    * ``"after"``: done as usual (stored, watch events sent), then answered ``status``,
+      as a server whose reply got lost after the write committed;
+    * ``"hang"``: never answered (until the emulator stops).
+    """
+
+    action: str
+    method: str | None = None
+    path: str = ""
+    status: int = 500
+    probability: float = 1.0
+    times: int | None = None
+    agents: tuple[str, ...] = ("OpenAPI-Generator", "kopf")
+    seed: int = 0
+    hits: int = 0
+    _rng: random.Random = dataclasses.field(default_factory=random.Random, repr=False)
+
+    def __post_init__(self) -> None:
+        self._rng.seed(self.seed)
+
+    def applies(self, method: str, path: str, agent: str) -> bool:
+        if self.times is not None and self.hits >= self.times:
+            return False
+        if self.method is not None and method.upper() != self.method.upper():
+            return False
+        if self.path not in path or not any(a in agent for a in self.agents):
+            return False
+        if self._rng.random() >= self.probability:
+            return False
+        self.hits += 1
+        return True
 
 
 class _WatchClosed(Exception):
@@ -548,6 +591,9 @@ class ApiEmulator(kmock.KubernetesEmulator):
 
     # Every pods/binding request (read via .bindings from any thread).
     binding_log: list[BindingRecord] = attrs.field(factory=list, init=False)
+    #: Failures injected into the scheduler's requests (see :class:`Fault`).
+    faults: list[Fault] = attrs.field(factory=list, init=False)
+    _hanging: asyncio.Event = attrs.field(factory=asyncio.Event, init=False)
     _binding_lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
     _specs: dict[kmock.resource, ResourceSpec] = attrs.field(factory=dict, init=False)
     _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
@@ -1189,6 +1235,51 @@ class ApiEmulator(kmock.KubernetesEmulator):
         )
 
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        raw = request._raw_request
+        agent = raw.headers.get("User-Agent", "") if raw is not None else ""
+        path = raw.path if raw is not None else ""
+        # raw.method, not str(request.method): KMock's enum prints as "method.GET", which
+        # no fault's method matched, so faults with a method were never injected.
+        method = raw.method if raw is not None else ""
+        fault = next((f for f in self.faults if f.applies(method, path, agent)), None)
+        if fault is None:
+            return await self._dispatch(request)
+        if fault.action == "hang":
+            await self._hanging.wait()
+            raise ConnectionResetError("the emulator is stopping")
+        if fault.action == "after":
+            await self._dispatch(request)
+        status = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "status": "Failure",
+            "code": fault.status,
+            "reason": "InternalError" if fault.status >= 500 else "TooManyRequests",
+            "message": "injected fault",
+        }
+        return aiohttp.web.json_response(status, status=fault.status)
+
+    def stop_hanging(self) -> None:
+        """Let the requests held by "hang" faults go (they fail)."""
+        self._hanging.set()
+
+    async def inject_watch_event(self, api_version: str, kind: str, event: dict[str, Any]) -> None:
+        """Send ``event`` (e.g. an ERROR with a Status) down every watch of one resource."""
+        spec = find_resource(api_version, kind)
+        await self._buses[spec.resource].put(event)
+
+    async def delete_silently(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> None:
+        """Delete an object without a watch event: what a client whose watch was down
+        during the deletion never hears of."""
+        spec = find_resource(api_version, kind)
+        async with self._lock:
+            current = self._current(spec, namespace, name)
+            if current is not None:
+                current.delete()
+
+    async def _dispatch(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         # Skip KubernetesEmulator._handle(): it stores every write before the reactions run
         # (so even intercepted writes happen). Here, the writes are the fallback reactions.
         #
@@ -1313,6 +1404,7 @@ class EmulatorServer:
             self.url = str(server.url).rstrip("/")
             self._ready.set()
             await self._stop.wait()
+            emulator.stop_hanging()
             await emulator.disconnect_watches()
 
     def call(self, fn: Callable[[ApiEmulator], Any], timeout: float = 5.0) -> Any:

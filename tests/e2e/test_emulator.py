@@ -469,3 +469,25 @@ async def test_validator_from_the_crd_schema(
         )
     assert err.value.status == 422 and "spec.priorities[0].weight" in err.value.body["message"]
     await emulator.create(policy_body("ok", priorities=[{"name": "EqualPriority", "weight": 1}]))
+
+
+async def test_injected_faults_apply_to_the_requests_they_name(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str
+) -> None:
+    # The fault suite relies on this: a fault naming a method and a path fails exactly
+    # those requests (here from any client), and only as many times as it says.
+    from e2e.emulator import Fault
+
+    fault = Fault("status", "POST", "/pods", status=503, times=1, agents=("",))
+    emulator_server.call(lambda em: em.faults.append(fault))
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    status, _ = await emulator.request("POST", path, json=body)
+    assert status == 503 and fault.hits == 1
+    status, _ = await emulator.request("POST", path, json=body)
+    assert status == 201

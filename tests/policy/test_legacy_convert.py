@@ -786,7 +786,7 @@ def test_load_legacy_accepts(text: str) -> None:
         pytest.param("predicates: [\n", "Policy: not valid JSON or YAML", id="broken"),
         pytest.param(
             '{"predicates": [{"name": "HostName"},]}',
-            "Policy: not valid JSON or YAML: Expecting value",
+            "Policy: not valid JSON or YAML: line 1, column 38: Expecting value",
             id="json-with-a-trailing-comma-yaml-would-forgive",
         ),
     ],

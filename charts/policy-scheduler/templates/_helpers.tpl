@@ -65,3 +65,19 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "policy-scheduler.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
+
+{{/*
+What the values schema cannot say, refused with a message that says why:
+- a shutdown timeout the kubelet would cut short: after SIGTERM the operator stops within
+  shutdownTimeout, then Kopf stops its watchers; a SIGKILL before that abandons bindings
+  in flight and skips releasing the leader Lease;
+- a loopback bindAddress: the kubelet's probes (and Prometheus) connect to the pod's IP.
+*/}}
+{{- define "policy-scheduler.checkValues" -}}
+{{- if ge (float64 .Values.shutdownTimeout) (float64 .Values.terminationGracePeriodSeconds) }}
+{{- fail (printf "shutdownTimeout (%v s) must be below terminationGracePeriodSeconds (%v s): the kubelet would kill the scheduler before it has stopped" .Values.shutdownTimeout .Values.terminationGracePeriodSeconds) }}
+{{- end }}
+{{- if regexMatch "^(127\\.|localhost$|::1$|\\[::1\\]$)" .Values.bindAddress }}
+{{- fail (printf "bindAddress %q is a loopback address: the kubelet's probes connect to the pod's IP; use \"0.0.0.0\" or \"::\"" .Values.bindAddress) }}
+{{- end }}
+{{- end }}

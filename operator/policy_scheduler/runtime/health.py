@@ -29,6 +29,8 @@ from typing import Any
 
 from aiohttp import web
 
+from .serving import serve_get
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_STUCK_AFTER = 120.0
@@ -123,14 +125,4 @@ class Health:
 
     async def serve(self, host: str, port: int) -> Callable[[], Awaitable[None]]:
         """Serve ``/healthz`` and ``/readyz`` on host:port; returns what stops them."""
-        app = web.Application()
-        app.router.add_get("/healthz", self._handle)
-        app.router.add_get("/readyz", self._handle)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, host, port).start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        return runner.cleanup
+        return await serve_get({"/healthz": self._handle, "/readyz": self._handle}, host, port)

@@ -50,6 +50,8 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
+from .serving import serve_get
+
 ATTEMPT_RESULTS = ("scheduled", "unschedulable", "error")
 BINDING_RESULTS = ("success", "conflict", "error")
 QUEUES = ("active", "backoff", "unschedulable")
@@ -265,13 +267,4 @@ class Metrics:
 
         Returns once the socket listens, so a port already in use fails here (OSError).
         """
-        app = web.Application()
-        app.router.add_get("/metrics", self._handle)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, host, port).start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        return runner.cleanup
+        return await serve_get({"/metrics": self._handle}, host, port)

@@ -3,42 +3,41 @@
 :class:`SchedulerRuntime` owns a :class:`~..state.world.World` (the cache, the queue and
 the policy book) and is driven from two sides:
 
-* **Watch side**: the Kopf handlers and the LIST before the first decision call
-  :meth:`SchedulerRuntime.handle` with each object; the world parses it once and files
-  it (see ``state/world.py``); the runtime then tells people what they should know: a
-  malformed pod gets a Warning event, a pod whose policy went away a condition, a
-  policy its status. Synchronous and cheap; writes to the API go to background tasks.
+* **Watch side**: the Kopf handlers and the LISTs (the first one, and every resync)
+  call :meth:`SchedulerRuntime.handle` / :meth:`SchedulerRuntime.resync` with each
+  object; the world parses it once and files it (see ``state/world.py``); the runtime
+  then tells people what they should know: a malformed pod gets a Warning event, a pod
+  whose policy went away a condition, a policy its status. Synchronous and cheap; writes
+  to the API go to background tasks.
 * **Scheduling side** (:meth:`run`, only while leader): one loop pops one pod at a time
   and decides it with the engine on a snapshot of the cache (decisions must see earlier
   ones). Once the snapshot is released, the writes that arrived meanwhile are applied
   and the decision is re-checked against them: a node deleted or changed while the pod
-  was being decided is never bound to blindly (the pod is tried again). A pod that fits
-  is *assumed* in the cache at once and its binding is sent asynchronously, at most
-  ``bind_workers`` at a time. A failed binding forgets the assumption and sends the pod
-  back to the queue with backoff; a 409 (someone bound it, or it is already bound) and
-  a 404 (deleted) are answers, handled quietly. A pod that fits nowhere may preempt
-  (:meth:`SchedulerRuntime._preempt`): it is nominated to a node whose lower-priority
-  pods are deleted, and placed there when its turn comes again.
+  was being decided is never bound to blindly (the pod is tried again). Then:
 
-Extenders (``spec.extenders``) are reached through the ``extenders`` client: the engine
-calls their filters and scores while deciding (an extender's error fails the attempt:
-``PodScheduled=False`` and a ``FailedScheduling`` event naming it, then backoff), and the
-first extender with a ``bindVerb`` that is interested in the pod binds it instead of
-``pods/binding`` (a failure: ``Binding rejected: extender "..." bind failed: ...``).
-Each call is bounded by its extender's ``httpTimeout``, so a hung extender delays only
-the pods it is asked about, by that much, and never stops the loop.
-  a 404 (deleted) are answers, handled quietly.
-* **Volumes** (the legacy volume binder): a decision whose pod has unbound
-  WaitForFirstConsumer claims also assumes their PVs and claims in the cache
-  (``_reserve``), and its binding cycle first binds them (``_prebind``, see
-  ``volumebinding.py``): the claimRef / selected-node writes, then the wait for the PV
-  controller, and only then the pod's binding. The writes hold a bind slot like any
-  API call; the wait, which may last ``--volume-binding-timeout`` seconds, gives its
-  slot back and takes one again for the pod's binding, so pods waiting for their
-  volumes never starve the bind workers and other pods keep being scheduled and bound
-  meanwhile. A failure (409 on a stale write, timeout, the PV controller undoing our
-  writes) unreserves everything, reports ``VolumeBindingFailed`` (a Warning event and
-  ``PodScheduled=False`` with that reason) and retries the pod with backoff.
+  * no node fits: ``PodScheduled=False`` and a ``FailedScheduling`` event, and the pod
+    may preempt (:meth:`SchedulerRuntime._preempt`): it is nominated to a node whose
+    lower-priority pods are deleted, and placed there when its turn comes again;
+  * the attempt itself failed (an extender's error): the same report, naming the
+    extender, and backoff;
+  * a node fits: the pod (and the volumes it binds) is *assumed* in the cache at once
+    (``_reserve``) and its binding cycle runs in the background, at most
+    ``bind_workers`` at a time: first the volumes (``_prebind``, the legacy volume
+    binder: the claimRef / selected-node writes, then the wait for the PV controller,
+    which lends its bind slot back meanwhile, see ``volumebinding.py``), then the
+    binding itself, through ``pods/binding`` or the first interested extender with a
+    ``bindVerb``.
+
+  A binding refused for sure forgets the assumption and sends the pod back to the
+  queue with backoff; a 409 (someone bound it) and a 404 (deleted) are answers, handled
+  quietly. A binding with no clear answer (no reply within the deadline, a 5xx after
+  which the write may have happened) is verified: the watch, or a GET of the pod, says
+  whether it happened; until someone can tell, the assumption stays (the node is not
+  offered twice) and expires later (the pod is then decided again).
+
+Extenders' calls are bounded by each extender's ``httpTimeout``, API calls by
+``--api-timeout``, so a hung peer delays only the pods it is asked about and never
+stops the loop.
 
 A pod is never bound twice by us: the cache marks it placed from the moment it is
 assumed, the world drops pods the cache holds placed, and bindings are sent only while
