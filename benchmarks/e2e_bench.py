@@ -308,13 +308,36 @@ async def raw_binding(
     }
 
 
-async def kopf_floor(kube: KubeClient, kubeconfig: Path, pods: int, nodes: int) -> dict[str, float]:
+def py_spy(pid: int, output: str) -> subprocess.Popen[bytes]:
+    """py-spy (``pip install py-spy``) recording ``pid`` as folded stacks, until SIGINT."""
+    py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    options = ["--nonblocking", "--rate", "250", "--format", "raw", "--output", output]
+    return subprocess.Popen(
+        [py_spy, "record", *options, "--pid", str(pid)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def stop_spying(spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(30)
+
+
+async def kopf_floor(
+    kube: KubeClient, kubeconfig: Path, pods: int, nodes: int, profile: str | None = None
+) -> dict[str, float]:
     """The no-op Kopf operator's CPU per pod event, pods created then bound."""
     noop = LineProcess("noop_operator.py", env=child_environment(kubeconfig))
+    spy = None
     try:
         if noop.readline() != ["READY"]:
             raise RuntimeError("the no-op operator did not start")
         await settle(noop.pid)
+        if profile:
+            spy = py_spy(noop.pid, profile)
+            await asyncio.sleep(1.0)  # py-spy attached
         before = int((await asyncio.to_thread(noop.ask, "events"))[1])
         cpu = cpu_seconds(noop.pid)
         gate = asyncio.Semaphore(CREATE_IN_FLIGHT)
@@ -332,6 +355,7 @@ async def kopf_floor(kube: KubeClient, kubeconfig: Path, pods: int, nodes: int) 
         cpu = await settle(noop.pid) - cpu
         events = int((await asyncio.to_thread(noop.ask, "events"))[1]) - before
     finally:
+        stop_spying(spy)
         noop.close()
     return {
         "kopf_floor_events_per_pod": events / pods,
@@ -364,22 +388,14 @@ async def scheduled(
         before, _, _ = await asyncio.to_thread(emulator.bindings)
         spy = None
         if profile:
-            py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-            options = ["--nonblocking", "--rate", "250", "--format", "raw", "--output", profile]
-            spy = subprocess.Popen(
-                [py_spy, "record", *options, "--pid", str(pid)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+            spy = py_spy(pid, profile)
             await asyncio.sleep(1.0)  # py-spy attached
         cpu = cpu_seconds(pid)
         started = time.perf_counter()
         await create_many(kube, [pending_pod(f"p-{i}") for i in range(pods)], "bench")
         finished = await wait_bindings(emulator, before + pods, timeout=max(120.0, pods / 5))
         cpu = await settle(pid) - cpu
-        if spy is not None:
-            spy.send_signal(signal.SIGINT)
-            spy.wait(30)
+        stop_spying(spy)
         rss, peak = memory_mib(pid)
     return {
         "operator_pods_per_s": pods / (finished - started),
@@ -424,7 +440,8 @@ async def run(
                 raw_names = [f"raw-{i}" for i in range(pods)]
                 await create_many(kube, [pending_pod(n) for n in raw_names], "raw")
                 report.update(await raw_binding(kubeconfig, raw_names, nodes, workers))
-                report.update(await kopf_floor(kube, kubeconfig, pods, nodes))
+                floor_profile = profile.replace(".folded", "-floor.folded") if profile else None
+                report.update(await kopf_floor(kube, kubeconfig, pods, nodes, floor_profile))
                 log = Path(tmp) / "operator.log"
                 report.update(
                     await scheduled(kube, emulator, kubeconfig, pods, workers, log, profile)
@@ -498,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile",
         metavar="PREFIX",
-        help="py-spy the operator while it schedules: PREFIX-<nodes>.folded (needs py-spy)",
+        help="py-spy the operator while it schedules (PREFIX-<nodes>.folded) and the no-op "
+        "Kopf operator (PREFIX-<nodes>-floor.folded); needs py-spy",
     )
     args = parser.parse_args(argv)
     sizes = [int(n) for n in args.nodes.split(",")]
