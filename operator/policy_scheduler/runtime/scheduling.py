@@ -79,6 +79,9 @@ VERIFY_ATTEMPTS = 5
 AMBIGUOUS = -1
 #: PodScheduled reason of a failed binding (upstream's v1.PodReasonSchedulerError).
 SCHEDULER_ERROR_REASON = "SchedulerError"
+#: One attempt in this many is timed per predicate and priority (kube-scheduler samples
+#: its plugin metrics the same way: pluginMetricsSamplePercent = 10).
+PLUGIN_METRICS_SAMPLE = 10
 
 
 def nomination_patch(node: str | None) -> dict[str, Any]:
@@ -184,6 +187,7 @@ class SchedulerRuntime:
             lambda name: self.stats.get(name, PolicyStats()),
         )
         self._instrumented: dict[str, tuple[CompiledPolicy, CompiledPolicy]] = {}
+        self._attempts = 0  # scheduling attempts so far (which ones are timed per plugin)
         self._predicate_seconds: dict[str, float] = {}
         self._priority_seconds: dict[str, float] = {}
         self.is_leader = is_leader
@@ -333,16 +337,22 @@ class SchedulerRuntime:
         if policy is None:
             self.queue.park(queued)  # waits for a policy to serve its name
             return None
+        # Per-predicate and per-priority timing costs a timer around every call, on every
+        # node: like kube-scheduler's plugin metrics, only one attempt in ten pays it.
+        sampled = self._attempts % PLUGIN_METRICS_SAMPLE == 0
+        self._attempts += 1
         started = self.clock()
         with self.cache.snapshot() as cluster:
-            decision = await self.scheduler_for(policy).schedule(pod, cluster, self._timed(policy))
+            compiled = self._timed(policy) if sampled else policy
+            decision = await self.scheduler_for(policy).schedule(pod, cluster, compiled)
             seen = cluster.nodes[decision.node].generation if decision.node is not None else 0
         # The writes held during the decision are applied now.
         elapsed = self.clock() - started
         self.metrics.phases(decision.filter_seconds, decision.score_seconds)
-        self.metrics.per_plugin(self._predicate_seconds, self._priority_seconds)
-        self._predicate_seconds.clear()
-        self._priority_seconds.clear()
+        if sampled:
+            self.metrics.per_plugin(self._predicate_seconds, self._priority_seconds)
+            self._predicate_seconds.clear()
+            self._priority_seconds.clear()
         stats = self.stats.setdefault(policy.name, PolicyStats())
         stats.last_decision = now_rfc3339()
         profile = policy.scheduler_name
