@@ -591,7 +591,11 @@ class SchedulerRuntime:
             self.cache.finish_binding(pod.uid)
             self.metrics.e2e("scheduled", profile, self.clock() - queued.enqueued)
             self.metrics.attempts_until_scheduled(queued.attempts)
-            self._report(self.reporter.scheduled(pod, node, profile))
+            # The event is sent by this task (one task per pod, not two), once the bind
+            # slot is free for the next binding.
+            self._binding_uids.discard(pod.uid)
+            slot.release()
+            await self.reporter.scheduled(pod, node, profile)
             return
         self._unreserve(pod)
         if status == 404 or self.cache.was_deleted(pod.uid):
