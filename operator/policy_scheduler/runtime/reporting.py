@@ -48,7 +48,16 @@ VOLUME_BINDING_FAILED = "VolumeBindingFailed"
 
 
 def now_rfc3339(moment: datetime | None = None) -> str:
-    return (moment or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if moment is not None:
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Read after every decision: formatted once per second.
+    second = int(time.time())
+    if _now[0] != second:
+        _now[:] = [second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
+    return str(_now[1])
+
+
+_now: list[int | str] = [0, ""]
 
 
 def build_unschedulable_condition(
