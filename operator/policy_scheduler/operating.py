@@ -34,8 +34,11 @@ import asyncio
 import contextlib
 import json
 import logging
+import netrc
 import os
 import threading
+import urllib.parse
+import urllib.request
 from collections.abc import Awaitable, Callable
 
 import kopf
@@ -63,7 +66,8 @@ async def load_client(burst: int, *, proxy_env: bool = True) -> client.ApiClient
     """In-cluster credentials when running in a pod, else KUBECONFIG / ~/.kube/config.
 
     Outside a cluster, proxy variables and ~/.netrc are honoured unless ``proxy_env``
-    is False.
+    is False: they are read once here, and aiohttp's look-up on every request is kept
+    only when they say something about the API server (:func:`env_concerns`).
     """
     configuration = client.Configuration()
     if os.environ.get("KUBERNETES_SERVICE_HOST"):
@@ -72,9 +76,29 @@ async def load_client(burst: int, *, proxy_env: bool = True) -> client.ApiClient
         await config.load_kube_config(client_configuration=configuration)
     configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, burst)
     api_client = client.ApiClient(configuration)
-    if os.environ.get("KUBERNETES_SERVICE_HOST") or not proxy_env:
+    in_cluster = bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+    if in_cluster or not proxy_env or not env_concerns(configuration.host or ""):
         untrust_env(api_client)
     return api_client
+
+
+def env_concerns(url: str) -> bool:
+    """Whether proxy variables or a netrc file say anything about the server at ``url``.
+
+    What aiohttp looks up on every request of a session that trusts the environment
+    (a proxy for the URL's scheme, unless ``no_proxy`` bypasses the host; credentials
+    for the host in ``$NETRC`` or ``~/.netrc``). Usually neither applies, and the
+    look-ups, each a round trip through a thread pool, are a third of the client's cost.
+    """
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host):
+        return True
+    path = os.environ.get("NETRC") or os.path.join(os.path.expanduser("~"), ".netrc")
+    try:
+        return netrc.netrc(path).authenticators(host) is not None
+    except (OSError, netrc.NetrcParseError):
+        return False
 
 
 def untrust_env(api_client: client.ApiClient) -> None:

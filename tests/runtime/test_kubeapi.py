@@ -26,10 +26,22 @@ class FakeServer:
     def __init__(self) -> None:
         self.answers: list[int | str | dict[str, Any]] = [200]
         self.requests: list[tuple[str, str]] = []
+        #: (method, path, Content-Type, Authorization, the body as JSON) of each request
+        self.sent: list[tuple[str, str, str, str, Any]] = []
         self.release = asyncio.Event()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.requests.append((request.method, request.path_qs))
+        raw = await request.read()
+        self.sent.append(
+            (
+                request.method,
+                request.path,
+                request.headers.get("Content-Type", ""),
+                request.headers.get("Authorization", ""),
+                json.loads(raw) if raw else None,
+            )
+        )
         answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
         if answer == "hang":
             await self.release.wait()
@@ -50,6 +62,8 @@ async def server() -> AsyncIterator[tuple[FakeServer, KubeApi]]:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     configuration = client.Configuration(host=f"http://127.0.0.1:{port}")
+    configuration.api_key = {"BearerToken": "secret"}
+    configuration.api_key_prefix = {"BearerToken": "Bearer"}
     async with client.ApiClient(configuration) as api_client:
 
         async def no_wait(seconds: float) -> None:
@@ -124,3 +138,87 @@ async def test_reading_a_pod_gives_its_object(server: tuple[FakeServer, KubeApi]
     status, obj = await api.get_pod("default", "web")
     assert status == 200 and obj is not None and obj["spec"]["nodeName"] == "n1"
     assert json.dumps(obj)  # plain data
+
+
+STRATEGIC = "application/strategic-merge-patch+json"
+
+
+@pytest.mark.parametrize(
+    ("write", "method", "path", "content_type", "body"),
+    [
+        pytest.param(
+            lambda api: api.bind("team-a", "web-1", "uid-1", "n1"),
+            "POST",
+            "/api/v1/namespaces/team-a/pods/web-1/binding",
+            "application/json",
+            {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": "web-1", "namespace": "team-a", "uid": "uid-1"},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"},
+            },
+            id="binding",
+        ),
+        pytest.param(
+            lambda api: api.patch_pod_status("team-a", "web-1", {"status": {"x": 1}}),
+            "PATCH",
+            "/api/v1/namespaces/team-a/pods/web-1/status",
+            STRATEGIC,
+            {"status": {"x": 1}},
+            id="pod status",
+        ),
+        pytest.param(
+            lambda api: api.delete_pod("team-a", "web-1", "uid-1"),
+            "DELETE",
+            "/api/v1/namespaces/team-a/pods/web-1",
+            "application/json",
+            {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "uid-1"}},
+            id="pod deletion",
+        ),
+        pytest.param(
+            lambda api: api.create_event("team-a", {"metadata": {"name": "e"}, "count": 1}),
+            "POST",
+            "/api/v1/namespaces/team-a/events",
+            "application/json",
+            {"metadata": {"name": "e"}, "count": 1},
+            id="event",
+        ),
+        pytest.param(
+            lambda api: api.patch_event("team-a", "web-1.abc", {"count": 2}),
+            "PATCH",
+            "/api/v1/namespaces/team-a/events/web-1.abc",
+            "application/merge-patch+json",
+            {"count": 2},
+            id="event count",
+        ),
+    ],
+)
+async def test_writes_reach_the_api_as_the_client_would_send_them(
+    server: tuple[FakeServer, KubeApi],
+    write: Callable[[KubeApi], Any],
+    method: str,
+    path: str,
+    content_type: str,
+    body: dict[str, Any],
+) -> None:
+    fake, api = server
+    fake.answers = [201]
+    assert await write(api) == 201
+    assert fake.sent == [(method, path, content_type, "Bearer secret", body)]
+
+
+async def test_a_write_is_sent_with_the_credentials_of_the_moment(
+    server: tuple[FakeServer, KubeApi],
+) -> None:
+    """A refreshed token (an exec plugin's, a rotated service account's) is used by the
+    next attempt, a retry of the same write included."""
+    fake, api = server
+    tokens = iter(["first", "second"])
+
+    def refresh(configuration: client.Configuration) -> None:
+        configuration.api_key["BearerToken"] = next(tokens)
+
+    api.api_client.configuration.refresh_api_key_hook = refresh
+    fake.answers = [503, 200]
+    assert await api.patch_pod_status("team-a", "web-1", {"status": {}}) == 200
+    assert [sent[3] for sent in fake.sent] == ["Bearer first", "Bearer second"]

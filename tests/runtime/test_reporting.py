@@ -12,6 +12,7 @@ import pytest
 from builders import parsed_pod
 from fakes import FakeApi, FakeClock
 from policy_scheduler.objects import Pod
+from policy_scheduler.runtime import reporting
 from policy_scheduler.runtime.reporting import COMBINED_PREFIX, Reporter
 
 COMPONENT = "policy-scheduler"
@@ -210,6 +211,23 @@ async def test_forget_pod_drops_the_memory_of_a_deleted_pod(
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
     assert len(api.events) == 2
     assert len(api.conditions) == 2
+
+
+async def test_only_the_most_recently_reported_objects_are_remembered(
+    api: FakeApi, reporter: Reporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As client-go's LRU: an event about an object forgotten meanwhile starts anew, one
+    about an object reported on recently counts up."""
+    monkeypatch.setattr(reporting, "MAX_OBJECTS", 2)
+    a, b, c = (parsed_pod(name) for name in "abc")
+    await reporter.scheduled(a, "n1", COMPONENT)
+    await reporter.scheduled(b, "n1", COMPONENT)
+    await reporter.scheduled(a, "n1", COMPONENT)  # a is the most recent again
+    await reporter.scheduled(c, "n1", COMPONENT)  # b is forgotten
+    await reporter.scheduled(a, "n1", COMPONENT)
+    await reporter.scheduled(b, "n1", COMPONENT)
+    assert [e["involvedObject"]["name"] for e in api.events] == ["a", "b", "c", "b"]
+    assert [p["count"] for p in api.event_patches] == [2, 3]
 
 
 # -- reporting never raises ------------------------------------------------------------------

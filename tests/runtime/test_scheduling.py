@@ -474,6 +474,36 @@ async def test_binding_results_are_counted_by_kind(
     assert f'scheduler_binding_duration_seconds_count{{result="{result}"}} 1.0' in rendered
 
 
+async def test_one_attempt_in_ten_is_timed_per_predicate_and_priority(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    """Every attempt is counted and timed as a whole; the per-plugin counters, as
+    kube-scheduler's plugin metrics, come from a sample: the 1st, 11th, 21st... attempt."""
+    from policy_scheduler.runtime.metrics import Metrics
+
+    metrics = Metrics()
+    runtime = make_runtime(api, clock, metrics=metrics)
+    runtime.handle("ADDED", node("n1", cpu="64"))
+
+    def timed() -> tuple[float, float]:
+        attempts = metrics.registry.get_sample_value(
+            "scheduler_schedule_attempts_total", {"result": "scheduled", "profile": NAME}
+        )
+        fits = metrics.registry.get_sample_value(
+            "scheduler_predicate_evaluation_seconds_total", {"predicate": "GeneralPredicates"}
+        )
+        return attempts or 0.0, fits or 0.0
+
+    seen = []
+    for i in range(12):
+        runtime.handle("ADDED", spod(f"web-{i}", cpu="100m"))
+        await attempt(runtime)
+        seen.append(timed())
+    assert [attempts for attempts, _ in seen] == [float(n) for n in range(1, 13)]
+    grew = [i for i in range(12) if seen[i][1] > (seen[i - 1][1] if i else 0.0)]
+    assert grew == [0, 10]
+
+
 class _FailingPending:
     """A metrics sink that breaks after the pod was handed to its binding."""
 

@@ -383,6 +383,20 @@ def test_deleted_uids_are_forgotten_after_a_while(cache: SchedulerCache, clock: 
     assert not cache.was_deleted("gone")
 
 
+def test_a_uid_deleted_again_is_remembered_from_its_last_deletion(
+    cache: SchedulerCache, clock: FakeClock
+) -> None:
+    cache.remove_pod("twice")
+    clock.now += 5 * TTL
+    cache.remove_pod("once")
+    clock.now += 1
+    cache.remove_pod("twice")  # a replay of its deletion: remembered from now on
+    clock.now += 10 * TTL - 0.5  # past "once"'s horizon, not yet past "twice"'s
+    cache.expire()
+    assert not cache.was_deleted("once")
+    assert cache.was_deleted("twice")
+
+
 @pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
 @pytest.mark.parametrize("prior", ["added", "assumed"])
 def test_finished_pods_release_their_resources(

@@ -29,8 +29,9 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
 exactly as written, a test compares both on randomized clusters):
 
 * *plan* — once per attempt the predicates that cannot fail for the pod (their hint
-  ``never_fails``) are dropped, and the map priorities that are constant for it
-  (``constant``) are filled without per-node calls (their reduce still runs);
+  ``never_fails``, or ``fits_everywhere`` on this attempt's cluster) are dropped, and
+  the map priorities that are constant for it (``constant``) are filled without
+  per-node calls (their reduce still runs);
 * *equivalence cache* — runs of consecutive ``node_local`` predicates, and all
   ``node_local`` maps, are served from :class:`EquivalenceCache`: results per (pod
   fingerprint, functions, settings, per-attempt context) and node name, valid while the
@@ -572,6 +573,9 @@ class Scheduler:
             fn, hint = entry.fn, entry.hints
             never_fails = hint.never_fails
             if never_fails is not None and never_fails(pod):
+                continue
+            fits_everywhere = hint.fits_everywhere
+            if fits_everywhere is not None and fits_everywhere(pod, cycle):
                 continue
             if hint.node_local and fingerprint:
                 group.append(fn)

@@ -20,6 +20,9 @@ kube-scheduler's PreFilter "skip" and its old equivalence cache in one:
 
 * ``never_fails(pod)`` — True when the predicate returns ``FITS`` on every node for this
   pod (a pod without volumes and a volume predicate): the plan drops it;
+* ``fits_everywhere(pod, cycle)`` — the same, for this attempt's cluster
+  (MatchInterPodAffinity when neither the pod nor any placed pod has a required
+  (anti-)affinity term): the plan drops it too;
 * ``constant(pod)`` — a map score every node gets for this pod (NodePreferAvoidPods for
   a pod without an RC/RS controller), or None: the plan fills the list without calling
   the map per node (the reduce still runs);
@@ -159,6 +162,7 @@ class Hints:
     constant: Callable[[Pod], int | None] | None = None
     node_local: bool = False
     context: Callable[[CycleState], Hashable] | None = None
+    fits_everywhere: Callable[[Pod, CycleState], bool] | None = None
 
 
 NO_HINTS: Final = Hints()
@@ -177,9 +181,10 @@ def hint(
     constant: Callable[[Pod], int | None] | None = None,
     node_local: bool = False,
     context: Callable[[CycleState], Hashable] | None = None,
+    fits_everywhere: Callable[[Pod, CycleState], bool] | None = None,
 ) -> F:
     """Attach hints to a predicate or a map function; returns the function unchanged."""
-    _HINTS[fn] = Hints(never_fails, constant, node_local, context)
+    _HINTS[fn] = Hints(never_fails, constant, node_local, context, fits_everywhere)
     return fn
 
 

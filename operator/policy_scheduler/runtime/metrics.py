@@ -52,10 +52,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.metrics import MetricWrapperBase
 
 from ..state import shadows
 from .serving import serve_get
@@ -90,6 +92,8 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
+        #: (metric, label values) -> its labelled child (see _child)
+        self._children: dict[tuple[MetricWrapperBase, tuple[str, ...]], Any] = {}
         r = self.registry
         self._attempts = Counter(
             "scheduler_schedule_attempts",
@@ -134,13 +138,15 @@ class Metrics:
         )
         self._per_predicate = Counter(
             "scheduler_predicate_evaluation_seconds",
-            "Time spent evaluating each predicate, in seconds, summed over nodes and attempts",
+            "Time spent evaluating each predicate, in seconds, summed over nodes and the "
+            "attempts timed per plugin (one in ten, as kube-scheduler samples plugin metrics)",
             ["predicate"],
             registry=r,
         )
         self._per_priority = Counter(
             "scheduler_priority_evaluation_seconds",
-            "Time spent evaluating each priority, in seconds, summed over attempts",
+            "Time spent evaluating each priority, in seconds, summed over the attempts "
+            "timed per plugin (one in ten)",
             ["priority"],
             registry=r,
         )
@@ -203,16 +209,25 @@ class Metrics:
             registry=r,
         )
 
+    def _child(self, metric: MetricWrapperBase, *values: str) -> Any:
+        """``metric.labels(*values)``, looked up once: prometheus-client checks and locks
+        on every ``labels()`` call, and the scheduling loop reports a dozen per pod."""
+        key = (metric, values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
+
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         """One scheduling attempt ended with ``result`` after ``seconds``."""
         _check(result, ATTEMPT_RESULTS, "result")
-        self._attempts.labels(result=result, profile=profile).inc()
-        self._attempt_duration.labels(result=result, profile=profile).observe(seconds)
+        self._child(self._attempts, result, profile).inc()
+        self._child(self._attempt_duration, result, profile).observe(seconds)
 
     def e2e(self, result: str, profile: str, seconds: float) -> None:
         """From the pod entering the queue (this attempt) to the decision and binding."""
         _check(result, ATTEMPT_RESULTS, "result")
-        self._e2e_duration.labels(result=result, profile=profile).observe(seconds)
+        self._child(self._e2e_duration, result, profile).observe(seconds)
 
     def pending(self, lengths: Mapping[str, int]) -> None:
         """Queue lengths, as ``SchedulingQueue.lengths()`` returns them.
@@ -221,10 +236,10 @@ class Metrics:
         not keep its last value.
         """
         for queue in QUEUES:
-            self._pending.labels(queue=queue).set(lengths.get(queue, 0))
+            self._child(self._pending, queue).set(lengths.get(queue, 0))
         for queue, length in lengths.items():
             if queue not in QUEUES:
-                self._pending.labels(queue=queue).set(length)
+                self._child(self._pending, queue).set(length)
 
     def phases(self, filter_s: float, score_s: float) -> None:
         """Durations of one attempt's whole filter (predicates) and score (priorities)."""
@@ -237,14 +252,14 @@ class Metrics:
         Values must not be negative (counters only go up): prometheus-client raises.
         """
         for name, seconds in predicates.items():
-            self._per_predicate.labels(predicate=name).inc(seconds)
+            self._child(self._per_predicate, name).inc(seconds)
         for name, seconds in priorities.items():
-            self._per_priority.labels(priority=name).inc(seconds)
+            self._child(self._per_priority, name).inc(seconds)
 
     def binding(self, result: str, seconds: float) -> None:
         """One pods/binding call: ``success``, ``conflict`` (409) or ``error``."""
         _check(result, BINDING_RESULTS, "binding result")
-        self._binding.labels(result=result).observe(seconds)
+        self._child(self._binding, result).observe(seconds)
 
     def attempts_until_scheduled(self, attempts: int) -> None:
         """A pod got scheduled on its ``attempts``-th attempt."""
@@ -252,9 +267,9 @@ class Metrics:
 
     def cache(self, nodes: int, pods: int, assumed: int) -> None:
         """The scheduler cache's sizes."""
-        self._cache.labels(type="nodes").set(nodes)
-        self._cache.labels(type="pods").set(pods)
-        self._cache.labels(type="assumed_pods").set(assumed)
+        self._child(self._cache, "nodes").set(nodes)
+        self._child(self._cache, "pods").set(pods)
+        self._child(self._cache, "assumed_pods").set(assumed)
 
     def preemption_attempt(self) -> None:
         """A pod that fits nowhere went through preemption (whatever it found)."""

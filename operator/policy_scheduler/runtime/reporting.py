@@ -12,6 +12,9 @@ source) is not created again: the existing one gets ``count + 1`` and a new
 cluster changed), a new event starts. From the ``MAX_SIMILAR``-th distinct message for
 one pod and reason within ``SIMILAR_WINDOW`` seconds, messages are combined into a
 single event prefixed ``(combined from similar events): ``, as the aggregator does.
+What was sent is remembered for the ``MAX_OBJECTS`` objects most recently reported on
+(client-go's LRU of 4096 entries): a scheduler reports on every pod it places, and an
+event about an object forgotten meanwhile simply starts a new one.
 
 The ``PodScheduled=False`` condition is written with a strategic merge patch keyed by
 condition type, so retries update the one condition instead of adding another, and
@@ -24,8 +27,9 @@ import itertools
 import logging
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +39,8 @@ from .kubeapi import Api
 logger = logging.getLogger(__name__)
 
 MAX_SIMILAR = 10
+#: Objects whose events are remembered for aggregation (client-go's maxLruCacheEntries).
+MAX_OBJECTS = 4096
 SIMILAR_WINDOW = 600.0
 COMBINED_PREFIX = "(combined from similar events): "
 CLUSTER_EVENTS_NAMESPACE = "default"
@@ -42,7 +48,16 @@ VOLUME_BINDING_FAILED = "VolumeBindingFailed"
 
 
 def now_rfc3339(moment: datetime | None = None) -> str:
-    return (moment or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if moment is not None:
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Read after every decision: formatted once per second.
+    second = int(time.time())
+    if _now[0] != second:
+        _now[:] = [second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
+    return str(_now[1])
+
+
+_now: list[int | str] = [0, ""]
 
 
 def build_unschedulable_condition(
@@ -121,6 +136,16 @@ class _Sent:
     first: float
 
 
+@dataclass(slots=True)
+class _Reported:
+    """What was sent about one object."""
+
+    #: (type, reason, message, component) -> the event already sent
+    sent: dict[tuple[str, str, str, str], _Sent] = field(default_factory=dict)
+    #: reason -> times of distinct messages, for the aggregator
+    similar: dict[str, list[float]] = field(default_factory=dict)
+
+
 class Reporter:
     """Sends conditions and events, aggregated as client-go does; never raises."""
 
@@ -136,10 +161,8 @@ class Reporter:
         self.instance = instance or os.environ.get("POD_NAME") or os.uname().nodename
         self.clock = clock
         self.wall = wall
-        #: (object uid, type, reason, message, component) -> the event already sent
-        self._sent: dict[tuple[str, str, str, str, str], _Sent] = {}
-        #: (object uid, reason) -> times of distinct messages, for the aggregator
-        self._similar: dict[tuple[str, str], list[float]] = {}
+        #: object uid -> what was sent about it, least recently reported first
+        self._reported: OrderedDict[str, _Reported] = OrderedDict()
         #: pod uid -> message of the PodScheduled condition last written
         self._conditions: dict[str, str] = {}
 
@@ -158,16 +181,17 @@ class Reporter:
     ) -> None:
         uid = str(involved.get("uid") or involved.get("name"))
         now = self.clock()
-        similar = self._similar.setdefault((uid, reason), [])
-        key = (uid, event_type, reason, message, component)
-        if key not in self._sent:
+        reported = self._about(uid)
+        similar = reported.similar.setdefault(reason, [])
+        key = (event_type, reason, message, component)
+        if key not in reported.sent:
             similar[:] = [t for t in similar if now - t < SIMILAR_WINDOW]
             similar.append(now)
             # client-go's EventAggregator: the 10th distinct message is already combined.
             if len(similar) >= MAX_SIMILAR:
                 message = COMBINED_PREFIX + message
-                key = (uid, event_type, reason, COMBINED_PREFIX, component)
-        sent = self._sent.get(key)
+                key = (event_type, reason, COMBINED_PREFIX, component)
+        sent = reported.sent.get(key)
         stamp = now_rfc3339(self.wall())
         try:
             if sent is not None:
@@ -179,7 +203,7 @@ class Reporter:
                 if status < 300:
                     return
                 # The event is gone (expired or deleted): start a new one.
-                del self._sent[key]
+                reported.sent.pop(key, None)
             body = build_event(
                 namespace=namespace,
                 involved=involved,
@@ -193,7 +217,7 @@ class Reporter:
             )
             status = await self.api.create_event(namespace, body)
             if status < 300:
-                self._sent[key] = _Sent(body["metadata"]["name"], namespace, 1, now)
+                reported.sent[key] = _Sent(body["metadata"]["name"], namespace, 1, now)
             else:
                 logger.warning("could not record event %s for %s: HTTP %s", reason, uid, status)
         except Exception:  # reporting must never break scheduling
@@ -275,10 +299,18 @@ class Reporter:
             component=component,
         )
 
+    def _about(self, uid: str) -> _Reported:
+        """What was sent about ``uid``, now the most recently reported object."""
+        reported = self._reported.get(uid)
+        if reported is None:
+            reported = self._reported[uid] = _Reported()
+            if len(self._reported) > MAX_OBJECTS:
+                self._reported.popitem(last=False)
+        else:
+            self._reported.move_to_end(uid)
+        return reported
+
     def forget_pod(self, uid: str) -> None:
         """The pod is gone: drop what we remember of its events and condition."""
         self._conditions.pop(uid, None)
-        for sent_key in [k for k in self._sent if k[0] == uid]:
-            del self._sent[sent_key]
-        for similar_key in [k for k in self._similar if k[0] == uid]:
-            del self._similar[similar_key]
+        self._reported.pop(uid, None)

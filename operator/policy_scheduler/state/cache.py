@@ -196,7 +196,13 @@ class SchedulerCache:
         self.ttl = ttl
         self.clock = clock
         self._entries: dict[str, _Entry] = {}
-        self._deleted: dict[str, float] = {}  # uid -> when we saw it deleted
+        #: Uids assumed and not yet confirmed by the watch (Assumed, BindingFinished), in
+        #: the order they were assumed: the only ones that may expire, kept apart so
+        #: that housekeeping never walks every placed pod.
+        self._unconfirmed: dict[str, None] = {}
+        #: uid -> when we saw it deleted, oldest first (expire() stops at the first one
+        #: still to keep).
+        self._deleted: dict[str, float] = {}
         self._holders = 0
         self._held: list[Callable[[], object]] = []
         self._nominated: dict[str, str] = {}  # uid -> node, live (see nominated_node)
@@ -252,7 +258,7 @@ class SchedulerCache:
 
     @property
     def assumed_count(self) -> int:
-        return sum(1 for e in self._entries.values() if e.state is not PodState.ADDED)
+        return len(self._unconfirmed)
 
     # -- writing the cluster state -------------------------------------------------------
 
@@ -399,6 +405,7 @@ class SchedulerCache:
         self._move(pod.uid, Event.ASSUME)
         placed = replace(pod, node_name=node)
         self._entries[pod.uid] = _Entry(PodState.ASSUMED, placed)
+        self._unconfirmed[pod.uid] = None
         self.unnominate(pod.uid)
         self._place(placed)
         return placed
@@ -413,6 +420,7 @@ class SchedulerCache:
         """Undo an assumption (its binding failed)."""
         self._move(uid, Event.FORGET)
         del self._entries[uid]
+        self._unconfirmed.pop(uid, None)
         self._unplace(uid)
 
     def confirm(self, pod: Pod) -> Pod | None:
@@ -421,6 +429,7 @@ class SchedulerCache:
         entry = self._entries.get(pod.uid)
         before = entry.pod if entry is not None else None
         self._entries[pod.uid] = _Entry(PodState.ADDED, pod)
+        self._unconfirmed.pop(pod.uid, None)
         self._place(pod)
         return before
 
@@ -429,25 +438,37 @@ class SchedulerCache:
         self._move(uid, Event.REMOVE)
         entry = self._entries.pop(uid, None)
         if entry is not None:
+            self._unconfirmed.pop(uid, None)
             self._unplace(uid)
         if remember:
+            self._deleted.pop(uid, None)  # to the end: the dict stays in time order
             self._deleted[uid] = self.clock()
         return entry.pod if entry is not None else None
 
     def expire(self) -> list[Pod]:
         """Drop assumptions whose binding finished but never showed up in a watch."""
         now = self.clock()
-        expired = [
-            uid
-            for uid, e in self._entries.items()
-            if e.deadline is not None and e.deadline <= now and e.state is PodState.BINDING_FINISHED
-        ]
+        expired = []
+        for uid in self._unconfirmed:
+            e = self._entries[uid]
+            if (
+                e.deadline is not None
+                and e.deadline <= now
+                and e.state is PodState.BINDING_FINISHED
+            ):
+                expired.append(uid)
         pods = []
         for uid in expired:
             self._move(uid, Event.EXPIRE)
             pods.append(self._entries.pop(uid).pod)
+            self._unconfirmed.pop(uid, None)
             self._unplace(uid)
         horizon = now - 10 * self.ttl
-        for uid in [u for u, t in self._deleted.items() if t < horizon]:
+        old = []
+        for uid, when in self._deleted.items():
+            if when >= horizon:
+                break
+            old.append(uid)
+        for uid in old:
             del self._deleted[uid]
         return pods

@@ -99,6 +99,11 @@ class SchedulingQueue:
     def __contains__(self, uid: str) -> bool:
         return uid in self._pods or uid in self._in_flight
 
+    def get(self, uid: str) -> Pod | None:
+        """The copy of a queued (or being scheduled) pod the queue holds."""
+        queued = self._pods.get(uid) or self._in_flight.get(uid)
+        return queued.pod if queued is not None else None
+
     def where(self, uid: str) -> str | None:
         if uid in self._in_flight:
             return "in-flight"

@@ -160,6 +160,9 @@ class World:
         if listed_since is not None and seen.get(key, float("-inf")) >= listed_since:
             return Outcome(kind, key=key)
         seen[key] = self.clock()
+        held = self._unchanged(kind, key, raw)
+        if held is not None:
+            return Outcome(kind, held, key)
         try:
             obj = kind.parse(raw)
             if kind is POD:
@@ -183,6 +186,31 @@ class World:
             if kind in WAKING_KINDS:
                 self.queue.move_all()  # a volume may now be bindable, a service changed
         return outcome
+
+    def _unchanged(self, kind: Kind, key: str, raw: Mapping[str, Any]) -> Any:
+        """The pod or node already filed from this very version of it, if any.
+
+        Every object comes again, unchanged, in the LISTs: the operator's own and Kopf's
+        at startup, each resync, each watch restart. The API server gives a new
+        ``resourceVersion`` to every change, so a copy with the version already held is
+        filed already and is not parsed again. (A pod we assumed is held at the version
+        it had while pending, which is parsed again: it may be stale.)
+        """
+        meta = raw.get("metadata")
+        version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+        if not version:
+            return None  # files, emulators: nothing tells two copies apart
+        held: Pod | Node | None
+        if kind is POD:
+            if self.cache.state_of(key) is PodState.ADDED:
+                held = self.cache.placed_pod(key)
+            else:
+                held = self.queue.get(key)
+        elif kind is NODE:
+            held = self._nodes.get(key)
+        else:
+            return None
+        return held if held is not None and held.resource_version == version else None
 
     def _deleted(self, kind: Kind, key: str) -> Outcome:
         self._seen.get(kind, {}).pop(key, None)

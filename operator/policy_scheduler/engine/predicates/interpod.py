@@ -52,7 +52,7 @@ from typing import Final
 from ... import names
 from ...objects import Pod, PodAffinityTerm
 from ..cluster import ClusterState
-from ..framework import FITS, CycleState, Reasons, predicate
+from ..framework import FITS, CycleState, Reasons, hint, predicate
 from ..nodeinfo import NodeInfo
 
 POD_AFFINITY_NOT_MATCH: Final = "node(s) didn't match pod affinity/anti-affinity"
@@ -208,6 +208,12 @@ def _metadata(pod: Pod, cycle: CycleState) -> InterPodMetadata:
     return inter_pod_metadata(pod, cycle.cluster)
 
 
+def _no_terms(pod: Pod, cycle: CycleState) -> bool:
+    """Neither the pod nor any placed pod has a required (anti-)affinity term: every
+    node fits (the common case, worth no call per node)."""
+    return cycle.memo(_MEMO_KEY, lambda: _metadata(pod, cycle)) is NO_METADATA
+
+
 @predicate(names.MATCH_INTER_POD_AFFINITY)
 def match_inter_pod_affinity(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
     meta = cycle.memo(_MEMO_KEY, lambda: _metadata(pod, cycle))
@@ -249,3 +255,6 @@ def _node_matches_all_terms(
         if value is None or (term.topology_key, value) not in pairs:
             return False
     return True
+
+
+hint(match_inter_pod_affinity, fits_everywhere=_no_terms)

@@ -385,3 +385,6 @@ def even_pods_spread(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
         if skew > constraint.max_skew:
             return (ERR_TOPOLOGY_SPREAD,)
     return FITS
+
+
+hint(even_pods_spread, never_fails=lambda pod: not pod.spread_constraints)
