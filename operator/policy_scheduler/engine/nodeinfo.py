@@ -9,6 +9,13 @@ decision ever re-sums a node's pods, whatever their number.
 ``zone_key`` is the node's region/zone key (``utilnode.GetZoneKey``), computed when the
 node is set rather than by every spreading priority for every scored node.
 
+``allocatable`` is the node's (one attribute less to walk per node), ``flagged`` says
+whether the node is cordoned, tainted or reports a condition other than ``Ready=True``
+and every other ``False``: the node health and taint predicates can only refuse a
+flagged node, so the fast path's screens skip the others. ``image_sizes`` (name ->
+size of the first image the node lists under it) is built on first use by
+ImageLocality.
+
 ``generation`` increases on every change; a cache of results keyed by
 (node, generation) can never serve a stale answer.
 """
@@ -22,6 +29,19 @@ from itertools import count
 from ..objects import REGION_LABELS, ZONE_LABELS, HostPort, Node, Pod
 
 _generations = count(1)
+
+#: The condition statuses of a node nothing is wrong with (any other type: "False").
+_QUIET_CONDITIONS = {"Ready": "True"}
+
+
+def is_flagged(node: Node) -> bool:
+    """Cordoned, tainted, or a condition other than Ready=True and the rest False."""
+    if node.unschedulable or node.taints:
+        return True
+    for ctype, status in node.conditions.items():
+        if status != _QUIET_CONDITIONS.get(ctype, "False"):
+            return True
+    return False
 
 
 def zone_key(node: Node) -> str:
@@ -39,7 +59,10 @@ class NodeInfo:
     """A node, the pods placed on it and their incremental sums (module docstring)."""
 
     __slots__ = (
+        "allocatable",
+        "flagged",
         "generation",
+        "image_sizes",
         "name",
         "node",
         "nonzero_cpu",
@@ -58,6 +81,9 @@ class NodeInfo:
         self.node = node
         self.name = node.name
         self.zone_key = zone_key(node)
+        self.allocatable = node.allocatable
+        self.flagged = is_flagged(node)
+        self.image_sizes: dict[str, int] | None = None
         self.pods: dict[str, Pod] = {}
         self.requested_cpu = 0
         self.requested_memory = 0
@@ -80,7 +106,21 @@ class NodeInfo:
     def set_node(self, node: Node) -> None:
         self.node = node
         self.zone_key = zone_key(node)
+        self.allocatable = node.allocatable
+        self.flagged = is_flagged(node)
+        self.image_sizes = None
         self.generation = next(_generations)
+
+    def index_images(self) -> dict[str, int]:
+        """``image_sizes``, built now if it was not: each name's first listed size."""
+        sizes = self.image_sizes
+        if sizes is None:
+            sizes = {}
+            for state in self.node.images:
+                for name in state.names:
+                    sizes.setdefault(name, state.size)
+            self.image_sizes = sizes
+        return sizes
 
     def add_pod(self, pod: Pod) -> None:
         if pod.uid in self.pods:

@@ -42,6 +42,8 @@ qualifying pairs from ``ClusterState.node_label_values`` without a walk over the
 when no inclusion policy can leave a node out (no ``nodeTaintsPolicy: Honor``, and no node
 selector or required affinity under ``nodeAffinityPolicy: Honor``) and the constraints
 share one topology key (the common case); otherwise a walk over the nodes' labels remains.
+Its screen leaves every node out when the pod has no DoNotSchedule constraint or no
+pair was counted (the predicate then lets every node through).
 """
 
 from __future__ import annotations
@@ -360,6 +362,16 @@ def _spread_summary(pod: Pod, cycle: CycleState) -> _HardSpread | None:
     return _hard_spread(pod, cycle.cluster)
 
 
+def _even_pods_spread_screen(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """Nowhere without DoNotSchedule constraints or counted pairs; else every node."""
+    if not pod.spread_constraints:
+        return []
+    spread = cycle.memo("evenPodsSpread:hard", lambda: _spread_summary(pod, cycle))
+    if spread is None or not spread.pair_counts:
+        return []
+    return list(range(len(nodes)))
+
+
 @predicate(names.EVEN_PODS_SPREAD)
 def even_pods_spread(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
     """EvenPodsSpreadPredicate: each hard constraint's skew stays within maxSkew."""
@@ -385,3 +397,6 @@ def even_pods_spread(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
         if skew > constraint.max_skew:
             return (ERR_TOPOLOGY_SPREAD,)
     return FITS
+
+
+hint(even_pods_spread, screen=_even_pods_spread_screen)
