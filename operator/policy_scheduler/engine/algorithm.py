@@ -882,10 +882,11 @@ class Scheduler:
         """The fast path's scoring: the same totals, with fewer calls and passes.
 
         Constant maps without a reduce add one number to every total (an offset);
-        node-local maps come from the equivalence cache, one lookup per node for all of
-        them, with the weighted sum of those without a reduce cached beside their scores;
-        the other priorities (and node-local maps with a reduce) are added column by
-        column, as the plain path adds all of them.
+        node-local maps come from the equivalence cache when it admits the pod, one
+        lookup per node for all of them, with the weighted sum of those without a reduce
+        cached beside their scores; otherwise each map's column is computed in one pass
+        (its ``batch`` hint) and reduced. The other priorities (and node-local maps with
+        a reduce) are added column by column, as the plain path adds all of them.
         """
         priorities = policy.priorities
         count = len(feasible)
@@ -901,6 +902,7 @@ class Scheduler:
         cached_reduced: list[tuple[int, int, MapPlan]] = []  # (priority, place, plan)
         contexts: list[Hashable] = []
         called: list[int] = []
+        local: list[int] = []  # node-local maps, by priority index
         for index, entry in enumerate(priorities):
             weight, plan = entry.weight, entry.plan
             hints = plan.hints if plan is not None else NO_HINTS
@@ -926,17 +928,25 @@ class Scheduler:
                     cached_reduced.append((index, place, plan))
                 if hints.context is not None:
                     contexts.append(hints.context(cycle))
+                local.append(index)
                 sources.append((place,))
                 continue
             called.append(index)
             sources.append([])  # filled below
 
         rows: list[tuple[int, ...]] = []
+        table: _Table | None = None
         if cached_maps:
             fns = tuple(cached_maps)
             weights = tuple(cached_weights)
             key = ("score", fingerprint, fns, weights, cycle.settings, tuple(contexts))
-            table = self.cache.table(key, len(cycle.cluster.nodes))
+            table = self.cache.admit(key, len(cycle.cluster.nodes))
+            if table is None:
+                # Not a pod the cache would serve again: the maps as columns.
+                called = sorted(called + local)
+                for index in local:
+                    sources[index] = []
+        if table is not None:
             totals: list[int] = []
             add_total = totals.append
             add_row = rows.append
@@ -959,8 +969,20 @@ class Scheduler:
             totals = [0] * count
 
         for index in called:
-            scores = priorities[index].fn(pod, feasible, cycle)
-            columns.append((priorities[index].weight, scores))
+            entry = priorities[index]
+            plan = entry.plan
+            if plan is not None:
+                batch = plan.hints.batch
+                if batch is not None:
+                    scores = batch(pod, feasible, cycle)
+                else:
+                    fn = plan.map
+                    scores = [fn(pod, info, cycle) for info in feasible]
+                if plan.reduce is not None:
+                    plan.reduce(pod, feasible, cycle, scores)
+            else:
+                scores = entry.fn(pod, feasible, cycle)
+            columns.append((entry.weight, scores))
             sources[index] = scores
             # A big cluster is scored over several turns of the loop, not in one block.
             if big:
