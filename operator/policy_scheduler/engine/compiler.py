@@ -113,6 +113,9 @@ class CompiledPolicy:
     disable_preemption: bool = False
     #: The HTTP extenders, in policy order (see :mod:`.extenders`).
     extenders: tuple[CompiledExtender, ...] = ()
+    #: PodFitsResources runs (alone or within GeneralPredicates): a node whose
+    #: allocatable is below the pod's own request refuses it whatever runs there.
+    checks_resources: bool = False
 
 
 def compile_extender(extender: Extender) -> CompiledExtender:
@@ -242,6 +245,11 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
         extenders=tuple(compile_extender(extender) for extender in spec.extenders),
         binds_volumes=any(
             entry.fn is REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING) for entry in predicates
+        ),
+        checks_resources=any(
+            entry.fn is REGISTRY.predicates.get(names.POD_FITS_RESOURCES)
+            or entry.fn is REGISTRY.predicates.get(names.GENERAL_PREDICATES)
+            for entry in predicates
         ),
     )
 

@@ -9,7 +9,10 @@ decision ever re-sums a node's pods, whatever their number.
 ``zone_key`` is the node's region/zone key (``utilnode.GetZoneKey``), computed when the
 node is set rather than by every spreading priority for every scored node.
 
-``allocatable`` is the node's (one attribute less to walk per node), ``flagged`` says
+``allocatable`` is the node's (one attribute less to walk per node); ``free_cpu``,
+``free_memory``, ``free_ephemeral`` and ``free_pods`` are what it leaves once the placed
+pods' requests are counted (negative when overcommitted), kept up to date with the sums
+so that a resource check over many nodes is a comparison per resource; ``flagged`` says
 whether the node is cordoned, tainted or reports a condition other than ``Ready=True``
 and every other ``False``: the node health and taint predicates can only refuse a
 flagged node, so the fast path's screens skip the others. ``image_sizes`` (name ->
@@ -61,6 +64,10 @@ class NodeInfo:
     __slots__ = (
         "allocatable",
         "flagged",
+        "free_cpu",
+        "free_ephemeral",
+        "free_memory",
+        "free_pods",
         "generation",
         "image_sizes",
         "name",
@@ -93,7 +100,15 @@ class NodeInfo:
         self.nonzero_memory = 0
         self.used_ports: Counter[HostPort] = Counter()
         self.pods_with_affinity: dict[str, Pod] = {}
+        self._free()
         self.generation = next(_generations)
+
+    def _free(self) -> None:
+        allocatable = self.allocatable
+        self.free_cpu = allocatable.milli_cpu - self.requested_cpu
+        self.free_memory = allocatable.memory - self.requested_memory
+        self.free_ephemeral = allocatable.ephemeral_storage - self.requested_ephemeral
+        self.free_pods = allocatable.allowed_pods - len(self.pods)
 
     def copy(self) -> NodeInfo:
         """A copy sharing the pods and the sums, for a what-if check that replaces its node
@@ -109,6 +124,7 @@ class NodeInfo:
         self.allocatable = node.allocatable
         self.flagged = is_flagged(node)
         self.image_sizes = None
+        self._free()
         self.generation = next(_generations)
 
     def index_images(self) -> dict[str, int]:
@@ -154,6 +170,7 @@ class NodeInfo:
             self.used_ports[port] += sign
             if self.used_ports[port] <= 0:
                 del self.used_ports[port]
+        self._free()
         self.generation = next(_generations)
 
     def ports_conflict(self, wanted: tuple[HostPort, ...]) -> bool:

@@ -264,28 +264,24 @@ def flagged_nodes(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> lis
 
 
 def resources_screen(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
-    """Where PodFitsResources may fail: its checks inline (scalars: everywhere)."""
+    """Where PodFitsResources may fail: its checks on the nodes' free amounts (scalars:
+    everywhere)."""
     request = pod.request
     if request.scalar:
         return every_position(pod, nodes, cycle)
     if request.is_zero:
-        return [
-            k for k, info in enumerate(nodes) if len(info.pods) >= info.allocatable.allowed_pods
-        ]
+        return [k for k, info in enumerate(nodes) if info.free_pods < 1]
     cpu = request.milli_cpu
     memory = request.memory
     ephemeral = request.ephemeral_storage
-    suspects: list[int] = []
-    for k, info in enumerate(nodes):
-        allocatable = info.allocatable
-        if (
-            len(info.pods) >= allocatable.allowed_pods
-            or allocatable.milli_cpu < cpu + info.requested_cpu
-            or allocatable.memory < memory + info.requested_memory
-            or allocatable.ephemeral_storage < ephemeral + info.requested_ephemeral
-        ):
-            suspects.append(k)
-    return suspects
+    return [
+        k
+        for k, info in enumerate(nodes)
+        if info.free_cpu < cpu
+        or info.free_memory < memory
+        or info.free_ephemeral < ephemeral
+        or info.free_pods < 1
+    ]
 
 
 _SELECTOR_KEYS: Final = "MatchNodeSelector/keys"

@@ -78,14 +78,16 @@ SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
 # -- helpers shared with the spreading priorities -----------------------------------------
 
 
-def pod_services(pod: Pod, cluster: ClusterState) -> list[Workload]:
+def pod_services(pod: Pod, cluster: ClusterState, *, fast: bool = False) -> list[Workload]:
     """Services of the pod's namespace whose selector selects the pod (GetPodServices).
 
     A Service without a selector selects nothing (parsed as a never-matching selector).
+    ``fast``: only the namespace's workloads are looked at (same answer, same order).
     """
+    workloads = cluster.workloads_in(pod.namespace) if fast else cluster.workloads.values()
     return [
         w
-        for w in cluster.workloads.values()
+        for w in workloads
         if w.kind == "Service" and w.namespace == pod.namespace and w.selector.matches(pod.labels)
     ]
 
@@ -159,7 +161,7 @@ def filters_nodes(pod: Pod, constraint: TopologySpreadConstraint) -> bool:
 
 
 def _service_affinity_labels(
-    pod: Pod, cluster: ClusterState, keys: tuple[str, ...]
+    pod: Pod, cluster: ClusterState, keys: tuple[str, ...], fast: bool
 ) -> dict[str, str]:
     """The label values a node must carry for this pod (FindLabelsInSet + AddUnsetLabelsToMap)."""
     wanted: dict[str, str] = {}
@@ -168,7 +170,7 @@ def _service_affinity_labels(
         for key in keys:
             if key in raw:
                 wanted[key] = raw[key]
-    if len(wanted) == len(keys) or not pod_services(pod, cluster):
+    if len(wanted) == len(keys) or not pod_services(pod, cluster, fast=fast):
         return wanted
     first = _first_matching_pod(pod, cluster)
     if first is None:
@@ -219,7 +221,10 @@ def service_affinity(argument: Any) -> Predicate:
     memo_key = f"serviceAffinity:{keys!r}"
 
     def check_service_affinity(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
-        wanted = cycle.memo(memo_key, lambda: _service_affinity_labels(pod, cycle.cluster, keys))
+        wanted = cycle.memo(
+            memo_key,
+            lambda: _service_affinity_labels(pod, cycle.cluster, keys, cycle.settings.fast),
+        )
         labels = node.node.labels
         for key, value in wanted.items():
             if labels.get(key) != value:
