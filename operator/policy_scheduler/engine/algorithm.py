@@ -988,7 +988,12 @@ class Scheduler:
             if big:
                 await asyncio.sleep(0)
         for weight, scores in columns:
-            totals = weighted_sum(totals, weight, scores)
+            if scores and scores.count(scores[0]) == count:
+                # The same score everywhere (a priority with nothing to tell the nodes
+                # apart): one addition to the offset instead of a pass.
+                offset += weight * scores[0]
+            else:
+                totals = weighted_sum(totals, weight, scores)
         if offset:
             totals = [total + offset for total in totals]
 

@@ -36,8 +36,10 @@ and differ only when a resource scores 0 or the average has a half.
 Every map here reads the pod and its one node only: all are hinted ``node_local`` for
 the fast path's equivalence cache; ResourceLimitsPriority is a constant 0 for a pod
 without limits. LeastRequested, MostRequested and BalancedResourceAllocation also have a
-``batch`` form, the same arithmetic over a list of nodes in one loop (a node outside the
-common case, no capacity or an overcommit, goes through the map itself).
+``batch`` form, the same arithmetic over a list of nodes in one loop; LeastRequested's
+and BalancedResourceAllocation's are computed together and remembered in each node's
+``NodeInfo.scores`` under the pod's non-zero cpu and memory, so pods asking the same
+amounts reuse them until the node changes.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from ..framework import (
     priority_factory,
     register_priority,
 )
-from ..nodeinfo import NodeInfo
+from ..nodeinfo import MEMO_LIMIT, NodeInfo
 
 MAX_PRIORITY: Final = names.MAX_PRIORITY
 MAX_UTILIZATION: Final = 100
@@ -110,33 +112,83 @@ def most_requested(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
     )
 
 
-def least_requested_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
-    """``least_requested`` over ``nodes``: inline where both capacities hold the request."""
+def _resource_pair(info: NodeInfo, pod_cpu: int, pod_memory: int) -> tuple[int, int]:
+    """LeastRequested and BalancedResourceAllocation of one node for a pod's non-zero
+    requests, the maps' arithmetic step for step (inline, without their calls)."""
+    allocatable = info.allocatable
+    cpu_capacity = allocatable.milli_cpu
+    memory_capacity = allocatable.memory
+    cpu = info.nonzero_cpu + pod_cpu
+    memory = info.nonzero_memory + pod_memory
+    if (
+        cpu_capacity > 0
+        and cpu <= cpu_capacity
+        and memory_capacity > 0
+        and memory <= memory_capacity
+    ):
+        # Both least-requested scores are non-negative: their sum halves by floor division.
+        least = (
+            (cpu_capacity - cpu) * MAX_PRIORITY // cpu_capacity
+            + (memory_capacity - memory) * MAX_PRIORITY // memory_capacity
+        ) // 2
+    else:
+        total = least_requested_score(cpu, cpu_capacity) + least_requested_score(
+            memory, memory_capacity
+        )
+        least = total // 2 if total >= 0 else go_div(total, 2)
+    # fraction_of_capacity: a node without the resource counts as full.
+    cpu_fraction = float(cpu) / float(cpu_capacity) if cpu_capacity else 1.0
+    memory_fraction = float(memory) / float(memory_capacity) if memory_capacity else 1.0
+    if cpu_fraction >= 1 or memory_fraction >= 1:
+        balanced = 0
+    else:
+        balanced = int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY)
+    return least, balanced
+
+
+def _resource_pairs(pod: Pod, nodes: Sequence[NodeInfo]) -> list[tuple[int, int]]:
+    """:func:`_resource_pair` for each node, remembered in the node's ``scores`` under the
+    pod's non-zero requests: pods asking the same amounts share them until the node
+    changes, and the second of the two priorities reads what the first computed."""
     pod_cpu, pod_memory = pod.nonzero_cpu, pod.nonzero_memory
-    out: list[int] = []
+    key = f"resources:{pod_cpu}:{pod_memory}"
+    out: list[tuple[int, int]] = []
     for info in nodes:
-        allocatable = info.allocatable
-        cpu_capacity = allocatable.milli_cpu
-        memory_capacity = allocatable.memory
-        cpu = info.nonzero_cpu + pod_cpu
-        memory = info.nonzero_memory + pod_memory
-        if (
-            cpu_capacity > 0
-            and cpu <= cpu_capacity
-            and memory_capacity > 0
-            and memory <= memory_capacity
-        ):
-            # Both scores non-negative: their sum halves by floor division.
-            out.append(
-                (
-                    (cpu_capacity - cpu) * MAX_PRIORITY // cpu_capacity
-                    + (memory_capacity - memory) * MAX_PRIORITY // memory_capacity
-                )
-                // 2
-            )
+        memo = info.scores
+        if memo is None:
+            memo = info.scores = {}
         else:
-            out.append(least_requested(pod, info, cycle))
+            pair = memo.get(key)
+            if pair is not None:
+                out.append(pair)
+                continue
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+        pair = memo[key] = _resource_pair(info, pod_cpu, pod_memory)
+        out.append(pair)
     return out
+
+
+_PAIRS_MEMO: Final = "priorities.resources.pairs"
+
+
+def _attempt_pairs(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[tuple[int, int]]:
+    """:func:`_resource_pairs` once per attempt and list of nodes: both priorities score
+    the same feasible nodes. (Held with the list itself, so that its id is not reused.)"""
+    by_list: dict[int, tuple[Sequence[NodeInfo], list[tuple[int, int]]]] = cycle.memo(
+        _PAIRS_MEMO, dict
+    )
+    known = by_list.get(id(nodes))
+    if known is not None and known[0] is nodes:
+        return known[1]
+    pairs = _resource_pairs(pod, nodes)
+    by_list[id(nodes)] = (nodes, pairs)
+    return pairs
+
+
+def least_requested_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """``least_requested`` over ``nodes`` (:func:`_resource_pairs`)."""
+    return [pair[0] for pair in _attempt_pairs(pod, nodes, cycle)]
 
 
 def most_requested_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
@@ -189,23 +241,8 @@ def balanced_resource_allocation(pod: Pod, info: NodeInfo, cycle: CycleState) ->
 def balanced_resource_allocation_batch(
     pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState
 ) -> list[int]:
-    """``balanced_resource_allocation`` over ``nodes``, the same float64 steps inline."""
-    pod_cpu, pod_memory = pod.nonzero_cpu, pod.nonzero_memory
-    out: list[int] = []
-    for info in nodes:
-        allocatable = info.allocatable
-        cpu_capacity = allocatable.milli_cpu
-        memory_capacity = allocatable.memory
-        if cpu_capacity == 0 or memory_capacity == 0:
-            out.append(balanced_resource_allocation(pod, info, cycle))
-            continue
-        cpu_fraction = float(info.nonzero_cpu + pod_cpu) / float(cpu_capacity)
-        memory_fraction = float(info.nonzero_memory + pod_memory) / float(memory_capacity)
-        if cpu_fraction >= 1 or memory_fraction >= 1:
-            out.append(0)
-        else:
-            out.append(int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY))
-    return out
+    """``balanced_resource_allocation`` over ``nodes`` (:func:`_resource_pairs`)."""
+    return [pair[1] for pair in _attempt_pairs(pod, nodes, cycle)]
 
 
 # -- ResourceLimitsPriority ---------------------------------------------------------------

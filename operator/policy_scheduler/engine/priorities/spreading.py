@@ -200,17 +200,31 @@ def spread_reduce(
 
 def fast_spread_reduce(nodes: Sequence[NodeInfo], counts: list[int]) -> list[int]:
     """:func:`spread_reduce` with each node's zone from ``NodeInfo.zone_key`` and each
-    distinct (zone, count) scored once: nodes of a zone with the same count score alike."""
+    distinct (zone, count) scored once: nodes of a zone with the same count score alike,
+    and most nodes hold no pod like the incoming one (count 0)."""
     zones = [node.zone_key for node in nodes]
     max_by_node = max(counts, default=0)
-    by_zone = _zone_counts(zones, counts)
+    by_zone = dict.fromkeys([zone for zone in set(zones) if zone], 0)
+    if max_by_node > 0:
+        for zone, count in zip(zones, counts, strict=True):
+            if count and zone:
+                by_zone[zone] += count
     max_by_zone = max(by_zone.values(), default=0)
-    pairs = list(zip(zones, counts, strict=True))
-    table = {
-        pair: _spread_score(pair[0], pair[1], max_by_node, by_zone, max_by_zone)
-        for pair in set(pairs)
-    }
-    return [table[pair] for pair in pairs]
+    empty = {zone: _spread_score(zone, 0, max_by_node, by_zone, max_by_zone) for zone in set(zones)}
+    if max_by_node == 0:
+        return [empty[zone] for zone in zones]
+    scores = [empty[zone] for zone in zones]
+    some: dict[tuple[str, int], int] = {}
+    for k, count in enumerate(counts):
+        if count:
+            pair = (zones[k], count)
+            score = some.get(pair)
+            if score is None:
+                score = some[pair] = _spread_score(
+                    pair[0], count, max_by_node, by_zone, max_by_zone
+                )
+            scores[k] = score
+    return scores
 
 
 def _zone_counts(zones: list[str], counts: list[int]) -> dict[str, int]:
