@@ -644,14 +644,13 @@ class Scheduler:
                             settled.add(k)
             for step in plan:
                 excluded = reasons_at if not check_all else settled
-                if excluded:
-                    positions = [k for k in range(size) if k not in excluded]
-                    if not positions:
-                        break
-                    live = [chunk[k] for k in positions]
-                    suspects = [positions[j] for j in step.screen(pod, live, cycle)]
-                else:
-                    suspects = step.screen(pod, chunk, cycle)
+                if len(excluded) == size:
+                    break
+                # Screened over the whole chunk (cheaper than building the list of the
+                # nodes still in play); the nodes out of play are dropped after.
+                suspects = step.screen(pod, chunk, cycle)
+                if excluded and suspects:
+                    suspects = [k for k in suspects if k not in excluded]
                 fn = step.fn
                 for k in suspects:
                     result = fn(pod, chunk[k], cycle)

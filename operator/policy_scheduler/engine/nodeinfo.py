@@ -17,10 +17,7 @@ whether the node is cordoned, tainted or reports a condition other than ``Ready=
 and every other ``False``: the node health and taint predicates can only refuse a
 flagged node, so the fast path's screens skip the others. ``image_sizes`` (name ->
 size of the first image the node lists under it) is built on first use by
-ImageLocality. ``scores`` is a memo for the fast path's batch priorities: a score that
-depends only on the node and on a few fields of the pod, under a key naming the
-priority and those fields; it is emptied whenever the node or its pods change, so a
-remembered score is always the node's current one.
+ImageLocality.
 
 ``generation`` increases on every change; a cache of results keyed by
 (node, generation) can never serve a stale answer.
@@ -31,14 +28,10 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from itertools import count
-from typing import Any
 
 from ..objects import REGION_LABELS, ZONE_LABELS, HostPort, Node, Pod
 
 _generations = count(1)
-
-#: Distinct keys a node's ``scores`` memo keeps before it starts over.
-MEMO_LIMIT = 64
 
 #: The condition statuses of a node nothing is wrong with (any other type: "False").
 _QUIET_CONDITIONS = {"Ready": "True"}
@@ -87,7 +80,6 @@ class NodeInfo:
         "requested_ephemeral",
         "requested_memory",
         "requested_scalar",
-        "scores",
         "used_ports",
         "zone_key",
     )
@@ -99,7 +91,6 @@ class NodeInfo:
         self.allocatable = node.allocatable
         self.flagged = is_flagged(node)
         self.image_sizes: dict[str, int] | None = None
-        self.scores: dict[str, Any] | None = None
         self.pods: dict[str, Pod] = {}
         self.requested_cpu = 0
         self.requested_memory = 0
@@ -133,7 +124,6 @@ class NodeInfo:
         self.allocatable = node.allocatable
         self.flagged = is_flagged(node)
         self.image_sizes = None
-        self.scores = None
         self._free()
         self.generation = next(_generations)
 
@@ -180,7 +170,6 @@ class NodeInfo:
             self.used_ports[port] += sign
             if self.used_ports[port] <= 0:
                 del self.used_ports[port]
-        self.scores = None
         self._free()
         self.generation = next(_generations)
 

@@ -14,7 +14,8 @@ words; each reason string is a module constant beside the predicate that emits i
 * **HostName**, **PodFitsHostPorts** (alias PodFitsPorts, resolved by the compiler) and
   **MatchNodeSelector** (``nodeSelector`` AND the required node affinity terms, ORed).
 * **PodFitsResources** checks the pod count first, stops there when the pod requests
-  nothing, then cpu, memory, ephemeral-storage and the scalar resources by name.
+  nothing, then cpu, memory, ephemeral-storage and the scalar resources by name (with
+  ``settings.fast`` and no scalar resource, on ``NodeInfo``'s free amounts).
 * **GeneralPredicates** runs PodFitsResources, HostName, PodFitsHostPorts and
   MatchNodeSelector, all of them, and concatenates their reasons in that order.
 * **CheckNodeMemoryPressure** (BestEffort pods only), **CheckNodeDiskPressure** and
@@ -37,6 +38,7 @@ once per distinct set of label values it reads.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Final
 
@@ -172,14 +174,45 @@ def _checked_scalars(cycle: CycleState) -> tuple[tuple[str, int, str], ...]:
     )
 
 
+#: The reasons for each pattern of (pods, cpu, memory, ephemeral-storage) shortfalls.
+_SHORTFALL_REASONS: Final = {
+    pattern: tuple(
+        reason
+        for short, reason in zip(
+            pattern,
+            (
+                ERR_INSUFFICIENT_PODS,
+                ERR_INSUFFICIENT_CPU,
+                ERR_INSUFFICIENT_MEMORY,
+                ERR_INSUFFICIENT_EPHEMERAL_STORAGE,
+            ),
+            strict=True,
+        )
+        if short
+    )
+    for pattern in itertools.product((False, True), repeat=4)
+}
+
+
 @predicate(names.POD_FITS_RESOURCES)
 def pod_fits_resources(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    request = pod.request
+    if cycle.settings.fast and not request.scalar:
+        # The same checks on the node's free amounts, the reasons by pattern (a pod too
+        # big for every node is refused by every node of the cluster).
+        if request.is_zero:
+            return _SHORTFALL_REASONS[node.free_pods < 1, False, False, False]
+        return _SHORTFALL_REASONS[
+            node.free_pods < 1,
+            node.free_cpu < request.milli_cpu,
+            node.free_memory < request.memory,
+            node.free_ephemeral < request.ephemeral_storage,
+        ]
     reasons: list[str] = []
     allocatable = node.node.allocatable
     # The pod count is checked even for a pod that requests nothing.
     if len(node.pods) + 1 > allocatable.allowed_pods:
         reasons.append(ERR_INSUFFICIENT_PODS)
-    request = pod.request
     # A scalar mentioned with amount 0 still counts as a request, as upstream's map
     # length does.
     if request.is_zero:

@@ -20,9 +20,7 @@ Per-node maps without a reduce step (kube-scheduler v1.13-v1.17):
 Fast path hints: every map reads the pod and its one node (``node_local``);
 ImageLocality also reads the cluster-wide spread of the pod's images, which becomes
 part of the equivalence cache's key (``context``), and its batch form looks the images
-up in each node's ``image_sizes`` instead of walking the node's image list, and
-remembers the score in the node's ``scores`` (a memo emptied when the node changes)
-under the pod's images and their spread.
+up in each node's ``image_sizes`` instead of walking the node's image list.
 NodePreferAvoidPods is a constant 10 for a pod without an RC/RS controller,
 EqualPriority a constant 1, ImageLocality a constant 0 for a pod without container
 images.
@@ -43,7 +41,7 @@ from ..framework import (
     priority_factory,
     register_priority,
 )
-from ..nodeinfo import MEMO_LIMIT, NodeInfo
+from ..nodeinfo import NodeInfo
 
 MAX_PRIORITY: Final = names.MAX_PRIORITY
 
@@ -106,33 +104,20 @@ def image_locality(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
 
 
 def image_locality_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
-    """``image_locality`` over ``nodes``: each node's images looked up by name, and the
-    score remembered in the node's ``scores`` under the pod's images and their spread."""
+    """``image_locality`` over ``nodes``, each node's images looked up by name."""
     spread = cycle.memo(_IMAGE_SPREAD_MEMO, lambda: _image_spread(pod, cycle))
-    key = f"images:{spread!r}"
     out: list[int] = []
     for info in nodes:
-        memo = info.scores
-        if memo is None:
-            memo = info.scores = {}
-        else:
-            score = memo.get(key)
-            if score is not None:
-                out.append(score)
-                continue
-            if len(memo) >= MEMO_LIMIT:
-                memo.clear()
         sizes = info.image_sizes
         if sizes is None:
             sizes = info.index_images()
         total = 0
-        if sizes:
-            for image, share in spread:
-                size = sizes.get(image)
-                if size is not None:
-                    total += int(float(size) * share)
-        score = memo[key] = image_locality_score(total)
-        out.append(score)
+        for image, share in spread:
+            size = sizes.get(image)
+            if size is not None:
+                # int64(float64(size) * spread): Go truncates the product.
+                total += int(float(size) * share)
+        out.append(image_locality_score(total) if total > MIN_IMAGE_THRESHOLD else 0)
     return out
 
 

@@ -36,10 +36,9 @@ and differ only when a resource scores 0 or the average has a half.
 Every map here reads the pod and its one node only: all are hinted ``node_local`` for
 the fast path's equivalence cache; ResourceLimitsPriority is a constant 0 for a pod
 without limits. LeastRequested, MostRequested and BalancedResourceAllocation also have a
-``batch`` form, the same arithmetic over a list of nodes in one loop; LeastRequested's
-and BalancedResourceAllocation's are computed together and remembered in each node's
-``NodeInfo.scores`` under the pod's non-zero cpu and memory, so pods asking the same
-amounts reuse them until the node changes.
+``batch`` form, the same arithmetic over a list of nodes in one loop, inline (a node
+without capacity or overcommitted goes through the maps' own steps); LeastRequested's
+and BalancedResourceAllocation's are computed together, once per attempt.
 """
 
 from __future__ import annotations
@@ -60,7 +59,7 @@ from ..framework import (
     priority_factory,
     register_priority,
 )
-from ..nodeinfo import MEMO_LIMIT, NodeInfo
+from ..nodeinfo import NodeInfo
 
 MAX_PRIORITY: Final = names.MAX_PRIORITY
 MAX_UTILIZATION: Final = 100
@@ -112,61 +111,55 @@ def most_requested(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
     )
 
 
-def _resource_pair(info: NodeInfo, pod_cpu: int, pod_memory: int) -> tuple[int, int]:
-    """LeastRequested and BalancedResourceAllocation of one node for a pod's non-zero
-    requests, the maps' arithmetic step for step (inline, without their calls)."""
-    allocatable = info.allocatable
-    cpu_capacity = allocatable.milli_cpu
-    memory_capacity = allocatable.memory
-    cpu = info.nonzero_cpu + pod_cpu
-    memory = info.nonzero_memory + pod_memory
-    if (
-        cpu_capacity > 0
-        and cpu <= cpu_capacity
-        and memory_capacity > 0
-        and memory <= memory_capacity
-    ):
-        # Both least-requested scores are non-negative: their sum halves by floor division.
-        least = (
-            (cpu_capacity - cpu) * MAX_PRIORITY // cpu_capacity
-            + (memory_capacity - memory) * MAX_PRIORITY // memory_capacity
-        ) // 2
-    else:
-        total = least_requested_score(cpu, cpu_capacity) + least_requested_score(
-            memory, memory_capacity
-        )
-        least = total // 2 if total >= 0 else go_div(total, 2)
-    # fraction_of_capacity: a node without the resource counts as full.
-    cpu_fraction = float(cpu) / float(cpu_capacity) if cpu_capacity else 1.0
-    memory_fraction = float(memory) / float(memory_capacity) if memory_capacity else 1.0
-    if cpu_fraction >= 1 or memory_fraction >= 1:
-        balanced = 0
-    else:
-        balanced = int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY)
-    return least, balanced
-
-
 def _resource_pairs(pod: Pod, nodes: Sequence[NodeInfo]) -> list[tuple[int, int]]:
-    """:func:`_resource_pair` for each node, remembered in the node's ``scores`` under the
-    pod's non-zero requests: pods asking the same amounts share them until the node
-    changes, and the second of the two priorities reads what the first computed."""
+    """LeastRequested and BalancedResourceAllocation of each node for the pod's non-zero
+    requests, the maps' arithmetic step for step, inline in one loop."""
     pod_cpu, pod_memory = pod.nonzero_cpu, pod.nonzero_memory
-    key = f"resources:{pod_cpu}:{pod_memory}"
     out: list[tuple[int, int]] = []
     for info in nodes:
-        memo = info.scores
-        if memo is None:
-            memo = info.scores = {}
+        allocatable = info.allocatable
+        cpu_capacity = allocatable.milli_cpu
+        memory_capacity = allocatable.memory
+        cpu = info.nonzero_cpu + pod_cpu
+        memory = info.nonzero_memory + pod_memory
+        if (
+            cpu_capacity > 0
+            and cpu <= cpu_capacity
+            and memory_capacity > 0
+            and memory <= memory_capacity
+        ):
+            # Both least-requested scores are non-negative: their sum halves by floor
+            # division. Neither fraction reaches 1 unless the request fills the capacity.
+            cpu_fraction = float(cpu) / float(cpu_capacity)
+            memory_fraction = float(memory) / float(memory_capacity)
+            out.append(
+                (
+                    (
+                        (cpu_capacity - cpu) * MAX_PRIORITY // cpu_capacity
+                        + (memory_capacity - memory) * MAX_PRIORITY // memory_capacity
+                    )
+                    // 2,
+                    0
+                    if cpu_fraction >= 1 or memory_fraction >= 1
+                    else int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY),
+                )
+            )
         else:
-            pair = memo.get(key)
-            if pair is not None:
-                out.append(pair)
-                continue
-            if len(memo) >= MEMO_LIMIT:
-                memo.clear()
-        pair = memo[key] = _resource_pair(info, pod_cpu, pod_memory)
-        out.append(pair)
+            out.append(_edge_pair(cpu, cpu_capacity, memory, memory_capacity))
     return out
+
+
+def _edge_pair(cpu: int, cpu_capacity: int, memory: int, memory_capacity: int) -> tuple[int, int]:
+    """The pair for a node without capacity or overcommitted, as the maps compute it."""
+    total = least_requested_score(cpu, cpu_capacity) + least_requested_score(
+        memory, memory_capacity
+    )
+    least = total // 2 if total >= 0 else go_div(total, 2)
+    cpu_fraction = fraction_of_capacity(cpu, cpu_capacity)
+    memory_fraction = fraction_of_capacity(memory, memory_capacity)
+    if cpu_fraction >= 1 or memory_fraction >= 1:
+        return least, 0
+    return least, int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY)
 
 
 _PAIRS_MEMO: Final = "priorities.resources.pairs"
