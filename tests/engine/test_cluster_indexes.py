@@ -240,7 +240,8 @@ def rebuilt(state: ClusterState) -> ClusterState:
         fresh.set_node(info.node)
     for placed in state.pods.values():
         fresh.add_pod(placed)
-    fresh.workloads.update(state.workloads)
+    for workload in state.workloads.values():
+        fresh.set_workload(workload)
     return fresh
 
 

@@ -283,9 +283,11 @@ def storage_objects() -> list[dict[str, Any]]:
 
 
 def build_world(
-    seed: int, num_nodes: int, num_pods: int
+    seed: int, num_nodes: int, num_pods: int, *, distinct: bool = False
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Node dicts, placed pod dicts and pending pod dicts for one seed."""
+    """Node dicts, placed pod dicts and pending pod dicts for one seed; ``distinct``:
+    every pending pod has a template of its own (the equivalence cache never admits
+    them, so the screened filter and the batch scores decide)."""
     rng = random.Random(seed)
     nodes = [random_node(rng, i) for i in range(num_nodes)]
     placed = []
@@ -294,6 +296,9 @@ def build_world(
         spec.pop("node_name", None)
         spec.pop("volumes", None)  # placed pods keep to inline disks
         placed.append(pod(f"placed-{i}", node_name=f"node-{rng.randrange(num_nodes)}", **spec))
+    if distinct:
+        pending = [pod(f"pending-{i}", **random_pod_spec(rng)) for i in range(num_pods)]
+        return nodes, placed, pending
     templates = [random_pod_spec(rng) for _ in range(max(3, num_pods // 4))]
     pending = [pod(f"pending-{i}", **copy.deepcopy(rng.choice(templates))) for i in range(num_pods)]
     return nodes, placed, pending
@@ -444,9 +449,17 @@ def churn(
             state.set_node(parse_node(copy.deepcopy(changed)))
 
 
-def run_both(seed: int, policy_name: str, num_nodes: int, num_pods: int) -> tuple[int, int, int]:
+def run_both(
+    seed: int,
+    policy_name: str,
+    num_nodes: int,
+    num_pods: int,
+    *,
+    distinct: bool = False,
+    chunk_size: int = 64,
+) -> tuple[int, int, int]:
     """Decide one seed's queue both ways; (pods placed, node failures seen, preemptions)."""
-    nodes, placed, pending = build_world(seed, num_nodes, num_pods)
+    nodes, placed, pending = build_world(seed, num_nodes, num_pods, distinct=distinct)
     nominated = nominations(seed, num_nodes, pending)
     fast_state = build_cluster(nodes, placed)
     slow_state = build_cluster(nodes, placed)
@@ -456,7 +469,8 @@ def run_both(seed: int, policy_name: str, num_nodes: int, num_pods: int) -> tupl
     fast_policy = POLICIES[policy_name]()
     assert fast_policy.settings.fast
     slow_policy = plain(fast_policy)
-    fast_scheduler, slow_scheduler = Scheduler(), Scheduler()
+    fast_scheduler = Scheduler(chunk_size=chunk_size)
+    slow_scheduler = Scheduler(chunk_size=chunk_size)
     rng = random.Random(seed * 7 + 1)
     placed_count = failures = preemptions = 0
 
@@ -505,6 +519,31 @@ def test_fast_and_plain_decide_alike(
     outcomes = [run_both(seed, policy_name, num_nodes, num_pods) for seed in seeds]
     # The generators must keep every outcome in play: placements, failing nodes, and
     # preemptions that found a node.
+    assert sum(placed for placed, _, _ in outcomes) > 0
+    assert sum(failures for _, failures, _ in outcomes) > 0
+    assert sum(found for _, _, found in outcomes) > 0
+
+
+@pytest.mark.parametrize(
+    ("policy_name", "num_nodes", "num_pods", "chunk_size", "seeds"),
+    [
+        pytest.param("default", 40, 50, 7, (21, 22, 23), id="default"),
+        pytest.param("all", 30, 50, 4, (24, 25), id="all-predicates-and-priorities"),
+        pytest.param("check-all", 30, 40, 9, (26, 27), id="always-check-all-predicates"),
+        pytest.param("percentage-50", 130, 40, 16, (28, 29), id="percentage-of-nodes-50"),
+        pytest.param("custom", 30, 50, 5, (30, 31), id="custom-arguments"),
+    ],
+)
+def test_fast_and_plain_decide_alike_for_pods_that_all_differ(
+    policy_name: str, num_nodes: int, num_pods: int, chunk_size: int, seeds: tuple[int, ...]
+) -> None:
+    # No two pending pods alike, small chunks: the screens decide which nodes each
+    # predicate checks, a chunk at a time (wrapping around the node list), and the
+    # scores come from the batch forms, never from the equivalence cache.
+    outcomes = [
+        run_both(seed, policy_name, num_nodes, num_pods, distinct=True, chunk_size=chunk_size)
+        for seed in seeds
+    ]
     assert sum(placed for placed, _, _ in outcomes) > 0
     assert sum(failures for _, failures, _ in outcomes) > 0
     assert sum(found for _, _, found in outcomes) > 0
@@ -640,6 +679,18 @@ def test_the_cache_stays_bounded() -> None:
         table[f"n{i}"] = (1, ())
     # Many more nodes than the cluster holds (nodes came and went): started over.
     assert len(cache.table("c", 1)) == 0
+
+
+def test_the_cache_keeps_tables_only_for_keys_seen_lately() -> None:
+    cache = EquivalenceCache(max_tables=2)
+    assert cache.admit("a", 1) is None  # first sight: no table
+    table = cache.admit("a", 1)
+    assert table is not None
+    table["n"] = (1, ())
+    for key in ("b", "c", "d"):
+        assert cache.admit(key, 1) is None
+    assert cache.admit("b", 1) is None  # seen, then forgotten behind c and d
+    assert cache.admit("a", 1) is table
 
 
 def test_without_explanation_the_decision_is_the_same_minus_scores() -> None:

@@ -68,7 +68,15 @@ from .cluster import ClusterState
 from .compiler import CompiledPolicy, MapPlan
 from .extenders import ExtenderClient, ExtenderError, filter_nodes, prioritize_nodes
 from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
-from .framework import NO_HINTS, CycleState, MapFunction, Predicate, Reasons
+from .framework import (
+    NO_HINTS,
+    CycleState,
+    MapFunction,
+    Predicate,
+    Reasons,
+    Screen,
+    every_position,
+)
 from .hinting import Hint, fit_hints
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
@@ -269,15 +277,21 @@ class EquivalenceCache:
     table (node name -> (generation, result...)) exists per key; at most ``max_tables``
     are kept, least recently used first out, and a table holding many more nodes than
     the cluster has (nodes come and go) is emptied, so the cache stays within
-    ``max_tables`` entries per node (~140 bytes each: with the default 32 tables, at
-    most ~4.5 KB per node, ~300 B per node and equivalence class in use). Identical
-    score rows are shared between nodes.
+    ``max_tables`` entries per node (~140 bytes each: with the default 64 tables, at
+    most ~9 KB per node; filter tables hold only the nodes a screen could not clear).
+    Identical score rows are shared between nodes.
+
+    A key gets a table only the second time it is asked for while it is among the
+    ``max_tables`` last keys first seen (:meth:`admit`): pods that all differ (one per
+    template, from many templates) would otherwise fill tables that are never read
+    again, paying to store every result for nothing.
     """
 
-    __slots__ = ("_rows", "_tables", "max_tables")
+    __slots__ = ("_rows", "_seen", "_tables", "max_tables")
 
-    def __init__(self, max_tables: int = 32) -> None:
+    def __init__(self, max_tables: int = 64) -> None:
         self._tables: OrderedDict[Hashable, _Table] = OrderedDict()
+        self._seen: OrderedDict[Hashable, None] = OrderedDict()
         self._rows: dict[tuple[int, ...], tuple[int, ...]] = {}
         self.max_tables = max_tables
 
@@ -290,6 +304,18 @@ class EquivalenceCache:
                 rows.clear()
             known = rows[row] = row
         return known
+
+    def admit(self, key: Hashable, num_nodes: int) -> _Table | None:
+        """The key's table if it has one or was seen lately (then it gets one), else None."""
+        if key not in self._tables:
+            seen = self._seen
+            if key not in seen:
+                seen[key] = None
+                if len(seen) > self.max_tables:
+                    seen.popitem(last=False)
+                return None
+            del seen[key]
+        return self.table(key, num_nodes)
 
     def table(self, key: Hashable, num_nodes: int) -> _Table:
         tables = self._tables
@@ -309,7 +335,16 @@ class EquivalenceCache:
 
     def clear(self) -> None:
         self._tables.clear()
+        self._seen.clear()
         self._rows.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class _Screened:
+    """One step of a pod's screened filter: a predicate and its screen."""
+
+    fn: Predicate
+    screen: Screen
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,7 +404,7 @@ class Scheduler:
         chunk_size: int = 64,
         workers: int = 16,
         explain: bool = True,
-        cache_tables: int = 32,
+        cache_tables: int = 64,
         extenders: ExtenderClient | None = None,
     ) -> None:
         self.extenders = extenders
@@ -515,23 +550,29 @@ class Scheduler:
             return True
 
         if cycle.settings.fast:
-            steps = self._predicate_plan(pod, cycle, policy, all_nodes)
-            if not steps:
+            plan = self._screen_plan(pod, cycle, policy)
+            if not plan:
                 # Nothing can fail for this pod: the first ``wanted`` nodes fit.
                 taken = min(wanted, all_nodes)
                 feasible = [nodes[(start + i) % all_nodes] for i in range(taken)]
                 self.next_start = (start + taken) % all_nodes
                 decision.evaluated = taken
                 return feasible
-            if len(steps) == 1 and steps[0].table is not None:
-                node_check = self._cached_check(steps[0], pod, nodes, start, cycle, check_all)
-            else:
-                node_check = self._planned_check(steps, pod, nodes, start, cycle, check_all)
-            if nominated:
-                node_check = self._nominated_check(
-                    node_check, pod, nodes, start, cycle, policy, nominated
+            steps = self._predicate_plan(pod, cycle, policy, all_nodes)
+            if steps is None:
+                stop = self._screened(
+                    plan, pod, nodes, start, cycle, policy, nominated, feasible, failed, wanted
                 )
-            stop = self._stopper(node_check, feasible, failed, wanted)
+            else:
+                if len(steps) == 1 and steps[0].table is not None:
+                    node_check = self._cached_check(steps[0], pod, nodes, start, cycle, check_all)
+                else:
+                    node_check = self._planned_check(steps, pod, nodes, start, cycle, check_all)
+                if nominated:
+                    node_check = self._nominated_check(
+                        node_check, pod, nodes, start, cycle, policy, nominated
+                    )
+                stop = self._stopper(node_check, feasible, failed, wanted)
 
             def planned(lo: int, hi: int) -> bool:
                 nonlocal processed
@@ -551,21 +592,128 @@ class Scheduler:
 
     # -- the fast path's filter --------------------------------------------------------
 
+    @staticmethod
+    def _screen_plan(pod: Pod, cycle: CycleState, policy: CompiledPolicy) -> list[_Screened]:
+        """The pod's predicates that can fail, in order, each with its screen."""
+        plan: list[_Screened] = []
+        for entry in policy.predicates:
+            hints = entry.hints
+            never_fails = hints.never_fails
+            if never_fails is not None and never_fails(pod):
+                continue
+            fits_everywhere = hints.fits_everywhere
+            if fits_everywhere is not None and fits_everywhere(pod, cycle):
+                continue
+            plan.append(_Screened(entry.fn, hints.screen or every_position))
+        return plan
+
+    @staticmethod
+    def _screened(
+        plan: list[_Screened],
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        start: int,
+        cycle: CycleState,
+        policy: CompiledPolicy,
+        nominated: dict[str, list[Pod]],
+        feasible: list[NodeInfo],
+        failed: dict[str, list[str]],
+        wanted: int,
+    ) -> _ChunkCheck:
+        """Visit nodes lo..hi a predicate at a time; (nodes processed, whether to go on).
+
+        Each predicate's screen names the nodes of the chunk where it may fail, and only
+        those are checked, so a node's reasons are what running its predicates in order
+        gives (stopping at the first failure unless alwaysCheckAllPredicates). Nodes
+        past the one that completes ``wanted`` may be checked too, and forgotten: the
+        predicates are pure. Nodes holding nominated pods the pod must yield to get the
+        first pass first; failing it, they skip the ordinary check (``fitting.py``).
+        """
+        all_nodes = len(nodes)
+        check_all = policy.always_check_all_predicates
+
+        def run(lo: int, hi: int) -> tuple[int, bool]:
+            first = (start + lo) % all_nodes
+            end = first + hi - lo
+            chunk = (
+                nodes[first:end]
+                if end <= all_nodes
+                else [*nodes[first:], *nodes[: end - all_nodes]]
+            )
+            size = len(chunk)
+            reasons_at: dict[int, list[str]] = {}
+            settled: set[int] = set()  # failed the first pass: no ordinary check
+            if nominated:
+                for k, info in enumerate(chunk):
+                    others = nominated.get(info.name)
+                    if others:
+                        found = first_pass(
+                            pod, info, cycle.cluster, policy, others, check_all=check_all
+                        )
+                        if found:
+                            reasons_at[k] = found
+                            settled.add(k)
+            for step in plan:
+                excluded = reasons_at if not check_all else settled
+                if len(excluded) == size:
+                    break
+                # Screened over the whole chunk (cheaper than building the list of the
+                # nodes still in play); the nodes out of play are dropped after.
+                suspects = step.screen(pod, chunk, cycle)
+                if excluded and suspects:
+                    suspects = [k for k in suspects if k not in excluded]
+                fn = step.fn
+                for k in suspects:
+                    result = fn(pod, chunk[k], cycle)
+                    if result:
+                        known = reasons_at.get(k)
+                        if known is None:
+                            reasons_at[k] = list(result)
+                        else:
+                            known.extend(result)
+            if not reasons_at:
+                room = wanted - len(feasible)
+                if size < room:
+                    feasible.extend(chunk)
+                    return hi, True
+                feasible.extend(chunk[:room])
+                return lo + room, False
+            for k, info in enumerate(chunk):
+                reasons = reasons_at.get(k)
+                if reasons:
+                    failed[info.name] = reasons
+                else:
+                    feasible.append(info)
+                    if len(feasible) >= wanted:
+                        return lo + k + 1, False
+            return hi, True
+
+        return run
+
     def _predicate_plan(
         self, pod: Pod, cycle: CycleState, policy: CompiledPolicy, num_nodes: int
-    ) -> list[_Step]:
-        """The pod's predicates: what cannot fail dropped, node-local runs grouped."""
+    ) -> list[_Step] | None:
+        """The pod's predicates for the cached path: what cannot fail dropped, node-local
+        runs grouped, each group with its equivalence cache table. None when the pod has
+        no group or the cache does not admit one of them (the screened path then runs)."""
         fingerprint = pod.fingerprint
+        if not fingerprint:
+            return None
         check_all = policy.always_check_all_predicates
         steps: list[_Step] = []
         group: list[Predicate] = []
         contexts: list[Hashable] = []
+        admitted = True
 
         def close_group() -> None:
+            nonlocal admitted
             if group:
                 fns = tuple(group)
                 key = ("filter", fingerprint, fns, check_all, cycle.settings, tuple(contexts))
-                steps.append(_Step(None, fns, self.cache.table(key, num_nodes)))
+                table = self.cache.admit(key, num_nodes)
+                if table is None:
+                    admitted = False
+                steps.append(_Step(None, fns, table))
                 group.clear()
                 contexts.clear()
 
@@ -577,7 +725,7 @@ class Scheduler:
             fits_everywhere = hint.fits_everywhere
             if fits_everywhere is not None and fits_everywhere(pod, cycle):
                 continue
-            if hint.node_local and fingerprint:
+            if hint.node_local:
                 group.append(fn)
                 if hint.context is not None:
                     contexts.append(hint.context(cycle))
@@ -585,6 +733,8 @@ class Scheduler:
             close_group()
             steps.append(_Step(fn))
         close_group()
+        if not admitted or all(step.table is None for step in steps):
+            return None
         return steps
 
     @staticmethod
@@ -745,10 +895,11 @@ class Scheduler:
         """The fast path's scoring: the same totals, with fewer calls and passes.
 
         Constant maps without a reduce add one number to every total (an offset);
-        node-local maps come from the equivalence cache, one lookup per node for all of
-        them, with the weighted sum of those without a reduce cached beside their scores;
-        the other priorities (and node-local maps with a reduce) are added column by
-        column, as the plain path adds all of them.
+        node-local maps come from the equivalence cache when it admits the pod, one
+        lookup per node for all of them, with the weighted sum of those without a reduce
+        cached beside their scores; otherwise each map's column is computed in one pass
+        (its ``batch`` hint) and reduced. The other priorities (and node-local maps with
+        a reduce) are added column by column, as the plain path adds all of them.
         """
         priorities = policy.priorities
         count = len(feasible)
@@ -764,6 +915,7 @@ class Scheduler:
         cached_reduced: list[tuple[int, int, MapPlan]] = []  # (priority, place, plan)
         contexts: list[Hashable] = []
         called: list[int] = []
+        local: list[int] = []  # node-local maps, by priority index
         for index, entry in enumerate(priorities):
             weight, plan = entry.weight, entry.plan
             hints = plan.hints if plan is not None else NO_HINTS
@@ -789,17 +941,25 @@ class Scheduler:
                     cached_reduced.append((index, place, plan))
                 if hints.context is not None:
                     contexts.append(hints.context(cycle))
+                local.append(index)
                 sources.append((place,))
                 continue
             called.append(index)
             sources.append([])  # filled below
 
         rows: list[tuple[int, ...]] = []
+        table: _Table | None = None
         if cached_maps:
             fns = tuple(cached_maps)
             weights = tuple(cached_weights)
             key = ("score", fingerprint, fns, weights, cycle.settings, tuple(contexts))
-            table = self.cache.table(key, len(cycle.cluster.nodes))
+            table = self.cache.admit(key, len(cycle.cluster.nodes))
+            if table is None:
+                # Not a pod the cache would serve again: the maps as columns.
+                called = sorted(called + local)
+                for index in local:
+                    sources[index] = []
+        if table is not None:
             totals: list[int] = []
             add_total = totals.append
             add_row = rows.append
@@ -822,14 +982,31 @@ class Scheduler:
             totals = [0] * count
 
         for index in called:
-            scores = priorities[index].fn(pod, feasible, cycle)
-            columns.append((priorities[index].weight, scores))
+            entry = priorities[index]
+            plan = entry.plan
+            if plan is not None:
+                batch = plan.hints.batch
+                if batch is not None:
+                    scores = batch(pod, feasible, cycle)
+                else:
+                    fn = plan.map
+                    scores = [fn(pod, info, cycle) for info in feasible]
+                if plan.reduce is not None:
+                    plan.reduce(pod, feasible, cycle, scores)
+            else:
+                scores = entry.fn(pod, feasible, cycle)
+            columns.append((entry.weight, scores))
             sources[index] = scores
             # A big cluster is scored over several turns of the loop, not in one block.
             if big:
                 await asyncio.sleep(0)
         for weight, scores in columns:
-            totals = weighted_sum(totals, weight, scores)
+            if scores and scores.count(scores[0]) == count:
+                # The same score everywhere (a priority with nothing to tell the nodes
+                # apart): one addition to the offset instead of a pass.
+                offset += weight * scores[0]
+            else:
+                totals = weighted_sum(totals, weight, scores)
         if offset:
             totals = [total + offset for total in totals]
 

@@ -39,7 +39,9 @@ keep, incrementally, what lets them visit only the pods that can matter:
   ``In``), or from the namespaces' pods when no requirement is an ``In``. A bucket of
   one pod is the pod itself, not a dict, so a unique label value costs one dict entry;
 * ``node_label_values``: label key -> value -> nodes carrying it (topology domains
-  without a walk over the nodes).
+  without a walk over the nodes);
+* workloads (Services, controllers) by namespace (:meth:`workloads_in`): the spreading
+  priorities look for those selecting a pod without a walk over every namespace's.
 
 The namespace and label indexes hold every placed pod, including pods whose node is not
 known yet; readers skip those by looking the node up in ``nodes``, which is also where
@@ -202,6 +204,7 @@ class ClusterState:
         self.storage_classes: dict[str, StorageClass] = {}
         self.csi_nodes: dict[str, CSINode] = {}
         self.workloads: dict[str, Workload] = {}  # "Kind/ns/name"
+        self._workloads_by_namespace: dict[str, dict[str, Workload]] = {}
         self.image_nodes: dict[str, int] = {}  # image name -> nodes that have it
         self.pdbs: dict[str, PodDisruptionBudget] = {}  # "ns/name"
         #: Pending pods a preemption set a node aside for (``status.nominatedNodeName``),
@@ -516,11 +519,21 @@ class ClusterState:
 
     def set_workload(self, workload: Workload) -> None:
         self.workloads[workload.key] = workload
+        self._workloads_by_namespace.setdefault(workload.namespace, {})[workload.key] = workload
         self.generation += 1
 
     def remove_workload(self, key: str) -> None:
-        if self.workloads.pop(key, None) is not None:
+        workload = self.workloads.pop(key, None)
+        if workload is not None:
+            in_namespace = self._workloads_by_namespace[workload.namespace]
+            del in_namespace[key]
+            if not in_namespace:
+                del self._workloads_by_namespace[workload.namespace]
             self.generation += 1
+
+    def workloads_in(self, namespace: str) -> Iterable[Workload]:
+        """The workloads of one namespace, in the order of ``workloads``."""
+        return self._workloads_by_namespace.get(namespace, {}).values()
 
     def set_pdb(self, pdb: PodDisruptionBudget) -> None:
         self.pdbs[pdb.key] = pdb

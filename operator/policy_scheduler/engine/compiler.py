@@ -49,6 +49,7 @@ from .framework import (
     Priority,
     Reasons,
     ReduceFunction,
+    Screen,
     hints_of,
 )
 from .nodeinfo import NodeInfo
@@ -117,6 +118,9 @@ class CompiledPolicy:
     #: ``spec.mode: Shadow``: its sampling and budget (defaults filled in); None for an
     #: Active policy. The engine decides the same either way: only the operator reads it.
     shadow: ShadowSettings | None = None
+    #: PodFitsResources runs (alone or within GeneralPredicates): a node whose
+    #: allocatable is below the pod's own request refuses it whatever runs there.
+    checks_resources: bool = False
 
 
 def compile_extender(extender: Extender) -> CompiledExtender:
@@ -248,6 +252,11 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
         binds_volumes=any(
             entry.fn is REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING) for entry in predicates
         ),
+        checks_resources=any(
+            entry.fn is REGISTRY.predicates.get(names.POD_FITS_RESOURCES)
+            or entry.fn is REGISTRY.predicates.get(names.GENERAL_PREDICATES)
+            for entry in predicates
+        ),
     )
 
 
@@ -300,22 +309,50 @@ def instrument(
 
         return run
 
+    def timed_nodes(name: str, fn: Screen, seconds: dict[str, float]) -> Screen:
+        # A predicate's screen, or a map's batch form: the same shape, timed alike.
+        def run(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+            start = perf_counter()
+            try:
+                return fn(pod, nodes, cycle)
+            finally:
+                seconds[name] = seconds.get(name, 0.0) + perf_counter() - start
+
+        return run
+
+    def timed_screen(name: str, hints: Hints) -> Hints:
+        screen = hints.screen
+        if screen is None:
+            return hints
+        return replace(hints, screen=timed_nodes(name, screen, predicate_seconds))
+
+    def timed_batch(name: str, hints: Hints) -> Hints:
+        batch = hints.batch
+        if batch is None:
+            return hints
+        return replace(hints, batch=timed_nodes(name, batch, priority_seconds))
+
     def timed_plan(name: str, plan: MapPlan | None) -> MapPlan | None:
-        # The fast path calls these directly (on equivalence cache misses), not the
-        # priority: they carry the same timing.
+        # The fast path calls these directly (on equivalence cache misses, or a column
+        # at a time), not the priority: they carry the same timing.
         if plan is None:
             return None
         reduce = plan.reduce
         return MapPlan(
             timed_map(name, plan.map),
             timed_reduce(name, reduce) if reduce is not None else None,
-            plan.hints,
+            timed_batch(name, plan.hints),
         )
 
     return replace(
         policy,
         predicates=tuple(
-            replace(entry, fn=timed_predicate(entry.name, entry.fn)) for entry in policy.predicates
+            replace(
+                entry,
+                fn=timed_predicate(entry.name, entry.fn),
+                hints=timed_screen(entry.name, entry.hints),
+            )
+            for entry in policy.predicates
         ),
         priorities=tuple(
             replace(

@@ -31,7 +31,15 @@ kube-scheduler's PreFilter "skip" and its old equivalence cache in one:
   its ``generation`` versions): the algorithm may serve it from its equivalence cache;
 * ``context(cycle)`` — for a node-local function that also reads something
   cluster-wide (ImageLocality's image spread): a hashable value computed once per
-  attempt that becomes part of the cache key.
+  attempt that becomes part of the cache key;
+* ``screen(pod, nodes, cycle)`` — for a predicate: the positions (ascending) in
+  ``nodes`` of the nodes where it *may* fail for this pod; it fits every other node.
+  The algorithm calls the predicate itself only on those, so the reasons are always
+  the predicate's own; a screen that cannot tell returns every position. One pass
+  over a chunk of nodes instead of a call per node;
+* ``batch(pod, nodes, cycle)`` — for a map function: the map's score for each of
+  ``nodes``, in order, exactly ``[map(pod, node, cycle) for node in nodes]`` computed in
+  one pass.
 
 A hint must be exact: the plan's decision equals the plain definition's, reason for
 reason and score for score (``tests/engine/test_fast_path.py`` compares both on
@@ -99,6 +107,9 @@ class Priority(Protocol):
 
 
 MapFunction = Callable[[Pod, NodeInfo, CycleState], int]
+#: A predicate's screen or a map's batch form (see the module doc's hints).
+Screen = Callable[[Pod, Sequence[NodeInfo], CycleState], list[int]]
+BatchMap = Callable[[Pod, Sequence[NodeInfo], CycleState], list[int]]
 ReduceFunction = Callable[[Pod, Sequence[NodeInfo], CycleState, list[int]], None]
 
 
@@ -163,6 +174,8 @@ class Hints:
     node_local: bool = False
     context: Callable[[CycleState], Hashable] | None = None
     fits_everywhere: Callable[[Pod, CycleState], bool] | None = None
+    screen: Screen | None = None
+    batch: BatchMap | None = None
 
 
 NO_HINTS: Final = Hints()
@@ -182,10 +195,22 @@ def hint(
     node_local: bool = False,
     context: Callable[[CycleState], Hashable] | None = None,
     fits_everywhere: Callable[[Pod, CycleState], bool] | None = None,
+    screen: Screen | None = None,
+    batch: BatchMap | None = None,
 ) -> F:
     """Attach hints to a predicate or a map function; returns the function unchanged."""
-    _HINTS[fn] = Hints(never_fails, constant, node_local, context, fits_everywhere)
+    _HINTS[fn] = Hints(never_fails, constant, node_local, context, fits_everywhere, screen, batch)
     return fn
+
+
+def every_position(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """The screen of a predicate that may fail anywhere for this pod."""
+    return list(range(len(nodes)))
+
+
+def no_position(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """The screen of a predicate that cannot fail for this pod."""
+    return []
 
 
 def hints_of(fn: Callable[..., Any]) -> Hints:

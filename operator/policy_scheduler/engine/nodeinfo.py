@@ -9,6 +9,16 @@ decision ever re-sums a node's pods, whatever their number.
 ``zone_key`` is the node's region/zone key (``utilnode.GetZoneKey``), computed when the
 node is set rather than by every spreading priority for every scored node.
 
+``allocatable`` is the node's (one attribute less to walk per node); ``free_cpu``,
+``free_memory``, ``free_ephemeral`` and ``free_pods`` are what it leaves once the placed
+pods' requests are counted (negative when overcommitted), kept up to date with the sums
+so that a resource check over many nodes is a comparison per resource; ``flagged`` says
+whether the node is cordoned, tainted or reports a condition other than ``Ready=True``
+and every other ``False``: the node health and taint predicates can only refuse a
+flagged node, so the fast path's screens skip the others. ``image_sizes`` (name ->
+size of the first image the node lists under it) is built on first use by
+ImageLocality.
+
 ``generation`` increases on every change; a cache of results keyed by
 (node, generation) can never serve a stale answer.
 """
@@ -22,6 +32,19 @@ from itertools import count
 from ..objects import REGION_LABELS, ZONE_LABELS, HostPort, Node, Pod
 
 _generations = count(1)
+
+#: The condition statuses of a node nothing is wrong with (any other type: "False").
+_QUIET_CONDITIONS = {"Ready": "True"}
+
+
+def is_flagged(node: Node) -> bool:
+    """Cordoned, tainted, or a condition other than Ready=True and the rest False."""
+    if node.unschedulable or node.taints:
+        return True
+    for ctype, status in node.conditions.items():
+        if status != _QUIET_CONDITIONS.get(ctype, "False"):
+            return True
+    return False
 
 
 def zone_key(node: Node) -> str:
@@ -39,7 +62,14 @@ class NodeInfo:
     """A node, the pods placed on it and their incremental sums (module docstring)."""
 
     __slots__ = (
+        "allocatable",
+        "flagged",
+        "free_cpu",
+        "free_ephemeral",
+        "free_memory",
+        "free_pods",
         "generation",
+        "image_sizes",
         "name",
         "node",
         "nonzero_cpu",
@@ -58,6 +88,9 @@ class NodeInfo:
         self.node = node
         self.name = node.name
         self.zone_key = zone_key(node)
+        self.allocatable = node.allocatable
+        self.flagged = is_flagged(node)
+        self.image_sizes: dict[str, int] | None = None
         self.pods: dict[str, Pod] = {}
         self.requested_cpu = 0
         self.requested_memory = 0
@@ -67,7 +100,15 @@ class NodeInfo:
         self.nonzero_memory = 0
         self.used_ports: Counter[HostPort] = Counter()
         self.pods_with_affinity: dict[str, Pod] = {}
+        self._free()
         self.generation = next(_generations)
+
+    def _free(self) -> None:
+        allocatable = self.allocatable
+        self.free_cpu = allocatable.milli_cpu - self.requested_cpu
+        self.free_memory = allocatable.memory - self.requested_memory
+        self.free_ephemeral = allocatable.ephemeral_storage - self.requested_ephemeral
+        self.free_pods = allocatable.allowed_pods - len(self.pods)
 
     def copy(self) -> NodeInfo:
         """A copy sharing the pods and the sums, for a what-if check that replaces its node
@@ -80,7 +121,22 @@ class NodeInfo:
     def set_node(self, node: Node) -> None:
         self.node = node
         self.zone_key = zone_key(node)
+        self.allocatable = node.allocatable
+        self.flagged = is_flagged(node)
+        self.image_sizes = None
+        self._free()
         self.generation = next(_generations)
+
+    def index_images(self) -> dict[str, int]:
+        """``image_sizes``, built now if it was not: each name's first listed size."""
+        sizes = self.image_sizes
+        if sizes is None:
+            sizes = {}
+            for state in self.node.images:
+                for name in state.names:
+                    sizes.setdefault(name, state.size)
+            self.image_sizes = sizes
+        return sizes
 
     def add_pod(self, pod: Pod) -> None:
         if pod.uid in self.pods:
@@ -114,6 +170,7 @@ class NodeInfo:
             self.used_ports[port] += sign
             if self.used_ports[port] <= 0:
                 del self.used_ports[port]
+        self._free()
         self.generation = next(_generations)
 
     def ports_conflict(self, wanted: tuple[HostPort, ...]) -> bool:

@@ -14,7 +14,8 @@ words; each reason string is a module constant beside the predicate that emits i
 * **HostName**, **PodFitsHostPorts** (alias PodFitsPorts, resolved by the compiler) and
   **MatchNodeSelector** (``nodeSelector`` AND the required node affinity terms, ORed).
 * **PodFitsResources** checks the pod count first, stops there when the pod requests
-  nothing, then cpu, memory, ephemeral-storage and the scalar resources by name.
+  nothing, then cpu, memory, ephemeral-storage and the scalar resources by name (with
+  ``settings.fast`` and no scalar resource, on ``NodeInfo``'s free amounts).
 * **GeneralPredicates** runs PodFitsResources, HostName, PodFitsHostPorts and
   MatchNodeSelector, all of them, and concatenates their reasons in that order.
 * **CheckNodeMemoryPressure** (BestEffort pods only), **CheckNodeDiskPressure** and
@@ -28,17 +29,23 @@ its one node, so all are ``node_local`` (the algorithm may serve them from its
 equivalence cache); HostName cannot fail without ``spec.nodeName``, PodFitsHostPorts
 without host ports, MatchNodeSelector without a nodeSelector or required node affinity,
 CheckNodeMemoryPressure for a pod that is not BestEffort. With ``settings.fast``,
-GeneralPredicates calls only the parts that can fail for the pod.
+GeneralPredicates calls only the parts that can fail for the pod. Each has a screen:
+the node health predicates can only refuse a ``NodeInfo.flagged`` node; the resource
+checks are made inline over a chunk of nodes, and the predicate is called only where
+one of them fails (it then gives its reasons in its order); a node selector is matched
+once per distinct set of label values it reads.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from typing import Final
 
 from ... import names
 from ...objects import Node, Pod, Taint, is_extended_resource, tolerations_tolerate
 from ...selectors import terms_match
-from ..framework import FITS, CycleState, Reasons, hint, predicate
+from ..framework import FITS, CycleState, Reasons, every_position, hint, predicate
 from ..nodeinfo import NodeInfo
 
 # -- CheckNodeCondition / CheckNodeUnschedulable -----------------------------------------
@@ -167,14 +174,45 @@ def _checked_scalars(cycle: CycleState) -> tuple[tuple[str, int, str], ...]:
     )
 
 
+#: The reasons for each pattern of (pods, cpu, memory, ephemeral-storage) shortfalls.
+_SHORTFALL_REASONS: Final = {
+    pattern: tuple(
+        reason
+        for short, reason in zip(
+            pattern,
+            (
+                ERR_INSUFFICIENT_PODS,
+                ERR_INSUFFICIENT_CPU,
+                ERR_INSUFFICIENT_MEMORY,
+                ERR_INSUFFICIENT_EPHEMERAL_STORAGE,
+            ),
+            strict=True,
+        )
+        if short
+    )
+    for pattern in itertools.product((False, True), repeat=4)
+}
+
+
 @predicate(names.POD_FITS_RESOURCES)
 def pod_fits_resources(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+    request = pod.request
+    if cycle.settings.fast and not request.scalar:
+        # The same checks on the node's free amounts, the reasons by pattern (a pod too
+        # big for every node is refused by every node of the cluster).
+        if request.is_zero:
+            return _SHORTFALL_REASONS[node.free_pods < 1, False, False, False]
+        return _SHORTFALL_REASONS[
+            node.free_pods < 1,
+            node.free_cpu < request.milli_cpu,
+            node.free_memory < request.memory,
+            node.free_ephemeral < request.ephemeral_storage,
+        ]
     reasons: list[str] = []
     allocatable = node.node.allocatable
     # The pod count is checked even for a pod that requests nothing.
     if len(node.pods) + 1 > allocatable.allowed_pods:
         reasons.append(ERR_INSUFFICIENT_PODS)
-    request = pod.request
     # A scalar mentioned with amount 0 still counts as a request, as upstream's map
     # length does.
     if request.is_zero:
@@ -253,17 +291,129 @@ def check_node_pid_pressure(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reas
 # -- fast path hints --------------------------------------------------------------------
 
 
+def flagged_nodes(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """The screen of the node health and taint predicates: the flagged nodes only."""
+    return [k for k, info in enumerate(nodes) if info.flagged]
+
+
+def resources_screen(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """Where PodFitsResources may fail: its checks on the nodes' free amounts (scalars:
+    everywhere)."""
+    request = pod.request
+    if request.scalar:
+        return every_position(pod, nodes, cycle)
+    if request.is_zero:
+        return [k for k, info in enumerate(nodes) if info.free_pods < 1]
+    cpu = request.milli_cpu
+    memory = request.memory
+    ephemeral = request.ephemeral_storage
+    return [
+        k
+        for k, info in enumerate(nodes)
+        if info.free_cpu < cpu
+        or info.free_memory < memory
+        or info.free_ephemeral < ephemeral
+        or info.free_pods < 1
+    ]
+
+
+_SELECTOR_KEYS: Final = "MatchNodeSelector/keys"
+_SELECTOR_VERDICTS: Final = "MatchNodeSelector/verdicts"
+
+
+def _selector_keys(pod: Pod) -> tuple[str, ...] | None:
+    """The label keys the pod's nodeSelector and required node affinity read; None when
+    a term reads the node's name too (matchFields)."""
+    keys = [req.key for req in pod.node_selector.requirements]
+    for term in pod.required_node_terms or ():
+        if not term.fields.empty:
+            return None
+        keys.extend(req.key for req in term.labels.requirements)
+    return tuple(dict.fromkeys(keys))
+
+
+def _selector_misses(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """Positions of the nodes the pod's nodeSelector / required node affinity refuse.
+
+    The answer depends only on the values of the keys the selectors read (absent is
+    None): it is computed once per distinct tuple of them in an attempt.
+    """
+    keys = cycle.memo(_SELECTOR_KEYS, lambda: _selector_keys(pod))
+    out: list[int] = []
+    if keys is None:
+        for k, info in enumerate(nodes):
+            if not matches_node_selector_and_affinity(pod, info.node):
+                out.append(k)
+        return out
+    verdicts: dict[tuple[str | None, ...], bool] = cycle.memo(_SELECTOR_VERDICTS, dict)
+    for k, info in enumerate(nodes):
+        labels = info.node.labels
+        values = tuple([labels.get(key) for key in keys])
+        fits = verdicts.get(values)
+        if fits is None:
+            fits = verdicts[values] = matches_node_selector_and_affinity(pod, info.node)
+        if not fits:
+            out.append(k)
+    return out
+
+
+def host_name_screen(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    wanted = pod.node_name
+    if not wanted:
+        return []
+    return [k for k, info in enumerate(nodes) if info.name != wanted]
+
+
+def host_ports_screen(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    if not pod.host_ports:
+        return []
+    return [k for k, info in enumerate(nodes) if info.used_ports]
+
+
+def node_selector_screen(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    if _no_selector(pod):
+        return []
+    return _selector_misses(pod, nodes, cycle)
+
+
+def general_screen(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """Where one of GeneralPredicates' four parts may fail."""
+    suspects = resources_screen(pod, nodes, cycle)
+    if not (pod.node_name or pod.host_ports or not _no_selector(pod)):
+        return suspects
+    merged = set(suspects)
+    merged.update(host_name_screen(pod, nodes, cycle))
+    merged.update(host_ports_screen(pod, nodes, cycle))
+    merged.update(node_selector_screen(pod, nodes, cycle))
+    return sorted(merged)
+
+
 def _no_selector(pod: Pod) -> bool:
     return not pod.has_node_selector and pod.required_node_terms is None
 
 
-hint(check_node_condition, node_local=True)
-hint(check_node_unschedulable, node_local=True)
-hint(host_name, node_local=True, never_fails=lambda pod: not pod.node_name)
-hint(pod_fits_host_ports, node_local=True, never_fails=lambda pod: not pod.host_ports)
-hint(match_node_selector, node_local=True, never_fails=_no_selector)
-hint(pod_fits_resources, node_local=True)
-hint(general_predicates, node_local=True)
-hint(check_node_memory_pressure, node_local=True, never_fails=lambda pod: not pod.best_effort)
-hint(check_node_disk_pressure, node_local=True)
-hint(check_node_pid_pressure, node_local=True)
+hint(check_node_condition, node_local=True, screen=flagged_nodes)
+hint(check_node_unschedulable, node_local=True, screen=flagged_nodes)
+hint(
+    host_name,
+    node_local=True,
+    never_fails=lambda pod: not pod.node_name,
+    screen=host_name_screen,
+)
+hint(
+    pod_fits_host_ports,
+    node_local=True,
+    never_fails=lambda pod: not pod.host_ports,
+    screen=host_ports_screen,
+)
+hint(match_node_selector, node_local=True, never_fails=_no_selector, screen=node_selector_screen)
+hint(pod_fits_resources, node_local=True, screen=resources_screen)
+hint(general_predicates, node_local=True, screen=general_screen)
+hint(
+    check_node_memory_pressure,
+    node_local=True,
+    never_fails=lambda pod: not pod.best_effort,
+    screen=flagged_nodes,
+)
+hint(check_node_disk_pressure, node_local=True, screen=flagged_nodes)
+hint(check_node_pid_pressure, node_local=True, screen=flagged_nodes)

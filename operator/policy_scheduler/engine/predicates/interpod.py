@@ -39,13 +39,17 @@ the same pairs:
   cluster where no placed pod has a required anti-affinity term costs O(1); otherwise
   O(distinct terms + candidate pods), never O(nodes).
 
+Its fast path screen (``settings.fast``) leaves every node out when the metadata says
+no check can fail: no placed pod's required anti-affinity selects the pod and it has
+no required terms of its own (the usual case).
+
 A term's namespaces were already defaulted to its own pod's namespace when the pod was
 parsed; a missing label selector selects nothing, as ``LabelSelectorAsSelector(nil)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -244,6 +248,20 @@ def match_inter_pod_affinity(pod: Pod, node: NodeInfo, cycle: CycleState) -> Rea
     return FITS
 
 
+def _inter_pod_screen(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """Nowhere when no placed pod's anti-affinity selects the pod and it has no required
+    terms of its own (the three checks then pass everywhere); else every node."""
+    meta = cycle.memo(_MEMO_KEY, lambda: _metadata(pod, cycle))
+    if meta is NO_METADATA or not (
+        meta.forbidden or pod.affinity_required or pod.anti_affinity_required
+    ):
+        return []
+    return list(range(len(nodes)))
+
+
+hint(match_inter_pod_affinity, fits_everywhere=_no_terms, screen=_inter_pod_screen)
+
+
 def _node_matches_all_terms(
     terms: tuple[PodAffinityTerm, ...],
     labels: Mapping[str, str],
@@ -255,6 +273,3 @@ def _node_matches_all_terms(
         if value is None or (term.topology_key, value) not in pairs:
             return False
     return True
-
-
-hint(match_inter_pod_affinity, fits_everywhere=_no_terms)

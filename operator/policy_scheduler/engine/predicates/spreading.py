@@ -42,6 +42,8 @@ qualifying pairs from ``ClusterState.node_label_values`` without a walk over the
 when no inclusion policy can leave a node out (no ``nodeTaintsPolicy: Honor``, and no node
 selector or required affinity under ``nodeAffinityPolicy: Honor``) and the constraints
 share one topology key (the common case); otherwise a walk over the nodes' labels remains.
+Its screen leaves every node out when the pod has no DoNotSchedule constraint or no
+pair was counted (the predicate then lets every node through).
 """
 
 from __future__ import annotations
@@ -76,14 +78,16 @@ SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
 # -- helpers shared with the spreading priorities -----------------------------------------
 
 
-def pod_services(pod: Pod, cluster: ClusterState) -> list[Workload]:
+def pod_services(pod: Pod, cluster: ClusterState, *, fast: bool = False) -> list[Workload]:
     """Services of the pod's namespace whose selector selects the pod (GetPodServices).
 
     A Service without a selector selects nothing (parsed as a never-matching selector).
+    ``fast``: only the namespace's workloads are looked at (same answer, same order).
     """
+    workloads = cluster.workloads_in(pod.namespace) if fast else cluster.workloads.values()
     return [
         w
-        for w in cluster.workloads.values()
+        for w in workloads
         if w.kind == "Service" and w.namespace == pod.namespace and w.selector.matches(pod.labels)
     ]
 
@@ -157,7 +161,7 @@ def filters_nodes(pod: Pod, constraint: TopologySpreadConstraint) -> bool:
 
 
 def _service_affinity_labels(
-    pod: Pod, cluster: ClusterState, keys: tuple[str, ...]
+    pod: Pod, cluster: ClusterState, keys: tuple[str, ...], fast: bool
 ) -> dict[str, str]:
     """The label values a node must carry for this pod (FindLabelsInSet + AddUnsetLabelsToMap)."""
     wanted: dict[str, str] = {}
@@ -166,7 +170,7 @@ def _service_affinity_labels(
         for key in keys:
             if key in raw:
                 wanted[key] = raw[key]
-    if len(wanted) == len(keys) or not pod_services(pod, cluster):
+    if len(wanted) == len(keys) or not pod_services(pod, cluster, fast=fast):
         return wanted
     first = _first_matching_pod(pod, cluster)
     if first is None:
@@ -217,7 +221,10 @@ def service_affinity(argument: Any) -> Predicate:
     memo_key = f"serviceAffinity:{keys!r}"
 
     def check_service_affinity(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
-        wanted = cycle.memo(memo_key, lambda: _service_affinity_labels(pod, cycle.cluster, keys))
+        wanted = cycle.memo(
+            memo_key,
+            lambda: _service_affinity_labels(pod, cycle.cluster, keys, cycle.settings.fast),
+        )
         labels = node.node.labels
         for key, value in wanted.items():
             if labels.get(key) != value:
@@ -360,6 +367,16 @@ def _spread_summary(pod: Pod, cycle: CycleState) -> _HardSpread | None:
     return _hard_spread(pod, cycle.cluster)
 
 
+def _even_pods_spread_screen(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """Nowhere without DoNotSchedule constraints or counted pairs; else every node."""
+    if not pod.spread_constraints:
+        return []
+    spread = cycle.memo("evenPodsSpread:hard", lambda: _spread_summary(pod, cycle))
+    if spread is None or not spread.pair_counts:
+        return []
+    return list(range(len(nodes)))
+
+
 @predicate(names.EVEN_PODS_SPREAD)
 def even_pods_spread(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
     """EvenPodsSpreadPredicate: each hard constraint's skew stays within maxSkew."""
@@ -387,4 +404,8 @@ def even_pods_spread(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
     return FITS
 
 
-hint(even_pods_spread, never_fails=lambda pod: not pod.spread_constraints)
+hint(
+    even_pods_spread,
+    never_fails=lambda pod: not pod.spread_constraints,
+    screen=_even_pods_spread_screen,
+)

@@ -10,11 +10,12 @@ toleration effect matches every effect, an empty key with ``Exists`` matches eve
 only. Either fails with one reason, however many taints are not tolerated.
 
 Both read only the pod and its node: they are hinted ``node_local`` for the fast path's
-equivalence cache.
+equivalence cache, and screened to the nodes that have taints.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from ... import names
@@ -57,5 +58,10 @@ def pod_tolerates_node_no_execute_taints(pod: Pod, node: NodeInfo, cycle: CycleS
     return _tolerates(pod, node, _EXECUTION_EFFECTS)
 
 
-hint(pod_tolerates_node_taints, node_local=True)
-hint(pod_tolerates_node_no_execute_taints, node_local=True)
+def _tainted(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    # Tainted nodes are flagged: the flag answers for most nodes in one look.
+    return [k for k, info in enumerate(nodes) if info.flagged and info.node.taints]
+
+
+hint(pod_tolerates_node_taints, node_local=True, screen=_tainted)
+hint(pod_tolerates_node_no_execute_taints, node_local=True, screen=_tainted)

@@ -18,12 +18,14 @@ The pod's side of both (the weighted selectors, the relevant tolerations) is com
 once per scheduling attempt through ``cycle.memo``.
 
 Both maps read the pod and the one node only (hinted ``node_local`` for the fast path's
-equivalence cache); NodeAffinityPriority's map is a constant 0 for a pod without a
-usable preference (and NormalizeReduce keeps all-zero scores at 0).
+equivalence cache; TaintToleration's batch form skips the nodes without taints);
+NodeAffinityPriority's map is a constant 0 for a pod without a usable preference (and
+NormalizeReduce keeps all-zero scores at 0).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from ... import names
@@ -76,6 +78,12 @@ def taint_toleration(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
     )
 
 
+def taint_toleration_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """``taint_toleration`` over ``nodes``: 0 without a look for nodes that are not
+    flagged (a tainted node always is)."""
+    return [taint_toleration(pod, info, cycle) if info.flagged else 0 for info in nodes]
+
+
 def _without_preferences(pod: Pod) -> int | None:
     return None if _preferred_selectors(pod) else 0
 
@@ -90,7 +98,7 @@ register_priority(
 register_priority(
     names.TAINT_TOLERATION,
     mapped(
-        hint(taint_toleration, node_local=True),
+        hint(taint_toleration, node_local=True, batch=taint_toleration_batch),
         normalize_reduce(names.MAX_PRIORITY, reverse=True),
     ),
 )

@@ -19,13 +19,16 @@ Per-node maps without a reduce step (kube-scheduler v1.13-v1.17):
 
 Fast path hints: every map reads the pod and its one node (``node_local``);
 ImageLocality also reads the cluster-wide spread of the pod's images, which becomes
-part of the equivalence cache's key (``context``). NodePreferAvoidPods is a constant 10
-for a pod without an RC/RS controller, EqualPriority a constant 1, ImageLocality a
-constant 0 for a pod without container images.
+part of the equivalence cache's key (``context``), and its batch form looks the images
+up in each node's ``image_sizes`` instead of walking the node's image list.
+NodePreferAvoidPods is a constant 10 for a pod without an RC/RS controller,
+EqualPriority a constant 1, ImageLocality a constant 0 for a pod without container
+images.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 from ... import names
@@ -100,6 +103,24 @@ def image_locality(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
     return image_locality_score(total)
 
 
+def image_locality_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """``image_locality`` over ``nodes``, each node's images looked up by name."""
+    spread = cycle.memo(_IMAGE_SPREAD_MEMO, lambda: _image_spread(pod, cycle))
+    out: list[int] = []
+    for info in nodes:
+        sizes = info.image_sizes
+        if sizes is None:
+            sizes = info.index_images()
+        total = 0
+        for image, share in spread:
+            size = sizes.get(image)
+            if size is not None:
+                # int64(float64(size) * spread): Go truncates the product.
+                total += int(float(size) * share)
+        out.append(image_locality_score(total) if total > MIN_IMAGE_THRESHOLD else 0)
+    return out
+
+
 # -- NodePreferAvoidPodsPriority ----------------------------------------------------------
 
 
@@ -110,6 +131,17 @@ def node_prefer_avoid_pods(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
     if (controller.kind, controller.uid) in info.node.avoid_pods:
         return 0
     return MAX_PRIORITY
+
+
+def node_prefer_avoid_pods_batch(
+    pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState
+) -> list[int]:
+    """``node_prefer_avoid_pods`` over ``nodes``."""
+    controller = pod.controller
+    if controller is None or controller.kind not in AVOIDABLE_CONTROLLER_KINDS:
+        return [MAX_PRIORITY] * len(nodes)
+    signature = (controller.kind, controller.uid)
+    return [0 if signature in info.node.avoid_pods else MAX_PRIORITY for info in nodes]
 
 
 # -- EqualPriority ------------------------------------------------------------------------
@@ -153,11 +185,19 @@ register_priority(
             node_local=True,
             context=_image_context,
             constant=lambda pod: None if pod.images else 0,
+            batch=image_locality_batch,
         )
     ),
 )
 register_priority(
     names.NODE_PREFER_AVOID_PODS,
-    mapped(hint(node_prefer_avoid_pods, node_local=True, constant=_not_avoidable)),
+    mapped(
+        hint(
+            node_prefer_avoid_pods,
+            node_local=True,
+            constant=_not_avoidable,
+            batch=node_prefer_avoid_pods_batch,
+        )
+    ),
 )
 register_priority(names.EQUAL, mapped(hint(equal, node_local=True, constant=lambda pod: 1)))

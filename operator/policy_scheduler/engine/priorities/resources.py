@@ -35,7 +35,10 @@ and differ only when a resource scores 0 or the average has a half.
 
 Every map here reads the pod and its one node only: all are hinted ``node_local`` for
 the fast path's equivalence cache; ResourceLimitsPriority is a constant 0 for a pod
-without limits.
+without limits. LeastRequested, MostRequested and BalancedResourceAllocation also have a
+``batch`` form, the same arithmetic over a list of nodes in one loop, inline (a node
+without capacity or overcommitted goes through the maps' own steps); LeastRequested's
+and BalancedResourceAllocation's are computed together, once per attempt.
 """
 
 from __future__ import annotations
@@ -108,6 +111,103 @@ def most_requested(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
     )
 
 
+def _resource_pairs(pod: Pod, nodes: Sequence[NodeInfo]) -> list[tuple[int, int]]:
+    """LeastRequested and BalancedResourceAllocation of each node for the pod's non-zero
+    requests, the maps' arithmetic step for step, inline in one loop."""
+    pod_cpu, pod_memory = pod.nonzero_cpu, pod.nonzero_memory
+    out: list[tuple[int, int]] = []
+    for info in nodes:
+        allocatable = info.allocatable
+        cpu_capacity = allocatable.milli_cpu
+        memory_capacity = allocatable.memory
+        cpu = info.nonzero_cpu + pod_cpu
+        memory = info.nonzero_memory + pod_memory
+        if (
+            cpu_capacity > 0
+            and cpu <= cpu_capacity
+            and memory_capacity > 0
+            and memory <= memory_capacity
+        ):
+            # Both least-requested scores are non-negative: their sum halves by floor
+            # division. Neither fraction reaches 1 unless the request fills the capacity.
+            cpu_fraction = float(cpu) / float(cpu_capacity)
+            memory_fraction = float(memory) / float(memory_capacity)
+            out.append(
+                (
+                    (
+                        (cpu_capacity - cpu) * MAX_PRIORITY // cpu_capacity
+                        + (memory_capacity - memory) * MAX_PRIORITY // memory_capacity
+                    )
+                    // 2,
+                    0
+                    if cpu_fraction >= 1 or memory_fraction >= 1
+                    else int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY),
+                )
+            )
+        else:
+            out.append(_edge_pair(cpu, cpu_capacity, memory, memory_capacity))
+    return out
+
+
+def _edge_pair(cpu: int, cpu_capacity: int, memory: int, memory_capacity: int) -> tuple[int, int]:
+    """The pair for a node without capacity or overcommitted, as the maps compute it."""
+    total = least_requested_score(cpu, cpu_capacity) + least_requested_score(
+        memory, memory_capacity
+    )
+    least = total // 2 if total >= 0 else go_div(total, 2)
+    cpu_fraction = fraction_of_capacity(cpu, cpu_capacity)
+    memory_fraction = fraction_of_capacity(memory, memory_capacity)
+    if cpu_fraction >= 1 or memory_fraction >= 1:
+        return least, 0
+    return least, int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY)
+
+
+_PAIRS_MEMO: Final = "priorities.resources.pairs"
+
+
+def _attempt_pairs(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[tuple[int, int]]:
+    """:func:`_resource_pairs` once per attempt and list of nodes: both priorities score
+    the same feasible nodes. (Held with the list itself, so that its id is not reused.)"""
+    by_list: dict[int, tuple[Sequence[NodeInfo], list[tuple[int, int]]]] = cycle.memo(
+        _PAIRS_MEMO, dict
+    )
+    known = by_list.get(id(nodes))
+    if known is not None and known[0] is nodes:
+        return known[1]
+    pairs = _resource_pairs(pod, nodes)
+    by_list[id(nodes)] = (nodes, pairs)
+    return pairs
+
+
+def least_requested_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """``least_requested`` over ``nodes`` (:func:`_resource_pairs`)."""
+    return [pair[0] for pair in _attempt_pairs(pod, nodes, cycle)]
+
+
+def most_requested_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+    """``most_requested`` over ``nodes``: inline where both capacities hold the request."""
+    pod_cpu, pod_memory = pod.nonzero_cpu, pod.nonzero_memory
+    out: list[int] = []
+    for info in nodes:
+        allocatable = info.allocatable
+        cpu_capacity = allocatable.milli_cpu
+        memory_capacity = allocatable.memory
+        cpu = info.nonzero_cpu + pod_cpu
+        memory = info.nonzero_memory + pod_memory
+        if (
+            cpu_capacity > 0
+            and 0 <= cpu <= cpu_capacity
+            and memory_capacity > 0
+            and 0 <= memory <= memory_capacity
+        ):
+            out.append(
+                (cpu * MAX_PRIORITY // cpu_capacity + memory * MAX_PRIORITY // memory_capacity) // 2
+            )
+        else:
+            out.append(most_requested(pod, info, cycle))
+    return out
+
+
 # -- BalancedResourceAllocation -----------------------------------------------------------
 
 
@@ -129,6 +229,13 @@ def balanced_resource_allocation(pod: Pod, info: NodeInfo, cycle: CycleState) ->
         return 0
     # Go converts the float64 product to int64 by truncation.
     return int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY)
+
+
+def balanced_resource_allocation_batch(
+    pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState
+) -> list[int]:
+    """``balanced_resource_allocation`` over ``nodes`` (:func:`_resource_pairs`)."""
+    return [pair[1] for pair in _attempt_pairs(pod, nodes, cycle)]
 
 
 # -- ResourceLimitsPriority ---------------------------------------------------------------
@@ -276,11 +383,23 @@ def _without_limits(pod: Pod) -> int | None:
     return 0 if pod.limit_cpu == 0 and pod.limit_memory == 0 else None
 
 
-register_priority(names.LEAST_REQUESTED, mapped(hint(least_requested, node_local=True)))
-register_priority(names.MOST_REQUESTED, mapped(hint(most_requested, node_local=True)))
+register_priority(
+    names.LEAST_REQUESTED,
+    mapped(hint(least_requested, node_local=True, batch=least_requested_batch)),
+)
+register_priority(
+    names.MOST_REQUESTED,
+    mapped(hint(most_requested, node_local=True, batch=most_requested_batch)),
+)
 register_priority(
     names.BALANCED_RESOURCE_ALLOCATION,
-    mapped(hint(balanced_resource_allocation, node_local=True)),
+    mapped(
+        hint(
+            balanced_resource_allocation,
+            node_local=True,
+            batch=balanced_resource_allocation_batch,
+        )
+    ),
 )
 register_priority(
     names.RESOURCE_LIMITS,

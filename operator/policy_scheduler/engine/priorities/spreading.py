@@ -48,7 +48,9 @@ Fast paths (``settings.fast``; off runs the definitions above as written, node b
 * otherwise the matching pods are counted per node name once per decision from
   :meth:`ClusterState.candidates` (the placed pods carrying a label the selectors
   require) when those are fewer than the pods on the scored nodes, and node by node
-  otherwise; zones come from ``NodeInfo.zone_key``, set when the node is;
+  otherwise; zones come from ``NodeInfo.zone_key``, set when the node is, and each
+  distinct (zone, count) is scored once; the selecting workloads are looked for among
+  the pod's namespace's only (:meth:`ClusterState.workloads_in`);
 * EvenPodsSpreadPriority counts only the candidate pods of each constraint's selector,
   asking whether their node qualifies (:class:`~..predicates.spreading.QualifiedNodes`)
   instead of walking every node of the cluster.
@@ -85,16 +87,18 @@ SERVICE_KINDS: Final = frozenset({"Service"})
 
 
 def spread_selectors(
-    pod: Pod, cluster: ClusterState, kinds: frozenset[str]
+    pod: Pod, cluster: ClusterState, kinds: frozenset[str], *, fast: bool = False
 ) -> tuple[Selector, ...]:
     """Selectors of the workloads of ``kinds`` that select the pod (getSelector).
 
     Upstream skips controllers whose selector is empty ("should match nothing"); a
     Service or RC parsed without a selector never matches, so it drops out the same way.
+    ``fast``: only the pod's namespace's workloads are looked at (same answer).
     """
+    workloads = cluster.workloads_in(pod.namespace) if fast else cluster.workloads.values()
     return tuple(
         w.selector
-        for w in cluster.workloads.values()
+        for w in workloads
         if w.kind in kinds
         and w.namespace == pod.namespace
         and not w.selector.empty
@@ -162,19 +166,16 @@ NO_SELECTOR_SCORE: Final = int(
 def _spread_priority(name: str, kinds: frozenset[str]) -> Priority:
     def spread(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
         selectors = cycle.memo(
-            f"{name}:selectors", lambda: spread_selectors(pod, cycle.cluster, kinds)
+            f"{name}:selectors",
+            lambda: spread_selectors(pod, cycle.cluster, kinds, fast=cycle.settings.fast),
         )
         if cycle.settings.fast:
             if not selectors and NO_SELECTOR_SCORE == names.MAX_PRIORITY:
                 return [names.MAX_PRIORITY] * len(nodes)
-            return spread_reduce(nodes, _counts(pod, nodes, cycle, selectors), _cached_zone)
+            return fast_spread_reduce(nodes, _counts(pod, nodes, cycle, selectors))
         return spread_reduce(nodes, _counts(pod, nodes, cycle, selectors))
 
     return spread
-
-
-def _cached_zone(node: NodeInfo) -> str:
-    return node.zone_key
 
 
 def _computed_zone(node: NodeInfo) -> str:
@@ -189,25 +190,64 @@ def spread_reduce(
     """CalculateSpreadPriorityReduce over the scored nodes' counts."""
     zones = [zone_of(node) for node in nodes]
     max_by_node = max(counts, default=0)
+    by_zone = _zone_counts(zones, counts)
+    max_by_zone = max(by_zone.values(), default=0)
+    return [
+        _spread_score(zone, count, max_by_node, by_zone, max_by_zone)
+        for zone, count in zip(zones, counts, strict=True)
+    ]
+
+
+def fast_spread_reduce(nodes: Sequence[NodeInfo], counts: list[int]) -> list[int]:
+    """:func:`spread_reduce` with each node's zone from ``NodeInfo.zone_key`` and each
+    distinct (zone, count) scored once: nodes of a zone with the same count score alike,
+    and most nodes hold no pod like the incoming one (count 0)."""
+    zones = [node.zone_key for node in nodes]
+    max_by_node = max(counts, default=0)
+    by_zone = dict.fromkeys([zone for zone in set(zones) if zone], 0)
+    if max_by_node > 0:
+        for zone, count in zip(zones, counts, strict=True):
+            if count and zone:
+                by_zone[zone] += count
+    max_by_zone = max(by_zone.values(), default=0)
+    empty = {zone: _spread_score(zone, 0, max_by_node, by_zone, max_by_zone) for zone in set(zones)}
+    if max_by_node == 0:
+        return [empty[zone] for zone in zones]
+    scores = [empty[zone] for zone in zones]
+    some: dict[tuple[str, int], int] = {}
+    for k, count in enumerate(counts):
+        if count:
+            pair = (zones[k], count)
+            score = some.get(pair)
+            if score is None:
+                score = some[pair] = _spread_score(
+                    pair[0], count, max_by_node, by_zone, max_by_zone
+                )
+            scores[k] = score
+    return scores
+
+
+def _zone_counts(zones: list[str], counts: list[int]) -> dict[str, int]:
     by_zone: dict[str, int] = {}
     for zone, count in zip(zones, counts, strict=True):
         if zone:
             by_zone[zone] = by_zone.get(zone, 0) + count
-    max_by_zone = max(by_zone.values(), default=0)
-    scores: list[int] = []
-    for zone, count in zip(zones, counts, strict=True):
-        f_score = MAX_PRIORITY
-        if max_by_node > 0:
-            f_score = MAX_PRIORITY * (float(max_by_node - count) / float(max_by_node))
-        if by_zone and zone:
-            zone_score = MAX_PRIORITY
-            if max_by_zone > 0:
-                zone_score = MAX_PRIORITY * (
-                    float(max_by_zone - by_zone[zone]) / float(max_by_zone)
-                )
-            f_score = (f_score * (1.0 - ZONE_WEIGHTING)) + (ZONE_WEIGHTING * zone_score)
-        scores.append(int(f_score))
-    return scores
+    return by_zone
+
+
+def _spread_score(
+    zone: str, count: int, max_by_node: int, by_zone: dict[str, int], max_by_zone: int
+) -> int:
+    """One scored node's SelectorSpread score from its zone and count (float64 steps)."""
+    f_score = MAX_PRIORITY
+    if max_by_node > 0:
+        f_score = MAX_PRIORITY * (float(max_by_node - count) / float(max_by_node))
+    if by_zone and zone:
+        zone_score = MAX_PRIORITY
+        if max_by_zone > 0:
+            zone_score = MAX_PRIORITY * (float(max_by_zone - by_zone[zone]) / float(max_by_zone))
+        f_score = (f_score * (1.0 - ZONE_WEIGHTING)) + (ZONE_WEIGHTING * zone_score)
+    return int(f_score)
 
 
 register_priority(names.SELECTOR_SPREAD, _spread_priority(names.SELECTOR_SPREAD, SPREAD_KINDS))
@@ -217,8 +257,8 @@ register_priority(names.SERVICE_SPREADING, _spread_priority(names.SERVICE_SPREAD
 # -- serviceAntiAffinity --------------------------------------------------------------------
 
 
-def _first_service_selector(pod: Pod, cluster: ClusterState) -> tuple[Selector, ...]:
-    services = pod_services(pod, cluster)
+def _first_service_selector(pod: Pod, cluster: ClusterState, fast: bool) -> tuple[Selector, ...]:
+    services = pod_services(pod, cluster, fast=fast)
     return (services[0].selector,) if services else ()
 
 
@@ -229,7 +269,8 @@ def service_anti_affinity(argument: Any) -> Priority:
 
     def anti_affinity(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
         selectors = cycle.memo(
-            "serviceAntiAffinity:selector", lambda: _first_service_selector(pod, cycle.cluster)
+            "serviceAntiAffinity:selector",
+            lambda: _first_service_selector(pod, cycle.cluster, cycle.settings.fast),
         )
         values = [node.node.labels.get(label) for node in nodes]
         if not selectors and cycle.settings.fast:
