@@ -478,10 +478,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from .extending import HttpExtenderClient
     from .operating import load_client
     from .runtime.explaining import explain
-
-    from .extending import HttpExtenderClient
 
     async def go() -> tuple[CompiledPolicy, Decision]:
         api_client = await load_client(10)  # a handful of LISTs: a small pool

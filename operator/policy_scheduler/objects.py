@@ -56,7 +56,7 @@ import json
 import sys
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any, Final, TypeVar
 
 from .quantities import QuantityError, int_value, milli_value
@@ -230,10 +230,10 @@ def _plain(value: object) -> Any:
 def _utc(value: date) -> datetime:
     """A YAML date or timestamp as an aware UTC datetime (YAML: no zone means UTC)."""
     if not isinstance(value, datetime):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def api_time(value: date) -> str:

@@ -18,8 +18,8 @@ from kubernetes_asyncio import client as k8s_client
 from builders import node, pod
 from e2e.harness import KubeClient
 from extender_server import ExtenderServer, keep
-from policy_scheduler.extending import HttpExtenderClient
 from policy_scheduler.cli import main
+from policy_scheduler.extending import HttpExtenderClient
 from policy_scheduler.runtime.explaining import explain
 from policy_scheduler.simulation import InputError
 
@@ -218,7 +218,7 @@ async def test_explain_asks_the_policys_extenders_unless_told_not_to(
     kubeconfig: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    small, big = await small_and_big(emulator, namespace)
+    _, big = await small_and_big(emulator, namespace)
     scheduler_name = f"{namespace}-gpu"
     with ExtenderServer(
         {"filter": keep(lambda n: "GPU 0 is faulty" if n == big else None)}

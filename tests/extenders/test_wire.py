@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from builders import node, parsed_pod, pod
+from policy_scheduler.documents import load_documents
 from policy_scheduler.engine.extenders import (
     CompiledExtender,
     ExtenderError,
@@ -25,7 +26,6 @@ from policy_scheduler.extending import (
     read_preemption_reply,
     read_prioritize_reply,
 )
-from policy_scheduler.documents import load_documents
 from policy_scheduler.objects import parse_node, parse_pod
 
 URL = "http://ext:8888/scheduler"
