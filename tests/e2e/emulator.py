@@ -1279,6 +1279,26 @@ class ApiEmulator(kmock.KubernetesEmulator):
             if current is not None:
                 current.delete()
 
+    async def update_silently(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+        change: Callable[[dict[str, Any]], None],
+    ) -> None:
+        """Store a changed version (a new resourceVersion) without a watch event: a write
+        that a client whose watch lags behind has not heard of yet."""
+        spec = find_resource(api_version, kind)
+        async with self._lock:
+            current = self._current(spec, namespace, name)
+            if current is None:
+                raise self._not_found(spec, name)
+            new = copy.deepcopy(current.raw)
+            change(new)
+            new["metadata"]["resourceVersion"] = self._next_rv()
+            current.history.append(new)
+
     async def _dispatch(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         # Skip KubernetesEmulator._handle(): it stores every write before the reactions run
         # (so even intercepted writes happen). Here, the writes are the fallback reactions.

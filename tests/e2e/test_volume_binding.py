@@ -8,7 +8,8 @@ scheduler annotated with ``volume.kubernetes.io/selected-node`` gets a PV provis
 that node, then bound. Binding is the PV controller's sequence: the PV's phase Bound,
 the claim's ``spec.volumeName`` with its ``bind-completed`` / ``bound-by-controller``
 annotations, then the claim's phase Bound. The scheduler must wait for that before it
-binds the pod.
+binds the pod. A write over an object the scheduler's watch has not caught up with is
+refused 409 by the API (its ``resourceVersion`` is stale); the pod is tried again.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from builders import claim_volume, node, pod
+from e2e.emulator import EmulatorServer
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
 
@@ -348,3 +350,49 @@ async def test_a_pv_controller_that_never_answers_fails_the_binding_and_the_pod_
                 lambda: pod_node(emulator, namespace, "stuck"), timeout=15, message="stuck bound"
             )
         assert await claim_phase(emulator, namespace, "cache") == "Bound"
+
+
+async def test_a_write_over_a_pv_changed_meanwhile_is_refused_409_and_the_pod_retried(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
+) -> None:
+    await cluster(emulator)
+    await emulator.create(local_pv("pv-1", "n1"))
+    await emulator.create(claim("data", "local"), namespace)
+    async with PVController(emulator, namespace).running(), OperatorThread(kubeconfig):
+        # A first pod bound: the operator has listed the cluster, pv-1 included.
+        await emulator.create(our_pod("first"), namespace)
+        await wait_until(
+            lambda: pod_node(emulator, namespace, "first"), timeout=10, message="first bound"
+        )
+        # Someone labels pv-1; the operator's watch has not told it yet. Its decision
+        # for "db" reads the older version, and its claimRef write carries that version.
+        emulator_server.call(
+            lambda em: em.update_silently(
+                "v1",
+                "PersistentVolume",
+                "pv-1",
+                None,
+                lambda pv: pv["metadata"].setdefault("labels", {}).update({"tier": "gold"}),
+            )
+        )
+        await emulator.create(our_pod("db", "data"), namespace)
+
+        async def refused() -> bool:
+            return bool(await events_of(emulator, namespace, "db", "VolumeBindingFailed"))
+
+        await wait_until(refused, timeout=10, message="a VolumeBindingFailed event")
+        [event] = await events_of(emulator, namespace, "db", "VolumeBindingFailed")
+        assert event["message"] == (
+            'binding volumes: PersistentVolume "pv-1" was modified meanwhile (409 Conflict)'
+        )
+        assert await pod_node(emulator, namespace, "db") is None
+        # The watch catches up (a newer change of pv-1): the retry writes over it.
+        await emulator.patch("v1", "PersistentVolume", "pv-1", {"metadata": {"labels": {"a": "b"}}})
+        await wait_until(
+            lambda: pod_node(emulator, namespace, "db"), timeout=15, message="db bound"
+        )
+    assert await claim_phase(emulator, namespace, "data") == "Bound"
+    pv = await emulator.get("v1", "PersistentVolume", "pv-1")
+    assert pv is not None
+    assert pv["spec"]["claimRef"]["name"] == "data"
+    assert pv["metadata"]["labels"] == {"tier": "gold", "a": "b"}  # nothing written over
