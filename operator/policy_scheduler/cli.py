@@ -81,11 +81,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     with_extenders = {name: len(p.extenders) for name, p in deciding.items() if p.extenders}
     if args.skip_extenders:
         for name, count in sorted(with_extenders.items()):
-            print(
-                f"note: --skip-extenders: policy {name!r} has {count} extender(s); they are "
-                "not called, so their filters and scores are left out",
-                file=sys.stderr,
-            )
+            _note_skipped_extenders(name, count)
     # What was loaded lives until the end: keep the collector from walking it again and
     # again while the decisions allocate (gen-2 passes over a 5000-node cluster).
     gc.freeze()
@@ -132,6 +128,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for name, window in sorted(shadows.windows.items()):
         print(shadow_tally_line(name, window), file=sys.stderr)
     return 0
+
+
+def _note_skipped_extenders(policy_name: str, count: int) -> None:
+    print(
+        f"note: --skip-extenders: policy {policy_name!r} has {count} extender(s); they are "
+        "not called, so their filters and scores are left out",
+        file=sys.stderr,
+    )
 
 
 def _warn_extender_errors(decision: Decision) -> None:
@@ -391,6 +395,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the name the built-in default policy serves",
     )
     exp.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    exp.add_argument(
+        "--skip-extenders",
+        action="store_true",
+        help="do not call the policy's HTTP extenders (their filters and scores are left out)",
+    )
     exp.set_defaults(func=cmd_explain)
     return parser
 
@@ -469,23 +478,30 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from .extending import HttpExtenderClient
     from .operating import load_client
     from .runtime.explaining import explain
 
     async def go() -> tuple[CompiledPolicy, Decision]:
         api_client = await load_client(10)  # a handful of LISTs: a small pool
         try:
-            return await explain(api_client, args.namespace, args.pod, args.scheduler_name)
+            if args.skip_extenders:
+                return await explain(api_client, args.namespace, args.pod, args.scheduler_name)
+            async with HttpExtenderClient() as extenders:
+                return await explain(
+                    api_client,
+                    args.namespace,
+                    args.pod,
+                    args.scheduler_name,
+                    extenders=extenders,
+                )
         finally:
             await api_client.close()
 
     policy, decision = asyncio.run(go())
-    if policy.extenders:
-        print(
-            f"note: policy {policy.name!r} has {len(policy.extenders)} extender(s); explain "
-            "does not call them, so their filters and scores are left out",
-            file=sys.stderr,
-        )
+    if policy.extenders and args.skip_extenders:
+        _note_skipped_extenders(policy.name, len(policy.extenders))
+    _warn_extender_errors(decision)
     if args.output == "json":
         json.dump(report_to_json(policy.name, [decision]), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -7,8 +7,9 @@ functions that write requests and read replies (tested byte for byte), and
 over HTTP.
 
 **Requests** are what kube-scheduler v1.13-v1.17 put on the wire: a POST of JSON to
-``urlPrefix/verb`` (trailing slashes of the prefix dropped; a verb of ``/`` posts to the
-prefix itself), ``Content-Type: application/json``, with the JSON tags of its legacy
+``urlPrefix/verb`` (:func:`call_url`: trailing slashes of the prefix dropped, then one
+slash and the verb as written, so a verb ``/`` posts to ``urlPrefix//`` as upstream's
+``send`` did), ``Content-Type: application/json``, with the JSON tags of its legacy
 types (``pkg/scheduler/api/v1/types.go``); ``omitempty`` fields left out when unset:
 
 * filter and prioritize, ``ExtenderArgs``: ``{"pod": <the pod>, "nodes": {"metadata":
@@ -100,6 +101,11 @@ class ReplyError(ValueError):
 
 
 # -- requests ------------------------------------------------------------------------
+
+
+def call_url(url_prefix: str, verb: str) -> str:
+    """Where a call is POSTed: upstream's ``TrimRight(urlPrefix, "/") + "/" + verb``."""
+    return url_prefix.rstrip("/") + "/" + verb
 
 
 def _dump(value: Any) -> bytes:
@@ -476,8 +482,7 @@ class HttpExtenderClient:
         body: bytes,
         read: Callable[[bytes], T],
     ) -> T:
-        prefix = extender.url_prefix.rstrip("/")
-        url = prefix if verb == "/" else f"{prefix}/{verb}"
+        url = call_url(extender.url_prefix, verb)
         started = time.perf_counter()
         result = "error"
         try:

@@ -56,7 +56,7 @@ import json
 import sys
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime
 from typing import Any, Final, TypeVar
 
 from .quantities import QuantityError, int_value, milli_value
@@ -213,7 +213,26 @@ def _plain(value: object) -> Any:
     # Kopf hands bodies over as Mappings, not dicts; json only knows dicts and lists.
     if isinstance(value, Mapping):
         return dict(value)
+    # An unquoted timestamp in a YAML file is a date to YAML; the API writes the string.
+    if isinstance(value, date):
+        return api_time(value)
     raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _utc(value: date) -> datetime:
+    """A YAML date or timestamp as an aware UTC datetime (YAML: no zone means UTC)."""
+    if not isinstance(value, datetime):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def api_time(value: date) -> str:
+    """A timestamp as the API writes it: RFC 3339 in UTC (``2024-01-01T10:00:00Z``)."""
+    moment = _utc(value)
+    fraction = f".{moment.microsecond:06d}" if moment.microsecond else ""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
 
 
 #: Built once: json.dumps() with options makes a new encoder at every call (a quarter of
@@ -786,7 +805,10 @@ def _metadata(raw: object, kind: str, *, namespaced: bool) -> tuple[Mapping[str,
 
 
 def parse_timestamp(value: object) -> float:
-    """RFC 3339 timestamps as the API writes them; 0.0 when absent or unreadable."""
+    """RFC 3339 timestamps as the API writes them (or a YAML file's unquoted timestamp,
+    a date to YAML); 0.0 when absent or unreadable."""
+    if isinstance(value, date):
+        return _utc(value).timestamp()
     if not isinstance(value, str) or not value:
         return 0.0
     try:
@@ -1321,6 +1343,8 @@ def _preemption_policy(r: _Reader, value: object, path: str = "spec.preemptionPo
 
 def _optional_timestamp(value: object) -> float | None:
     """A timestamp that may be absent (None), unlike :func:`parse_timestamp`'s 0.0."""
+    if isinstance(value, date):
+        return _utc(value).timestamp()
     if not isinstance(value, str) or not value:
         return None
     try:

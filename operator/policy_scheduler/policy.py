@@ -139,7 +139,7 @@ def _show(value: Any) -> str:
 
 def _did_you_mean(word: str, choices: Iterable[str]) -> str:
     # Compared case-insensitively: enableHttps (the legacy spelling) means enableHTTPS.
-    folded = {choice.casefold(): choice for choice in sorted(choices)}
+    folded = {choice.casefold(): choice for choice in sorted(choices, reverse=True)}
     close = difflib.get_close_matches(word.casefold(), list(folded), n=1, cutoff=0.75)
     return f" (did you mean {folded[close[0]]}?)" if close else ""
 
@@ -550,6 +550,12 @@ class Extender(_Model):
         description="Multiplier of the extender's scores; positive if prioritizeVerb is set.",
     )
     enableHTTPS: bool = Field(default=False, description="Use HTTPS to reach the extender.")
+    # The legacy Policy's JSON tag was enableHttps: a file copied from it keeps working.
+    # A field of its own (not an alias) so that the CRD schema lists it and the API
+    # server keeps it instead of pruning it.
+    enableHttps: bool | None = Field(
+        default=None, description="The legacy Policy's spelling of enableHTTPS; same meaning."
+    )
     tlsConfig: ExtenderTLSConfig | None = Field(default=None, description="TLS settings.")
     httpTimeout: HttpTimeout = Field(
         default=None,
@@ -578,6 +584,25 @@ class Extender(_Model):
         else:
             seconds = parse_go_duration(self.httpTimeout)
         return seconds or DEFAULT_EXTENDER_TIMEOUT_SECONDS
+
+    @property
+    def https(self) -> bool:
+        """enableHTTPS, whichever of its two spellings was written."""
+        return self.enableHTTPS or bool(self.enableHttps)
+
+    @model_validator(mode="after")
+    def _one_https_spelling(self) -> Extender:
+        if (
+            self.enableHttps is not None
+            and "enableHTTPS" in self.model_fields_set
+            and self.enableHttps != self.enableHTTPS
+        ):
+            raise _fail(
+                f"contradicts enableHTTPS: {_show(self.enableHTTPS)} (two spellings of one "
+                f"setting), got {_show(self.enableHttps)}",
+                "enableHttps",
+            )
+        return self
 
     @model_validator(mode="after")
     def _weighted(self) -> Extender:

@@ -112,6 +112,27 @@ def test_queue_order_is_priority_then_age(
     ]
 
 
+def test_unquoted_yaml_timestamps_are_read_as_kubectl_reads_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Hand-written YAML leaves timestamps unquoted; YAML would make them dates, kubectl
+    # keeps the text. The older pod goes first, and nothing fails to be read.
+    text = yaml.safe_dump_all([node("n"), ours("young"), ours("old")])
+    text = text.replace("name: young\n", "name: young\n  creationTimestamp: 2024-06-01T00:00:00Z\n")
+    text = text.replace("name: old\n", "name: old\n  creationTimestamp: 2024-01-01T00:00:00Z\n")
+    text = text.replace("name: n\n", "name: n\n  creationTimestamp: 2023-01-01T00:00:00Z\n")
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    code, out, err = run(["simulate", "-f", str(path), "-o", "json"], capsys)
+    assert code == 0, err
+    assert err == ""
+    decisions = json.loads(out)["decisions"]
+    assert [(d["pod"], d["node"]) for d in decisions] == [
+        ("default/old", "n"),
+        ("default/young", "n"),
+    ]
+
+
 def test_simulate_reads_a_kind_list_and_a_policy_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

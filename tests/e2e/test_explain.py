@@ -17,7 +17,9 @@ from kubernetes_asyncio import client as k8s_client
 
 from builders import node, pod
 from e2e.harness import KubeClient
+from extender_server import ExtenderServer, keep
 from policy_scheduler.cli import main
+from policy_scheduler.extending import HttpExtenderClient
 from policy_scheduler.runtime.explaining import explain
 from policy_scheduler.simulation import InputError
 
@@ -207,3 +209,53 @@ async def test_explain_says_whom_preemption_would_evict_and_evicts_nobody(
     assert await emulator.get("v1", "Pod", "batch", namespace) is not None
     urgent = await emulator.get("v1", "Pod", "urgent", namespace)
     assert urgent is not None and "nominatedNodeName" not in (urgent.get("status") or {})
+
+
+async def test_explain_asks_the_policys_extenders_unless_told_not_to(
+    emulator: KubeClient,
+    namespace: str,
+    api_client: k8s_client.ApiClient,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, big = await small_and_big(emulator, namespace)
+    scheduler_name = f"{namespace}-gpu"
+    with ExtenderServer(
+        {"filter": keep(lambda n: "GPU 0 is faulty" if n == big else None)}
+    ) as extender:
+        await emulator.create(
+            {
+                "apiVersion": POLICY_API,
+                "kind": "SchedulingPolicy",
+                "metadata": {"name": f"{namespace}-gpu"},
+                "spec": {
+                    "schedulerName": scheduler_name,
+                    "priorities": [],
+                    "extenders": [{"urlPrefix": extender.url, "filterVerb": "filter"}],
+                },
+            }
+        )
+        await emulator.create(pending_pod("train", scheduler_name=scheduler_name), namespace)
+
+        async with HttpExtenderClient() as client:
+            _, decision = await explain(api_client, namespace, "train", SCHEDULER, extenders=client)
+        # The extender refused the node the predicates let through: it is not feasible.
+        assert decision.failed[big] == ["GPU 0 is faulty"]
+        assert big not in decision.feasible
+        assert {r.pod_name for r in extender.received} == {"train"}
+
+        code = await asyncio.to_thread(main, ["explain", "train", "-n", namespace])
+        out = capsys.readouterr().out
+        assert code == 0
+        big_row = next(line for line in out.splitlines() if big in line.split())
+        assert "GPU 0 is faulty" in big_row
+        asked = len(extender.received)
+
+        code = await asyncio.to_thread(
+            main, ["explain", "train", "-n", namespace, "--skip-extenders"]
+        )
+        out, err = capsys.readouterr()
+        assert code == 0
+        assert len(extender.received) == asked  # not asked this time
+        assert "note: --skip-extenders: policy" in err and "1 extender(s)" in err
+        assert "GPU 0 is faulty" not in out

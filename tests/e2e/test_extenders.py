@@ -183,3 +183,28 @@ async def test_a_failing_extender_delays_only_its_pods(
             assert {(e["reason"], e["message"]) for e in events} == {("FailedScheduling", message)}
     # Only the pod that needs the extender's resource was sent to it.
     assert {r.pod_name for r in broken.received} == {"train"}
+
+
+async def test_an_ignorable_extender_that_fails_is_skipped(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    # ignorable: true: the extender's failure does not hold the pod; the others decide.
+    with ExtenderServer({"filter": lambda received: Raw(503, b"down for maintenance")}) as down:
+        await emulator.create(node("n1", allocatable=GPU_NODE))
+        extender = {
+            "urlPrefix": down.url,
+            "filterVerb": "filter",
+            "ignorable": True,
+            "managedResources": [{"name": GPU, "ignoredByScheduler": True}],
+        }
+        await emulator.create(
+            policy_obj("gpu", {"schedulerName": SCHEDULER, "extenders": [extender]})
+        )
+        await emulator.create(gpu_pod("train"), namespace)
+        async with OperatorThread(kubeconfig) as operator:
+            assert await bound_node(emulator, namespace, "train") == "n1"
+            assert operator.operator is not None
+            metrics = operator.operator.metrics.render().decode()
+    assert down.verbs() == ["filter"]
+    series = f'extender="{down.url}",result="error",verb="filter"'
+    assert f"scheduler_extender_requests_total{{{series}}} 1.0" in metrics

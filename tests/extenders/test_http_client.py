@@ -19,7 +19,7 @@ from policy_scheduler.engine.extenders import (
     MetaVictims,
     Victims,
 )
-from policy_scheduler.extending import HttpExtenderClient
+from policy_scheduler.extending import HttpExtenderClient, call_url
 from policy_scheduler.objects import parse_pod
 
 NODES = [parsed_node("n1"), parsed_node("n2")]
@@ -73,13 +73,25 @@ async def test_one_connection_is_kept_for_an_extender(server: ExtenderServer) ->
     assert len({r.peer for r in server.received}) == 1
 
 
-async def test_trailing_slashes_of_the_prefix_and_the_slash_verb(server: ExtenderServer) -> None:
+async def test_trailing_slashes_of_the_prefix_are_dropped(server: ExtenderServer) -> None:
     async with HttpExtenderClient() as client:
         await client.filter(extender(server.url + "//"), parsed_pod("p"), NODES)
-        # A verb of "/" posts to the prefix itself.
-        whole = CompiledExtender(server.url + "/filter/", filter_verb="/")
-        await client.filter(whole, parsed_pod("p"), NODES)
-    assert server.verbs() == ["filter", "filter"]
+    assert server.verbs() == ["filter"]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "verb", "url"),
+    [
+        pytest.param("http://x/s", "filter", "http://x/s/filter", id="plain"),
+        pytest.param("http://x/s//", "filter", "http://x/s/filter", id="trailing-slashes"),
+        pytest.param("http://x:8888", "filter", "http://x:8888/filter", id="no-path"),
+        # Upstream joined with one slash whatever the verb: these keep their double slash.
+        pytest.param("http://x/s", "/", "http://x/s//", id="slash-verb"),
+        pytest.param("http://x/s/", "/filter", "http://x/s//filter", id="verb-with-slash"),
+    ],
+)
+def test_the_url_of_a_call_is_upstreams(prefix: str, verb: str, url: str) -> None:
+    assert call_url(prefix, verb) == url
 
 
 def failing(reply: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from builders import node, parsed_pod, pod
+from policy_scheduler.documents import load_documents
 from policy_scheduler.engine.extenders import (
     CompiledExtender,
     ExtenderError,
@@ -70,6 +71,31 @@ def test_the_pod_is_sent_without_managed_fields() -> None:
     args = json.loads(extender_args(parse_pod(raw), [], node_cache_capable=True))
     del raw["metadata"]["managedFields"]
     assert args["pod"] == raw
+
+
+@pytest.mark.parametrize(
+    ("written", "sent"),
+    [
+        pytest.param("2024-01-01T10:00:00Z", "2024-01-01T10:00:00Z", id="utc"),
+        pytest.param("2024-01-01 10:00:00", "2024-01-01T10:00:00Z", id="no-zone-is-utc"),
+        pytest.param("2024-01-01T12:00:00+02:00", "2024-01-01T10:00:00Z", id="offset"),
+        pytest.param("2024-01-01T10:00:00.5Z", "2024-01-01T10:00:00.500000Z", id="fraction"),
+        pytest.param("2024-01-01", "2024-01-01T00:00:00Z", id="date"),
+    ],
+)
+def test_unquoted_yaml_timestamps_are_sent_as_the_api_writes_them(written: str, sent: str) -> None:
+    # YAML reads an unquoted timestamp as a date; the extender gets the API's string.
+    [raw_node] = load_documents(
+        f"kind: Node\nmetadata:\n  name: n1\n  creationTimestamp: {written}\n", "f"
+    )
+    [raw_pod] = load_documents(
+        f"kind: Pod\nmetadata:\n  name: p\n  creationTimestamp: {written}\n", "f"
+    )
+    body = json.loads(
+        extender_args(parse_pod(raw_pod), [parse_node(raw_node)], node_cache_capable=False)
+    )
+    assert body["pod"]["metadata"]["creationTimestamp"] == sent
+    assert body["nodes"]["items"][0]["metadata"]["creationTimestamp"] == sent
 
 
 def test_binding_args_are_the_go_field_names() -> None:

@@ -257,6 +257,23 @@ def test_aliases_and_weight_bounds_accepted() -> None:
 
 
 @pytest.mark.parametrize(
+    ("fields", "https"),
+    [
+        pytest.param({}, False, id="neither"),
+        pytest.param({"enableHTTPS": True}, True, id="enableHTTPS"),
+        pytest.param({"enableHttps": True}, True, id="legacy-enableHttps"),
+        pytest.param({"enableHttps": False}, False, id="legacy-enableHttps-false"),
+        pytest.param({"enableHTTPS": True, "enableHttps": True}, True, id="both-agree"),
+    ],
+)
+def test_extender_https_in_either_spelling(fields: dict[str, Any], https: bool) -> None:
+    # DESIGN: enableHTTPS/enableHttps; the legacy Policy's JSON tag was enableHttps.
+    spec = {"extenders": [{"urlPrefix": "http://x", "filterVerb": "filter", **fields}]}
+    [extender] = compile_policy(parse_policy(policy_object(spec))).extenders
+    assert extender.enable_https is https
+
+
+@pytest.mark.parametrize(
     ("timeout", "seconds"),
     [
         pytest.param(None, 5.0, id="absent-is-5s"),
@@ -731,10 +748,16 @@ SA = {"serviceAffinity": {"labels": ["a"]}}
             id="extender-url-missing",
         ),
         pytest.param(
-            {"extenders": [{"urlPrefix": "http://a", "enableHttps": True}]},
+            {"extenders": [{"urlPrefix": "http://a", "enableHTTPS": False, "enableHttps": True}]},
             "spec.extenders[0].enableHttps",
+            "contradicts enableHTTPS: false (two spellings of one setting), got true",
+            id="extender-https-spellings-disagree",
+        ),
+        pytest.param(
+            {"extenders": [{"urlPrefix": "http://a", "EnableHTTPS": True}]},
+            "spec.extenders[0].EnableHTTPS",
             "unknown field (did you mean enableHTTPS?)",
-            id="extender-legacy-spelling",
+            id="extender-https-other-case",
         ),
         pytest.param(
             {"extenders": [{"urlPrefix": "http://a", "httpTimeout": "thirty seconds"}]},

@@ -10,6 +10,10 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from builders import parsed_node, parsed_pod
+from extender_server import ExtenderServer, Raw, score
+from policy_scheduler.engine.extenders import CompiledExtender, ExtenderError
+from policy_scheduler.extending import HttpExtenderClient
 from policy_scheduler.runtime.metrics import Metrics
 
 
@@ -226,3 +230,28 @@ async def test_a_busy_port_fails_at_serve() -> None:
         port = busy.getsockname()[1]
         with pytest.raises(OSError):
             await Metrics().serve("127.0.0.1", port)
+
+
+async def test_extender_calls_are_counted_and_timed_per_extender_verb_and_result() -> None:
+    # The operator's extender client reports each call to Metrics.extender (operating.py).
+    m = Metrics()
+    routes = {"filter": lambda received: Raw(500, b"boom"), "prioritize": score({"n1": 3})}
+    with ExtenderServer(routes) as server:
+        ext = CompiledExtender(server.url, filter_verb="filter", prioritize_verb="prioritize")
+        async with HttpExtenderClient(observe=m.extender) as client:
+            with pytest.raises(ExtenderError):
+                await client.filter(ext, parsed_pod("p"), [parsed_node("n1")])
+            for _ in range(2):
+                await client.prioritize(ext, parsed_pod("p"), [parsed_node("n1")])
+    failed = {"extender": server.url, "verb": "filter", "result": "error"}
+    scored = {"extender": server.url, "verb": "prioritize", "result": "success"}
+    assert value(m, "scheduler_extender_requests_total", **failed) == 1.0
+    assert value(m, "scheduler_extender_requests_total", **scored) == 2.0
+    latency = "scheduler_extender_request_duration_seconds"
+    assert value(m, latency + "_count", **failed) == 1.0
+    assert value(m, latency + "_count", **scored) == 2.0
+    assert value(m, latency + "_bucket", le="+Inf", **scored) == 2.0
+    assert value(m, "scheduler_extender_requests_total", **{**failed, "result": "success"}) in (
+        None,
+        0.0,
+    )

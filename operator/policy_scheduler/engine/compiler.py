@@ -132,7 +132,7 @@ def compile_extender(extender: Extender) -> CompiledExtender:
         bind_verb=extender.bindVerb,
         preempt_verb=extender.preemptVerb,
         weight=extender.weight,
-        enable_https=extender.enableHTTPS,
+        enable_https=extender.https,
         tls=None
         if tls is None
         else ExtenderTLS(

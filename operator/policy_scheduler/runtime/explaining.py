@@ -8,6 +8,10 @@ decision with every node evaluated (``percentageOfNodesToScore`` is raised to 10
 table covers the whole cluster) and, when no node fits, asks preemption whether evicting
 lower-priority pods would make room, and whom (nothing is evicted). The output is
 ``simulate``'s table for that pod, ``would preempt ns/a on node-3`` included.
+
+The policy's HTTP extenders are asked as the operator would ask them (filter,
+prioritize, preempt; never bind) through the ``extenders`` client the caller passes;
+without one (``--skip-extenders``) they are left out, and the caller says so.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from kubernetes_asyncio import client
 
 from ..engine.algorithm import Decision, Scheduler
 from ..engine.compiler import CompiledPolicy
+from ..engine.extenders import ExtenderClient
 from ..engine.preemption import Preemption
 from ..kinds import PARSE_ERRORS, POD
 from ..simulation import InputError
@@ -28,7 +33,12 @@ from .listing import list_cluster
 
 
 async def explain(
-    api_client: client.ApiClient, namespace: str, name: str, default_scheduler_name: str
+    api_client: client.ApiClient,
+    namespace: str,
+    name: str,
+    default_scheduler_name: str,
+    *,
+    extenders: ExtenderClient | None = None,
 ) -> tuple[CompiledPolicy, Decision]:
     world = World(default_scheduler_name=default_scheduler_name)
     target = None
@@ -58,7 +68,7 @@ async def explain(
             f'no accepted SchedulingPolicy serves schedulerName "{pod.scheduler_name}"'
         )
     every_node = replace(policy, percentage_of_nodes_to_score=100)
-    scheduler = Scheduler()
+    scheduler = Scheduler(extenders=extenders)
     with world.cache.snapshot() as cluster:
         decision = await scheduler.schedule(pod, cluster, every_node)
         # Would evicting lower-priority pods help? Computed only, nothing is deleted.
