@@ -179,6 +179,29 @@ async def test_a_failing_startup_list_is_retried_not_fatal(
     injected(faults)
 
 
+async def test_leader_election_survives_failing_lease_calls_and_a_failing_list(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
+) -> None:
+    """A LIST failing right after the lease was taken once ended leader election
+    silently ("acquired lease", then "released lease", and nobody scheduled again)."""
+    await emulator.create(node("n1"))
+    await emulator.create(our_pod("web"), namespace)
+    faults = inject(
+        emulator_server,
+        Fault("status", None, "/leases", status=503, times=2),
+        Fault("status", "GET", "/api/v1/pods", status=500, times=4, agents=("OpenAPI-Generator",)),
+    )
+    health = free_port()
+    options = {"leader_elect": True, "retry_period": 0.5, "health_port": health}
+    async with OperatorThread(kubeconfig, **options, **FAST) as operator:
+        await all_bound(emulator, namespace, ["web"], timeout=30)
+        assert operator.operator is not None and operator.operator.is_leader()
+        status, body = await healthz(health)
+        assert (status, body["problems"]) == (200, [])
+    assert operator.error is None
+    injected(faults)
+
+
 # -- watches that fail ----------------------------------------------------------------------
 
 
