@@ -115,6 +115,28 @@ async def test_bindings_that_never_answer_do_not_stop_scheduling(
     injected(faults)
 
 
+async def test_errors_on_every_kind_of_call_lose_nothing_and_double_nothing(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
+) -> None:
+    for i in range(3):
+        await emulator.create(node(f"n{i}", cpu="2", memory="16Gi"))
+    # 10% each of 500, 429 and 409 on every request of the scheduler and of its watches.
+    faults = inject(
+        emulator_server,
+        *(Fault("status", None, "", status=s, probability=0.1, seed=s) for s in (500, 429, 409)),
+    )
+    names = [f"p{i}" for i in range(30)]
+    for name in names:
+        await emulator.create(our_pod(name, requests={"cpu": "200m"}), namespace)
+    async with OperatorThread(kubeconfig, **FAST) as operator:
+        await all_bound(emulator, namespace, names, timeout=90)
+    assert operator.error is None
+    bound_once(emulator_server, names)
+    placed = Counter((await placements(emulator, namespace)).values()).most_common()
+    assert all(count <= 10 for _, count in placed), placed  # 10 x 200m fill a node
+    injected(faults)
+
+
 async def test_event_and_status_writes_that_hang_do_not_starve_bindings(
     emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
 ) -> None:
