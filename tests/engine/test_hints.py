@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from builders import claim_volume, cluster, decide, node, pod, policy, pv, pvc
+from builders import claim_volume, cluster, cluster_picture, decide, node, pod, policy, pv, pvc
 from policy_scheduler.engine import algorithm
 from policy_scheduler.engine.algorithm import Scheduler
 from policy_scheduler.engine.cluster import ClusterState
@@ -547,6 +547,74 @@ def test_a_pod_that_fits_nowhere_whatever_changes_has_no_hint() -> None:
 
 def test_no_nodes_no_hints() -> None:
     assert hints(pod("p"), []) == []
+
+
+# -- nominated pods ---------------------------------------------------------------------
+
+TOLERATING_AND_FITTING = policy(
+    ["PodFitsResources", "PodToleratesNodeTaints", "MatchNodeSelector"],
+    [],
+    alwaysCheckAllPredicates=True,
+)
+
+NOMINATED = [
+    pytest.param(
+        node("n1", cpu="4"),
+        pod("p", requests={"cpu": "3500m"}),
+        1000,
+        [("cpu request <= 1", ("n1",))],
+        id="request: the room promised to a nominated pod of higher priority is not the pod's",
+    ),
+    pytest.param(
+        node("n1", cpu="4"),
+        pod("p", priority=1000, requests={"cpu": "3500m"}),
+        1000,
+        [("cpu request <= 1", ("n1",))],
+        id="request: nor the room of one of equal priority",
+    ),
+    pytest.param(
+        node("n1", cpu="4"),
+        pod("p", priority=1000, requests={"cpu": "3500m"}),
+        0,
+        [("cpu request <= 3", ("n1",))],
+        id="request: a lower-priority nomination is ignored, as the decision ignores it",
+    ),
+    pytest.param(
+        node("n1", cpu="3", taints=[taint("dedicated", "gpu")]),
+        pod("p", requests={"cpu": "1500m"}),
+        1000,
+        [],
+        id="toleration: fits the node only without the nominated pod, so not alone",
+    ),
+    pytest.param(
+        node("n1", cpu="3"),
+        pod("p", requests={"cpu": "1500m"}, node_selector={"disktype": "ssd"}),
+        1000,
+        [],
+        id="label: fits the node only without the nominated pod, so not alone",
+    ),
+]
+
+
+@pytest.mark.parametrize(("node_obj", "pod_obj", "nominated_priority", "expected"), NOMINATED)
+def test_hints_count_the_nominated_pods_the_pod_yields_to(
+    node_obj: dict[str, Any], pod_obj: dict[str, Any], nominated_priority: int, expected: Hints
+) -> None:
+    # The node runs a 1-cpu pod, and a 2-cpu pod is nominated to it (a preemption set
+    # the room aside): the decision checks the node with that pod on it, so must a hint.
+    state = cluster([node_obj], [using("running", "n1", cpu="1")])
+    waiting = pod("waiting", priority=nominated_priority, requests={"cpu": "2"})
+    state.set_nominated(parse_pod(waiting), "n1")
+    before = cluster_picture(state)
+    decision = decide(pod_obj, state, TOLERATING_AND_FITTING)
+    assert decision.node is None
+    assert cluster_picture(state) == before  # the nominated pod was on it for a trial only
+    assert [(hint.change, hint.nodes) for hint in decision.hints] == expected
+    # Each hint, applied, is what the decision then accepts.
+    if expected == [("cpu request <= 1", ("n1",))]:
+        fixed = copy.deepcopy(pod_obj)
+        fixed["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"
+        assert decide(fixed, state, TOLERATING_AND_FITTING).node == "n1"
 
 
 # -- what hints never do ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 
 from builders import node
 from fakes import FakeApi, FakeClock, FakeExtenders
-from policy_scheduler.engine.extenders import FilterReply
+from policy_scheduler.engine.extenders import ExtenderError, FilterReply
 from policy_scheduler.runtime.policies import SHADOW_STATUS_INTERVAL
 from policy_scheduler.runtime.scheduling import MetricsSink, SchedulerRuntime
 from runtime.test_scheduling import attempt, make_runtime, spod, uid
@@ -251,6 +251,30 @@ async def test_a_shadow_never_calls_its_extenders(
     )
     await schedule(runtime, spod("web"))
     assert fake.calls == []
+    assert metrics.results == [("trial", "sameNode")]
+
+
+async def test_an_active_decision_that_failed_costs_the_shadow_no_budget(
+    api: FakeApi, clock: FakeClock, metrics: ShadowResults
+) -> None:
+    url = "http://extender:8888/scheduler"
+
+    def filter_(pod: Any, nodes: Any) -> FilterReply:
+        if pod.name == "broken":
+            raise ExtenderError(url, "filter", f"no reply from {url}/filter within 5s")
+        return FilterReply(tuple(n.name for n in nodes))
+
+    fake = FakeExtenders({("filter", url): filter_})
+    runtime = make_runtime(api, clock, metrics=metrics, extenders=fake)
+    runtime.handle("ADDED", node("n1"))
+    extender = {"urlPrefix": url, "filterVerb": "filter"}
+    runtime.handle("ADDED", disk_policy("active", True, extenders=[extender]))
+    runtime.handle(
+        "ADDED", disk_policy("trial", False, mode="Shadow", shadow={"maxDecisionsPerSecond": 1})
+    )
+    # The budget holds one decision: the failed attempt must not spend it.
+    await schedule(runtime, spod("broken"), spod("web"))
+    assert api.bindings == [("default/web", "n1")]
     assert metrics.results == [("trial", "sameNode")]
 
 

@@ -4,8 +4,10 @@
 reasons, the candidate changes they point at, smallest first:
 
 * **requests** — ``Insufficient cpu`` (memory, ephemeral-storage, an extended resource)
-  -> the largest request that fits: the node's allocatable minus what its pods request,
-  for every resource the node is short of, as one change (``cpu request <= 1500m``).
+  -> the largest request that fits: the node's allocatable minus what its pods request
+  and what the pods nominated there that the pod yields to (priority at least its own)
+  request, for every resource the node is short of, as one change (``cpu request <=
+  1500m``).
   Byte amounts are rounded down to a whole Mi (still a request that fits) and written the
   Kubernetes way (``1536Mi``, ``2Gi``). The request is the pod's as ``Insufficient``
   compares it: its containers' requests summed (or its largest init container's, if
@@ -45,7 +47,9 @@ other pods or the node's health.
 of them, run on that node with the change applied — on a copy of the pod, of the node
 and the cluster (:meth:`ClusterState.with_node`), or of the cluster's PVs
 (:meth:`ClusterState.with_persistent_volumes`); the live state and its NodeInfos are never
-modified. A candidate is kept only when the pod then passes every predicate on the node:
+modified (a node holding nominated pods the pod yields to is also checked with them on it,
+the first of the decision's two passes, in a trial undone at once: ``fitting.py``). A
+candidate is kept only when the pod then passes every predicate on the node:
 a hint is a *single* change and never claims a node it would not fix. A node that needs
 two changes (short of cpu *and* tainted) gets no hint, and a pod that fits nowhere
 whatever single change gets ``[]``. With ``alwaysCheckAllPredicates: false`` a node
@@ -91,6 +95,7 @@ from ..quantities import format_bytes, format_milli
 from ..selectors import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NodeSelectorTerm, Requirement, Selector
 from .cluster import ClusterState
 from .compiler import CompiledPolicy
+from .fitting import first_pass, nominated_for
 from .framework import CycleState, Predicate
 from .nodeinfo import NodeInfo
 from .predicates.general import (
@@ -172,6 +177,9 @@ class _Context:
     pod: Pod
     cluster: ClusterState
     policy: CompiledPolicy
+    #: Node -> the nominated pods the pod yields to there (no change to the pod moves its
+    #: priority, so one answer serves every candidate).
+    nominated: Mapping[str, Sequence[Pod]]
     #: (label key, its requirements) -> the values meeting them, preferred first.
     label_values: dict[tuple[str, tuple[Requirement, ...]], list[str]] = field(default_factory=dict)
 
@@ -189,7 +197,7 @@ def fit_hints(
     budget: int = MAX_CHECKS,
 ) -> list[Hint]:
     """The verified single changes that would make ``pod`` fit the ``failed`` nodes."""
-    context = _Context(pod, cluster, policy)
+    context = _Context(pod, cluster, policy, nominated_for(pod, cluster))
     checker = _Checker(context)
     #: Change text -> the nodes it fixes (a dict as an ordered set).
     fixed: dict[str, dict[str, None]] = {}
@@ -277,7 +285,9 @@ class _Checker:
             cycle = self._cycle(change.text, context.pod, cluster)
         else:
             cycle = self._cycle(change.text, change.pod or context.pod, context.cluster)
-        return _passes(self._all, cycle.pod, info, cycle)
+        return _passes(self._all, cycle.pod, info, cycle) and self._yields(
+            cycle.pod, cycle.cluster, info.name
+        )
 
     def _fits_changed_node(self, node: Node, info: NodeInfo) -> bool:
         context = self.context
@@ -288,11 +298,22 @@ class _Checker:
         twin.set_node(node)
         if not _passes(self._local, pod, twin, self._base):
             return False
-        if not self._wide:
+        if not self._wide and node.name not in context.nominated:
             return True
         view = context.cluster.with_node(node)
         cycle = CycleState(pod, view, context.policy.settings)
-        return _passes(self._wide, pod, view.nodes[node.name], cycle)
+        return _passes(self._wide, pod, view.nodes[node.name], cycle) and self._yields(
+            pod, view, node.name
+        )
+
+    def _yields(self, pod: Pod, cluster: ClusterState, name: str) -> bool:
+        """The first of the scheduler's two passes (fitting.py): the pod still fits with
+        the nominated pods it yields to running on the node, as the decision demands."""
+        others = self.context.nominated.get(name)
+        if not others:
+            return True
+        info = cluster.nodes[name]
+        return not first_pass(pod, info, cluster, self.context.policy, others, check_all=False)
 
 
 def _passes(predicates: Iterable[Predicate], pod: Pod, info: NodeInfo, cycle: CycleState) -> bool:
@@ -343,9 +364,12 @@ def _request_changes(context: _Context, info: NodeInfo, reasons: Sequence[str]) 
         return []
     pod = context.pod
     allocatable = info.node.allocatable
+    # The room nominated pods of equal or higher priority are promised is not the pod's.
+    promised = context.nominated.get(info.name, ())
     amounts: dict[str, int] = {}
     for name in short:
         room = allocatable.get(name) - _requested(info, name)
+        room -= sum(other.request.get(name) for other in promised)
         if _in_bytes(name) and room >= MI:
             room -= room % MI
         if room <= 0 or room >= pod.request.get(name):

@@ -37,7 +37,8 @@ the policy book) and is driven from two sides:
 
 * **Shadow policies** (``spec.mode: Shadow``, ``state/shadows.py``): in the same
   snapshot as the active decision, each sampled shadow of the pod's schedulerName decides
-  the pod too, with a scheduler of its own and no extenders; it never binds, assumes,
+  the pod too (not when the active decision failed: there is nothing to compare it with),
+  with a scheduler of its own and no extenders; it never binds, assumes,
   preempts or reports on the pod, and its failures stay its own. Once the active
   outcome stands (a node, or none fits), :meth:`SchedulerRuntime._compare_shadows` counts
   each comparison (metrics, the shadow's window) and has its status written soon.
@@ -369,9 +370,11 @@ class SchedulerRuntime:
             decision = await self.scheduler_for(policy).schedule(pod, cluster, compiled)
             seen = cluster.nodes[decision.node].generation if decision.node is not None else 0
             elapsed = self.clock() - started
-            # The shadow policies of the name decide the same pod on the same cluster.
+            # The shadow policies of the name decide the same pod on the same cluster;
+            # not when the active decision failed (an extender error): it will not be
+            # compared, and a shadow's budget is for decisions that are.
             shadows = await self.shadows.decide(
-                pod, cluster, self.book.shadows_of(pod.scheduler_name)
+                pod, cluster, [] if decision.error else self.book.shadows_of(pod.scheduler_name)
             )
         # The writes held during the decision are applied now.
         self.metrics.phases(decision.filter_seconds, decision.score_seconds)
