@@ -2,8 +2,8 @@
 
 Used by ``explain`` to build, read-only, the picture the operator builds for itself
 (the operator lists kind by kind, each LIST with the moment it began, to reconcile: see
-``Operator.resync`` in ``operating.py``). Each kind is listed through :meth:`.kubeapi.KubeApi.list_objects` (paginated, with
-deadlines and retries).
+``Operator.resync`` in ``operating.py``). Each kind is listed through
+:meth:`.kubeapi.KubeApi.list_objects` (paginated, with deadlines and retries).
 """
 
 from __future__ import annotations
