@@ -401,9 +401,9 @@ def build_crd() -> dict[str, Any]:
         "properties": {
             "apiVersion": {
                 "type": "string",
-                "description": "The versioned schema of this object: policyscheduler.io/v1alpha1.",
+                "description": f"The versioned schema of this object: {names.CRD_API_VERSION}.",
             },
-            "kind": {"type": "string", "description": "SchedulingPolicy."},
+            "kind": {"type": "string", "description": f"{names.CRD_KIND}."},
             "metadata": {"type": "object", "description": "Standard object metadata."},
             "spec": spec_schema(),
             "status": status_schema(),

@@ -222,8 +222,11 @@ class Operator:
         task, self._loop_task = self._loop_task, None
         if task is not None:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            # Waited for, not awaited: a CancelledError here is then ours alone (the
+            # shutdown's deadline), and passing it on lets stop() end in time and say so.
+            await asyncio.wait([task])
+            if not task.cancelled() and task.exception() is not None:
+                logger.error("the scheduling loop failed: %r", task.exception())
             logger.info("stopped scheduling")
 
     async def _lead_always(self) -> None:

@@ -115,6 +115,28 @@ async def test_bindings_that_never_answer_do_not_stop_scheduling(
     injected(faults)
 
 
+async def test_errors_on_every_kind_of_call_lose_nothing_and_double_nothing(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
+) -> None:
+    for i in range(3):
+        await emulator.create(node(f"n{i}", cpu="2", memory="16Gi"))
+    # 10% each of 500, 429 and 409 on every request of the scheduler and of its watches.
+    faults = inject(
+        emulator_server,
+        *(Fault("status", None, "", status=s, probability=0.1, seed=s) for s in (500, 429, 409)),
+    )
+    names = [f"p{i}" for i in range(30)]
+    for name in names:
+        await emulator.create(our_pod(name, requests={"cpu": "200m"}), namespace)
+    async with OperatorThread(kubeconfig, **FAST) as operator:
+        await all_bound(emulator, namespace, names, timeout=90)
+    assert operator.error is None
+    bound_once(emulator_server, names)
+    placed = Counter((await placements(emulator, namespace)).values()).most_common()
+    assert all(count <= 10 for _, count in placed), placed  # 10 x 200m fill a node
+    injected(faults)
+
+
 async def test_event_and_status_writes_that_hang_do_not_starve_bindings(
     emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
 ) -> None:
@@ -176,6 +198,29 @@ async def test_a_failing_startup_list_is_retried_not_fatal(
     )
     async with OperatorThread(kubeconfig, **FAST):
         await all_bound(emulator, namespace, ["web"], timeout=30)
+    injected(faults)
+
+
+async def test_leader_election_survives_failing_lease_calls_and_a_failing_list(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
+) -> None:
+    """A LIST failing right after the lease was taken once ended leader election
+    silently ("acquired lease", then "released lease", and nobody scheduled again)."""
+    await emulator.create(node("n1"))
+    await emulator.create(our_pod("web"), namespace)
+    faults = inject(
+        emulator_server,
+        Fault("status", None, "/leases", status=503, times=2),
+        Fault("status", "GET", "/api/v1/pods", status=500, times=4, agents=("OpenAPI-Generator",)),
+    )
+    health = free_port()
+    options = {"leader_elect": True, "retry_period": 0.5, "health_port": health}
+    async with OperatorThread(kubeconfig, **options, **FAST) as operator:
+        await all_bound(emulator, namespace, ["web"], timeout=30)
+        assert operator.operator is not None and operator.operator.is_leader()
+        status, body = await healthz(health)
+        assert (status, body["problems"]) == (200, [])
+    assert operator.error is None
     injected(faults)
 
 

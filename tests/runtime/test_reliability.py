@@ -109,6 +109,38 @@ async def test_a_resync_frees_what_a_lost_deletion_held(api: FakeApi, clock: Fak
     assert api.bindings == [("default/web", "only")]
 
 
+async def test_a_resync_forgets_a_node_whose_deletion_was_missed(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    runtime = make_runtime(api, clock)
+    runtime.handle("ADDED", node("small", cpu="2", memory="4Gi"))
+    runtime.handle("ADDED", node("big", cpu="16", memory="64Gi"))
+    clock.now += 5
+    since = runtime.world.clock()
+    # "big" went away while the watch was down: only the LIST shows it.
+    assert runtime.resync(NODE, [node("small", cpu="2", memory="4Gi")], since) == 1
+    runtime.handle("ADDED", spod("web"))
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "small")]
+
+
+async def test_a_resync_learns_a_pod_was_bound_by_someone_else(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    runtime = make_runtime(api, clock)
+    runtime.handle("ADDED", node("n1", cpu="1"))
+    web = spod("web", "800m")
+    runtime.handle("ADDED", web)
+    clock.now += 5
+    since = runtime.world.clock()
+    # Bound by another scheduler while the watch was down: the LIST has it on n1.
+    runtime.resync(POD, [bound(web, "n1")], since)
+    assert runtime.cache.state_of(uid(web)) is PodState.ADDED
+    assert runtime.cache.cluster.nodes["n1"].requested_cpu == 800
+    assert uid(web) not in runtime.queue
+    assert api.of("bind") == []
+
+
 async def test_a_resync_never_undoes_what_a_newer_watch_event_said(
     api: FakeApi, clock: FakeClock
 ) -> None:

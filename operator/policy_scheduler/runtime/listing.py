@@ -1,11 +1,9 @@
 """One LIST of every kind the scheduler reads, as raw API dicts.
 
-Used to fill the cache before the first decision when this replica becomes the leader
-(kube-scheduler's WaitForCacheSync: deciding against a half-listed cluster would place
-pods on the first nodes that happen to be known), to reconcile the cache with the API
-after the watches were down, and by ``explain`` to build the same picture read-only.
-Each kind is listed through :meth:`.kubeapi.KubeApi.list_objects` (paginated, with
-deadlines and retries).
+Used by ``explain`` to build, read-only, the picture the operator builds for itself
+(the operator lists kind by kind, each LIST with the moment it began, to reconcile: see
+``Operator.resync`` in ``operating.py``). Each kind is listed through
+:meth:`.kubeapi.KubeApi.list_objects` (paginated, with deadlines and retries).
 """
 
 from __future__ import annotations

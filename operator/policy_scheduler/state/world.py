@@ -21,7 +21,31 @@ read is written once.
 Queueing hints: unschedulable pods go back to the active queue only on a change that
 could let them fit (kube-scheduler's legacy event handlers):
 
-==============================================  ==================================
+==============================================  =========================================
+change                                          which unschedulable pods are moved
+==============================================  =========================================
+node added                                      all
+node changed: allocatable, labels, taints,      all
+unschedulable, condition statuses
+node changed otherwise (a heartbeat, images)    none
+node deleted                                    none
+pod placed on a node (bound, or relabelled)     those with a required pod affinity term
+                                                the pod matches
+placed pod deleted, finished, or shrunk         all
+PV, PVC, StorageClass, CSINode, Service         all
+added, changed or deleted
+ReplicationController, ReplicaSet, StatefulSet  none (they only weigh in priorities)
+PodDisruptionBudget, PriorityClass              none (preemption reads them)
+a policy accepted, changed or deleted           all
+==============================================  =========================================
+
+(``tests/state/test_queueing_hints.py`` has one case per row.)
+
+Reconciliation (:meth:`World.reconcile`): watches can miss deletions (a watch down
+across a deletion and a re-list sends no DELETED for the gap). Given a fresh LIST of a
+kind, every object the world holds that the LIST lacks, and that no watch event has
+mentioned since the LIST began, is deleted, as an informer's re-list would.
+
 Two things the API server and kube-scheduler's queue did are done here, at the door:
 
 * **Priority**: PriorityClasses are kept (by name); a pod without ``spec.priority`` gets
@@ -257,9 +281,13 @@ class World:
             return  # a late replay of a pod we saw deleted
         admission = admit(pod, self.namespaces)
         if admission is Admission.FINISHED:
-            cache.remove_pod(pod.uid, remember=False)
+            placed = cache.remove_pod(pod.uid, remember=False)
             queue.delete(pod.uid)
             self._forget_nomination(pod.uid)
+            if placed is not None:
+                # Its node has room again: as a deletion (kube-scheduler's pod informer
+                # leaves finished pods out, so it saw a finished pod as deleted).
+                queue.move_all()
             return
         if admission is Admission.PLACED:
             was_confirmed = cache.state_of(pod.uid) is PodState.ADDED
