@@ -1004,7 +1004,7 @@ class Scheduler:
             if scores and scores.count(scores[0]) == count:
                 # The same score everywhere (a priority with nothing to tell the nodes
                 # apart): one addition to the offset instead of a pass.
-                offset += weight * scores[0]
+                offset += weighted_row((weight,), (scores[0],))
             else:
                 totals = weighted_sum(totals, weight, scores)
         if offset:
