@@ -71,6 +71,7 @@ from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
 from .framework import (
     NO_HINTS,
     CycleState,
+    Hints,
     MapFunction,
     Predicate,
     Reasons,
@@ -382,6 +383,15 @@ def weighted_sum(totals: list[int], weight: int, scores: list[int]) -> list[int]
     return [total + weight * score for total, score in zip(totals, scores, strict=True)]
 
 
+def _may_fail(hints: Hints, pod: Pod, cycle: CycleState) -> bool:
+    """Whether a predicate may refuse some node to this pod (its plan keeps it)."""
+    never_fails = hints.never_fails
+    if never_fails is not None and never_fails(pod):
+        return False
+    fits_everywhere = hints.fits_everywhere
+    return fits_everywhere is None or not fits_everywhere(pod, cycle)
+
+
 def weighted_row(weights: Sequence[int], scores: Sequence[int]) -> int:
     """One node's row: the sum of ``weight`` x raw score over several priorities."""
     return sum([w * score for w, score in zip(weights, scores, strict=True) if w])
@@ -598,13 +608,8 @@ class Scheduler:
         plan: list[_Screened] = []
         for entry in policy.predicates:
             hints = entry.hints
-            never_fails = hints.never_fails
-            if never_fails is not None and never_fails(pod):
-                continue
-            fits_everywhere = hints.fits_everywhere
-            if fits_everywhere is not None and fits_everywhere(pod, cycle):
-                continue
-            plan.append(_Screened(entry.fn, hints.screen or every_position))
+            if _may_fail(hints, pod, cycle):
+                plan.append(_Screened(entry.fn, hints.screen or every_position))
         return plan
 
     @staticmethod
@@ -719,11 +724,7 @@ class Scheduler:
 
         for entry in policy.predicates:
             fn, hint = entry.fn, entry.hints
-            never_fails = hint.never_fails
-            if never_fails is not None and never_fails(pod):
-                continue
-            fits_everywhere = hint.fits_everywhere
-            if fits_everywhere is not None and fits_everywhere(pod, cycle):
+            if not _may_fail(hint, pod, cycle):
                 continue
             if hint.node_local:
                 group.append(fn)

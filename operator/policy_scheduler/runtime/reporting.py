@@ -235,16 +235,25 @@ class Reporter:
             component=component,
         )
 
-    async def unschedulable(self, pod: Pod, message: str, component: str) -> None:
-        """PodScheduled=False/Unschedulable plus a FailedScheduling Warning event."""
-        await self.pod_condition(pod, message, reason="Unschedulable")
+    async def unschedulable(
+        self,
+        pod: Pod,
+        message: str,
+        component: str,
+        *,
+        reason: str = "Unschedulable",
+        action: str = "Scheduling",
+    ) -> None:
+        """PodScheduled=False with ``reason`` plus a FailedScheduling Warning event (an
+        attempt that found no node, or, ``reason`` SchedulerError, one that failed)."""
+        await self.pod_condition(pod, message, reason=reason)
         await self.event(
             namespace=pod.namespace,
             involved=pod_reference(pod),
             event_type="Warning",
             reason="FailedScheduling",
             message=message,
-            action="Scheduling",
+            action=action,
             component=component,
         )
 

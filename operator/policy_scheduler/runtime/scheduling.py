@@ -76,7 +76,7 @@ from ..state.world import DELETED, Outcome, World
 from .health import Health
 from .kubeapi import Api, backoff
 from .policies import PolicyStats, PolicyStatusWriter
-from .reporting import Reporter, now_rfc3339, pod_reference
+from .reporting import Reporter, now_rfc3339
 from .volumebinding import DEFAULT_TIMEOUT, VolumeBinder, VolumeBindingError
 
 logger = logging.getLogger(__name__)
@@ -650,16 +650,9 @@ class SchedulerRuntime:
             problem = f"HTTP {status}" if status else "HTTP connection error"
         message = f"Binding rejected: {problem}"
         # As upstream's recordSchedulingFailure: the condition says it too.
-        self._report(self.reporter.pod_condition(pod, message, reason=SCHEDULER_ERROR_REASON))
         self._report(
-            self.reporter.event(
-                namespace=pod.namespace,
-                involved=pod_reference(pod),
-                event_type="Warning",
-                reason="FailedScheduling",
-                message=message,
-                action="Binding",
-                component=profile,
+            self.reporter.unschedulable(
+                pod, message, profile, reason=SCHEDULER_ERROR_REASON, action="Binding"
             )
         )
 
