@@ -40,7 +40,10 @@ extender reads them). Bytes rather than the dict: a node as EKS reports it (12 l
 50 images) is 44 KB as a parsed dict, 15 KB as these bytes (2.8 KB without images), and
 encoding adds about a quarter to :func:`parse_node`'s time. Placed pods keep none (the
 cache holds many), so preemption victims are sent as their identity (see
-``extending.py``).
+``extending.py``). Inside :func:`bodies_deferred` (``simulate``'s loading, where every
+API dict is in memory anyway and most runs have no extender) the parsers keep the dict
+instead and ``body`` encodes it on first read: the same bytes, paid only for what an
+extender is sent. The operator encodes at once and keeps no dict.
 
 Bounds. Quantities beyond what kube-scheduler counts (int64), int32 fields of the API
 (priority, weights, ports, maxSkew) beyond int32, and data nested too deeply to digest
@@ -54,7 +57,8 @@ import contextlib
 import hashlib
 import json
 import sys
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, Final, TypeVar
@@ -248,6 +252,41 @@ def body_of(raw: Mapping[str, Any]) -> bytes:
     return _COMPACT_JSON.encode(raw).encode()
 
 
+#: What a Pod or Node keeps for its ``body``: the bytes, or the API dict to encode them
+#: from on first read (inside :func:`bodies_deferred`).
+BodySource = bytes | Mapping[str, Any]
+
+_DEFER_BODIES: ContextVar[bool] = ContextVar("defer_bodies", default=False)
+
+
+@contextlib.contextmanager
+def bodies_deferred() -> Iterator[None]:
+    """Objects parsed inside keep their API dict and encode ``body`` on first read.
+
+    Only for callers that hold the dicts in memory anyway (module docstring); the dicts
+    must not be changed afterwards.
+    """
+    token = _DEFER_BODIES.set(True)
+    try:
+        yield
+    finally:
+        _DEFER_BODIES.reset(token)
+
+
+def _body_source(raw: Mapping[str, Any]) -> BodySource:
+    return raw if _DEFER_BODIES.get() else body_of(raw)
+
+
+def _read_body(obj: Pod | Node) -> bytes:
+    source = obj.body_source
+    if isinstance(source, bytes):
+        return source
+    body = body_of(source)
+    # Frozen dataclass: the encoded bytes replace the dict once (the same value either way).
+    object.__setattr__(obj, "body_source", body)
+    return body
+
+
 #: Built once: json.dumps() with options makes a new encoder at every call.
 _CANONICAL_JSON: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=repr)
 
@@ -439,9 +478,14 @@ class Pod:
     #: Extended resources any container or init container requests or limits (even at
     #: 0): what an extender's ``managedResources`` are matched against.
     resource_names: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
-    #: The API object as compact JSON for extenders, only while the pod is pending
-    #: (no ``spec.nodeName``); b"" otherwise (module docstring).
-    body: bytes = field(default=b"", compare=False, repr=False)
+    #: What :attr:`body` is read from (module docstring).
+    body_source: BodySource = field(default=b"", compare=False, repr=False)
+
+    @property
+    def body(self) -> bytes:
+        """The API object as compact JSON for extenders, only while the pod is pending
+        (no ``spec.nodeName``); b"" otherwise (module docstring)."""
+        return _read_body(self)
 
     @property
     def key(self) -> str:
@@ -479,8 +523,13 @@ class Node:
     images: tuple[ImageState, ...]
     avoid_pods: tuple[tuple[str, str], ...]  # (controller kind, controller uid)
     resource_version: str = ""
-    #: The API object as compact JSON, sent to extenders that want whole nodes.
-    body: bytes = field(default=b"", compare=False, repr=False)
+    #: What :attr:`body` is read from (module docstring).
+    body_source: BodySource = field(default=b"", compare=False, repr=False)
+
+    @property
+    def body(self) -> bytes:
+        """The API object as compact JSON, sent to extenders that want whole nodes."""
+        return _read_body(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1330,7 +1379,7 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         ),
         start_time=_optional_timestamp(status.get("startTime")),
         resource_names=_shared(_NAME_SETS, resource_names, resource_names),
-        body=b"" if node_name else body_of(raw),
+        body_source=b"" if node_name else _body_source(raw),
     )
 
 
@@ -1409,7 +1458,7 @@ def parse_node(raw: Mapping[str, Any]) -> Node:
         images=_shared(_TUPLES, tuple(images), tuple(images)),
         avoid_pods=_avoid_pods(annotations.get(PREFER_AVOID_PODS_ANNOTATION)),
         resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
-        body=body_of(raw),
+        body_source=_body_source(raw),
     )
 
 

@@ -56,7 +56,7 @@ from .engine.preemption import extender_hook
 from .kinds import PRIORITY_CLASS, SCHEDULING_POLICY, PolicyObject, kind_of
 from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
-from .objects import ObjectError, Pod
+from .objects import ObjectError, Pod, bodies_deferred
 from .policy import PolicyError, SchedulingPolicy, parse_policy
 from .state.policies import NO_ACTIVE_POLICY, PolicyBook
 from .state.shadows import ShadowRunner, ShadowWindow, compare
@@ -177,7 +177,9 @@ def load_inputs(
     default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
 ) -> Inputs:
     # Parsing builds long-lived objects only: no collection pass would free anything.
-    with collector_paused():
+    # The documents are all in memory here: nodes and pending pods keep theirs and encode
+    # an extender's JSON body only if one is sent (most runs call no extender).
+    with collector_paused(), bodies_deferred():
         return inputs_from_objects(
             ((doc, str(path)) for path in paths for doc in read_documents(path)),
             policy=policy,

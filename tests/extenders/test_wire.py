@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -26,7 +27,7 @@ from policy_scheduler.extending import (
     read_preemption_reply,
     read_prioritize_reply,
 )
-from policy_scheduler.objects import parse_node, parse_pod
+from policy_scheduler.objects import bodies_deferred, parse_node, parse_pod
 
 URL = "http://ext:8888/scheduler"
 PLAIN = CompiledExtender(URL, filter_verb="filter")
@@ -56,6 +57,24 @@ def test_filter_args_carry_whole_nodes_in_a_node_list() -> None:
     del raw_nodes[1]["metadata"]["managedFields"]
     assert args["pod"] == raw_pod
     assert args["nodes"] == {"metadata": {}, "items": raw_nodes}
+
+
+@pytest.mark.parametrize(
+    "parse_inside",
+    [
+        pytest.param(lambda: contextlib.nullcontext(), id="encoded-when-parsed"),
+        pytest.param(bodies_deferred, id="encoded-when-first-sent"),
+    ],
+)
+def test_simulate_s_deferred_bodies_send_the_same_bytes(parse_inside: Any) -> None:
+    raw_pod, raw_nodes = pod("p"), [with_managed_fields(node("n1"))]
+    with parse_inside():
+        parsed = parse_pod(raw_pod), [parse_node(n) for n in raw_nodes]
+    body = extender_args(*parsed, node_cache_capable=False)
+    del raw_nodes[0]["metadata"]["managedFields"]
+    assert json.loads(body) == {"pod": raw_pod, "nodes": {"metadata": {}, "items": raw_nodes}}
+    # Read again: the same bytes, encoded once.
+    assert extender_args(*parsed, node_cache_capable=False) == body
 
 
 def test_node_cache_capable_args_carry_names_only() -> None:
