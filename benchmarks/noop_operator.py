@@ -13,7 +13,6 @@ Kopf is ready (the kubeconfig comes from ``KUBECONFIG``), then answers ``events`
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 import threading
@@ -26,6 +25,7 @@ sys.path[:0] = [str(ROOT / "operator")]
 import kopf  # noqa: E402
 
 from policy_scheduler import handlers  # noqa: E402
+from policy_scheduler.operating import run_loop  # noqa: E402
 
 registry = kopf.OperatorRegistry()
 kopf.on.startup(registry=registry)(handlers.configure)
@@ -56,7 +56,7 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING)
     ready, stop = threading.Event(), threading.Event()
     threading.Thread(target=commands, args=(ready, stop), daemon=True).start()
-    asyncio.run(
+    run_loop(  # the scheduler's event loop (uvloop when installed): the same floor
         kopf.operator(
             registry=registry,
             clusterwide=True,

@@ -470,10 +470,10 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .operating import operate
+    from .operating import operate, run_loop
 
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(operate(options_from_args(args)))
+        run_loop(operate(options_from_args(args)))
     return 0
 
 

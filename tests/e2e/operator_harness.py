@@ -17,7 +17,7 @@ from typing import Any
 from kubernetes_asyncio import client, config
 
 from policy_scheduler import handlers
-from policy_scheduler.operating import Operator, Options, untrust_env
+from policy_scheduler.operating import Operator, Options, run_loop, untrust_env
 
 
 class OperatorThread:
@@ -49,7 +49,7 @@ class OperatorThread:
 
     def _run(self) -> None:
         try:
-            asyncio.run(self._main())
+            run_loop(self._main())  # the loop `policy-scheduler run` uses
         except BaseException as exc:
             self.error = exc
 
