@@ -44,7 +44,7 @@ from builders import (
 )
 from policy_scheduler import names
 from policy_scheduler.engine.algorithm import Decision, EquivalenceCache, Scheduler
-from policy_scheduler.engine.cluster import ClusterState
+from policy_scheduler.engine.cluster import ClusterState, NodeJournal
 from policy_scheduler.engine.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.engine.framework import hints_of
 from policy_scheduler.engine.predicates import general, volumes
@@ -704,3 +704,134 @@ def test_without_explanation_the_decision_is_the_same_minus_scores() -> None:
         explained.failed,
         explained.message,
     )
+
+
+# -- the journaled filter -------------------------------------------------------------------
+
+
+def journal_world(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    """Nodes of one zone or another; some small (full after a pod), some tainted."""
+    out = []
+    for index in range(count):
+        kind = rng.random()
+        out.append(
+            node(
+                f"node-{index}",
+                cpu="1" if kind < 0.15 else "8",
+                labels={ZONE: rng.choice(ZONES)},
+                taints=[{"key": "k", "effect": "NoSchedule"}] if kind > 0.95 else None,
+            )
+        )
+    return out
+
+
+def journal_churn(rng: random.Random, step: int, states: list[ClusterState]) -> None:
+    """The same change to every state: what moves nodes in and out of the refused ones."""
+    action = rng.random()
+    names = sorted(states[0].nodes)
+    target = rng.choice(names)
+    if action < 0.2:
+        for state in states:
+            state.remove_node(target)
+    elif action < 0.35:
+        raw = node(f"new-{step}", cpu=rng.choice(("1", "8")), labels={ZONE: rng.choice(ZONES)})
+        for state in states:
+            state.set_node(parse_node(copy.deepcopy(raw)))
+    elif action < 0.5:
+        tainted = node(target, cpu="8", taints=[{"key": "k", "effect": "NoSchedule"}])
+        for state in states:
+            state.set_node(parse_node(copy.deepcopy(tainted)))
+    elif action < 0.65:
+        hog = parse_pod(pod(f"hog-{step}", requests={"cpu": "7"}, node_name=target))
+        for state in states:
+            state.add_pod(hog)
+    elif action < 0.85:
+        uids = sorted(states[0].pods)
+        if uids:
+            uid = rng.choice(uids)
+            for state in states:
+                state.remove_pod(uid)
+    else:
+        # A what-if trial (as preemption makes): every pod off a node, then undone.
+        for state in states:
+            with state.trial(target) as trial:
+                for uid in list(trial.node.pods):
+                    trial.remove(uid)
+
+
+@pytest.mark.parametrize(
+    ("seed", "journal_limit"),
+    [
+        pytest.param(41, 65536, id="journal-remembers"),
+        pytest.param(42, 65536, id="journal-remembers-other-seed"),
+        pytest.param(43, 3, id="journal-forgets-between-decisions"),
+    ],
+)
+def test_repeated_pods_are_filtered_from_the_journal_as_node_by_node(
+    seed: int, journal_limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 250 nodes, 120 wanted per attempt: the third pod of the template visits node by
+    # node (the table is admitted on the second), then every later one is filtered from
+    # the table and the journal, while nodes fill, leave, arrive, get tainted, lose pods.
+    rng = random.Random(seed)
+    nodes = journal_world(rng, 250)
+    fast_state, slow_state = build_cluster(nodes, []), build_cluster(nodes, [])
+    fast_state.journal.limit = journal_limit
+    fast_policy = POLICIES["default"]()
+    slow_policy = plain(fast_policy)
+    fast_scheduler, slow_scheduler = Scheduler(), Scheduler()
+    node_by_node = 0
+    cached_check = Scheduler._cached_check
+
+    def counted(*args: Any) -> Any:
+        nonlocal node_by_node
+        node_by_node += 1
+        return cached_check(*args)
+
+    monkeypatch.setattr(Scheduler, "_cached_check", staticmethod(counted))
+    refused_seen = 0
+
+    async def decide_all() -> None:
+        nonlocal refused_seen
+        for step in range(60):
+            incoming = parse_pod(pod(f"web-{step}", requests={"cpu": "1"}, labels={"app": "web"}))
+            fast = await fast_scheduler.schedule(incoming, fast_state, fast_policy)
+            slow = await slow_scheduler.schedule(incoming, slow_state, slow_policy)
+            where = f"seed {seed}, pod {step}"
+            assert_same(fast, slow, where)
+            assert fast_scheduler.next_start == slow_scheduler.next_start, where
+            refused_seen += len(fast.failed)
+            if fast.node is not None:
+                for state in (fast_state, slow_state):
+                    state.add_pod(replace(incoming, node_name=fast.node))
+            journal_churn(rng, step, [fast_state, slow_state])
+
+    asyncio.run(decide_all())
+    assert refused_seen > 100  # refused nodes were skipped in the rotation, and named
+    # The 2nd and 3rd pods only; from the 4th on, the journal (or, once it forgot, one
+    # look at every node, then the journal again).
+    assert node_by_node == 2
+    forgot = fast_state.journal.since(0) is None
+    assert forgot == (journal_limit < 1000)
+
+
+def test_the_journal_names_changed_nodes_since_a_position_until_it_forgets() -> None:
+    journal = NodeJournal(limit=4)
+    start = journal.position
+    for name in ("a", "b", "a"):
+        journal.record(name)
+    assert journal.since(start) == ["a", "b", "a"]
+    middle = journal.position
+    journal.record("c")
+    assert journal.since(middle) == ["c"]
+    journal.record("d")  # past the limit: the oldest half is dropped
+    assert journal.since(start) is None
+    assert journal.since(middle) == ["c", "d"]
+    assert journal.since(journal.position) == []
+
+
+def test_a_what_if_copy_of_the_cluster_has_a_journal_of_its_own() -> None:
+    state = build_cluster([node("a"), node("b")], [])
+    view = state.with_node(parse_node(node("a", cpu="1")))
+    assert view.journal is not state.journal
+    assert state.journal.since(0) == ["a", "b"]

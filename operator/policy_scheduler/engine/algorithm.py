@@ -38,7 +38,12 @@ exactly as written, a test compares both on randomized clusters):
   node's ``NodeInfo.generation`` is the one they were computed at. Between two
   decisions only the nodes that changed miss. A group caches exactly what running its
   predicates in order gives (stopping at the first failure unless
-  alwaysCheckAllPredicates), so reasons and their order are unchanged.
+  alwaysCheckAllPredicates), so reasons and their order are unchanged;
+* *journaled filter* — when the pod's whole plan is one cached group and no pod is
+  nominated, the group's table, once it holds every node, also keeps which nodes it
+  refuses; each attempt rechecks only the nodes the cluster's :class:`~.cluster.NodeJournal`
+  names since the table last looked (usually the one node the last pod went to) and
+  takes the feasible nodes from the rotation in slices: no per-node look-up at all.
 
 Whatever the path, scores are summed one priority at a time (weights applied here and
 nowhere else). The per-node ``{priority: score}`` explanation is kept only when the
@@ -64,7 +69,7 @@ from time import perf_counter
 from typing import Any, Final
 
 from ..objects import Pod
-from .cluster import ClusterState
+from .cluster import ClusterState, NodeJournal
 from .compiler import CompiledPolicy, MapPlan
 from .extenders import ExtenderClient, ExtenderError, filter_nodes, prioritize_nodes
 from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
@@ -267,7 +272,31 @@ def check_node(
 #: One node's cached result: the NodeInfo generation it was computed at, then the result
 #: (a predicate group's reasons; or the cached map scores and their weighted sum).
 _Entry = tuple[Any, ...]
-_Table = dict[str, _Entry]
+
+
+class _Table(dict[str, _Entry]):
+    """Node name -> entry, and, for a filter group, what the journaled filter knows.
+
+    ``journal``/``position``: the cluster journal the table was last brought up to date
+    with, and where; every entry of a node not named in the journal since then is
+    current. ``refused``: the nodes whose entry holds reasons, as of then. ``misses``:
+    attempts served node by node before the table was first brought up to date.
+    """
+
+    __slots__ = ("journal", "misses", "position", "refused")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.journal: NodeJournal | None = None
+        self.position = 0
+        self.refused: dict[str, Reasons] = {}
+        self.misses = 0
+
+    def reset(self) -> None:
+        self.clear()
+        self.journal = None
+        self.refused = {}
+        self.misses = 0
 
 
 class EquivalenceCache:
@@ -322,13 +351,13 @@ class EquivalenceCache:
         tables = self._tables
         found = tables.get(key)
         if found is None:
-            found = tables[key] = {}
+            found = tables[key] = _Table()
             if len(tables) > self.max_tables:
                 tables.popitem(last=False)
         else:
             tables.move_to_end(key)
             if len(found) > 2 * num_nodes + 64:
-                found.clear()
+                found.reset()
         return found
 
     def entries(self) -> int:
@@ -569,6 +598,19 @@ class Scheduler:
                 decision.evaluated = taken
                 return feasible
             steps = self._predicate_plan(pod, cycle, policy, all_nodes)
+            if (
+                steps is not None
+                and len(steps) == 1
+                and steps[0].table is not None
+                and not nominated
+            ):
+                journaled = await self._journaled(
+                    steps[0], pod, nodes, start, cycle, check_all, feasible, failed, wanted
+                )
+                if journaled is not None:
+                    self.next_start = (start + journaled) % all_nodes
+                    decision.evaluated = journaled
+                    return feasible
             if steps is None:
                 stop = self._screened(
                     plan, pod, nodes, start, cycle, policy, nominated, feasible, failed, wanted
@@ -737,6 +779,95 @@ class Scheduler:
         if not admitted or all(step.table is None for step in steps):
             return None
         return steps
+
+    async def _journaled(
+        self,
+        step: _Step,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        start: int,
+        cycle: CycleState,
+        check_all: bool,
+        feasible: list[NodeInfo],
+        failed: dict[str, list[str]],
+        wanted: int,
+    ) -> int | None:
+        """The lone cached group's filter from its table and the cluster's journal.
+
+        A visit node by node costs a table look-up per node. Once the table has been
+        brought up to date with every node (after as many attempts as the rotation needs
+        to go round the cluster, each visiting node by node and filling it), an attempt
+        looks again only at the nodes the journal names since the table's last look, and
+        takes the feasible nodes from the rotation in slices, skipping the refused ones:
+        the same feasible nodes, reasons and count of nodes processed as the visit (a test
+        compares them). Returns the nodes processed, or None (not yet: visit node by node).
+        """
+        table = step.table
+        assert table is not None
+        cluster = cycle.cluster
+        journal = cluster.journal
+        all_nodes = len(nodes)
+        position = journal.position
+        changed = journal.since(table.position) if table.journal is journal else None
+        if changed is not None and len(changed) > all_nodes:
+            changed = None  # as cheap to look at every node once
+        group = step.group
+
+        def look(info: NodeInfo) -> Reasons:
+            entry = table.get(info.name)
+            generation = info.generation
+            if entry is not None and entry[0] == generation:
+                return entry[1]  # type: ignore[no-any-return]
+            result = _run_group(group, pod, info, cycle, check_all)
+            table[info.name] = (generation, result)
+            return result
+
+        refused = table.refused
+        if changed is None:
+            table.misses += 1
+            if table.misses * max(wanted, 1) < all_nodes:
+                return None
+            refused = table.refused = {}
+
+            def bring_up_to_date(lo: int, hi: int) -> bool:
+                for i in range(lo, hi):
+                    info = nodes[i]
+                    reasons = look(info)
+                    if reasons:
+                        refused[info.name] = reasons
+                return True
+
+            await parallelize_until(
+                all_nodes, bring_up_to_date, chunk_size=self.chunk_size, workers=self.workers
+            )
+            table.journal = journal
+        else:
+            known = cluster.nodes
+            for name in dict.fromkeys(changed):
+                found = known.get(name)
+                reasons = look(found) if found is not None else ()
+                if reasons:
+                    refused[name] = reasons
+                else:
+                    refused.pop(name, None)
+        table.position = position
+        if not refused:
+            taken = min(wanted, all_nodes)
+            end = start + taken
+            feasible.extend(nodes[start:end])
+            if end > all_nodes:
+                feasible.extend(nodes[: end - all_nodes])
+            return taken
+        for i in range(all_nodes):
+            info = nodes[(start + i) % all_nodes]
+            refusal = refused.get(info.name)
+            if refusal:
+                failed[info.name] = list(refusal)
+            else:
+                feasible.append(info)
+                if len(feasible) >= wanted:
+                    return i + 1
+        return all_nodes
 
     @staticmethod
     def _cached_check(

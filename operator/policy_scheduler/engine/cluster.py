@@ -192,6 +192,44 @@ def _copy_index(index: dict[_Term, dict[str, int]]) -> dict[_Term, dict[str, int
     return {term: dict(domains) for term, domains in index.items()}
 
 
+class NodeJournal:
+    """Which nodes changed, in order: one name per change of a node (its pods, its object,
+    its arrival or removal), for caches that keep a result per node and revisit only the
+    nodes that changed since they last looked (the filter's equivalence tables).
+
+    A reader remembers :attr:`position` and later asks :meth:`since` for the names
+    recorded after it. The oldest half is dropped past ``limit`` names; a reader that
+    fell behind that gets None and looks at every node again.
+    """
+
+    __slots__ = ("_dropped", "_names", "limit")
+
+    def __init__(self, limit: int = 65536) -> None:
+        self._names: list[str] = []
+        self._dropped = 0
+        self.limit = limit
+
+    @property
+    def position(self) -> int:
+        """How many changes were ever recorded."""
+        return self._dropped + len(self._names)
+
+    def record(self, name: str) -> None:
+        names = self._names
+        names.append(name)
+        if len(names) > self.limit:
+            half = len(names) // 2
+            del names[:half]
+            self._dropped += half
+
+    def since(self, position: int) -> list[str] | None:
+        """Names of the nodes changed after ``position`` (repeats kept); None if forgotten."""
+        first = position - self._dropped
+        if first < 0:
+            return None
+        return self._names[first:]
+
+
 class ClusterState:
     """The nodes with their placed pods, the other objects the predicates read, and the
     indexes of the fast paths (see the module docstring). Written only by the cache."""
@@ -225,6 +263,8 @@ class ClusterState:
         self._ordered: list[NodeInfo] | None = None
         #: Bumped on every change; lets per-cycle caches know the world moved.
         self.generation = 0
+        #: Every change of a node, in order (what-if copies get their own).
+        self.journal = NodeJournal()
 
     # -- nodes ---------------------------------------------------------------------
 
@@ -260,6 +300,7 @@ class ClusterState:
                 self._zones[old_zone].remove(node.name)
                 self._zones.setdefault(info.zone_key, []).append(node.name)
                 self._ordered = None
+        self.journal.record(node.name)
         self.generation += 1
 
     def with_node(self, node: Node) -> ClusterState:
@@ -310,6 +351,7 @@ class ClusterState:
         if not zone:
             del self._zones[info.zone_key]
         self._ordered = None
+        self.journal.record(name)
         self.generation += 1
 
     def _shallow_copy(self) -> ClusterState:
@@ -317,6 +359,8 @@ class ClusterState:
         copy must own before changing anything."""
         view = ClusterState.__new__(ClusterState)
         view.__dict__.update(self.__dict__)
+        # Its nodes may differ from this state's: nothing learnt from this journal holds.
+        view.journal = NodeJournal()
         return view
 
     def _count_images(self, node: Node, sign: int) -> None:
@@ -362,6 +406,7 @@ class ClusterState:
         info = self.nodes.get(pod.node_name)
         if info is not None:
             info.add_pod(pod)
+            self.journal.record(info.name)
         self.generation += 1
 
     def remove_pod(self, uid: str) -> Pod | None:
@@ -466,6 +511,7 @@ class ClusterState:
         info = self.nodes.get(pod.node_name)
         if info is not None:
             info.remove_pod(pod)
+            self.journal.record(info.name)
 
     def pods_in(self, namespaces: Iterable[str] | None = None) -> Iterator[Pod]:
         """Placed pods on known nodes, optionally limited to some namespaces."""
