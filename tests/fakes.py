@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -39,6 +39,8 @@ class FakeApi:
     pods: dict[tuple[str, str], tuple[int, dict[str, Any] | None]] = field(default_factory=dict)
     #: What ``list_objects`` answers, by kind name; an int or exception fails the LIST.
     lists: dict[str, list[dict[str, Any]] | int | BaseException] = field(default_factory=dict)
+    #: Objects per page of ``list_pages``.
+    page_size: int = 500
     versions: itertools.count[int] = field(default_factory=lambda: itertools.count(100))
 
     _DEFAULTS: ClassVar[dict[str, int]] = {
@@ -97,7 +99,7 @@ class FakeApi:
     async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int:
         return self._answer("replace_lease", namespace, name, body)
 
-    async def list_objects(self, kind: Any) -> list[dict[str, Any]]:
+    async def list_pages(self, kind: Any) -> AsyncIterator[list[dict[str, Any]]]:
         from policy_scheduler.runtime.kubeapi import ApiError
 
         self.calls.append(Call("list_objects", (kind.kind,)))
@@ -106,7 +108,12 @@ class FakeApi:
             raise answer
         if isinstance(answer, int):
             raise ApiError(f"listing {kind.plural}", answer)
-        return [dict(obj, kind=kind.kind, apiVersion=kind.api_version) for obj in answer]
+        items = [dict(obj, kind=kind.kind, apiVersion=kind.api_version) for obj in answer]
+        for first in range(0, len(items), self.page_size):
+            yield items[first : first + self.page_size]
+
+    async def list_objects(self, kind: Any) -> list[dict[str, Any]]:
+        return [item async for page in self.list_pages(kind) for item in page]
 
     async def replace_persistent_volume(
         self, name: str, body: Mapping[str, Any]

@@ -176,8 +176,12 @@ class Operator:
         gone = 0
         for kind in KINDS:
             since = self.runtime.world.clock()
-            listed = await self.api.list_objects(kind)
-            gone += self.runtime.resync(kind, listed, since)
+            # Filed page by page: at 10 000 pods, holding the whole LIST's decoded JSON
+            # at once was the operator's peak (and CPython keeps a peak mapped).
+            present: set[str] = set()
+            async for page in self.api.list_pages(kind):
+                present |= self.runtime.file_listed(kind, page, since)
+            gone += self.runtime.forget_unlisted(kind, present, since)
         if gone:
             logger.info("resync: %d object(s) were gone from the API", gone)
         return gone

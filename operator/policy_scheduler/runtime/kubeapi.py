@@ -35,7 +35,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -85,6 +85,8 @@ class Api(Protocol):
     async def create_lease(self, namespace: str, body: Mapping[str, Any]) -> int: ...
 
     async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int: ...
+
+    def list_pages(self, kind: Kind) -> AsyncIterator[list[dict[str, Any]]]: ...
 
     async def list_objects(self, kind: Kind) -> list[dict[str, Any]]: ...
 
@@ -362,18 +364,19 @@ class KubeApi:
 
     # -- lists (the permissions: list/watch of every kind, see required_rules) -------------
 
-    async def list_objects(self, kind: Kind) -> list[dict[str, Any]]:
-        """Every object of one kind, page by page; [] when the kind is not served (404).
+    async def list_pages(self, kind: Kind) -> AsyncIterator[list[dict[str, Any]]]:
+        """Every object of one kind, a page (``LIST_PAGE`` objects) at a time; nothing when
+        the kind is not served (404).
 
         Raises :class:`ApiError` when a page keeps failing. Items of a LIST carry no
         ``kind``/``apiVersion``; they are filled in, so that the objects look exactly
-        like watch events.
+        like watch events. A caller that files each page before asking for the next
+        holds one page of decoded JSON at a time, not the whole cluster's.
         """
         if kind.group:
             path = f"/apis/{kind.group}/{kind.version}/{kind.plural}"
         else:
             path = f"/api/{kind.version}/{kind.plural}"
-        items: list[dict[str, Any]] = []
         token = ""
         while True:
             query: list[tuple[str, Any]] = [("limit", LIST_PAGE)]
@@ -395,17 +398,24 @@ class KubeApi:
             what = f"listing {kind.plural}"
             status, body = await self._request(call, what, repeatable=True, read=True)
             if status == 404:
-                return []  # the kind is not served (e.g. the CRD is not installed yet)
+                return  # the kind is not served (e.g. the CRD is not installed yet)
             if status != 200:
                 raise ApiError(what, status)
             data = json.loads(body)
-            for item in data.get("items") or []:
+            del body
+            items: list[dict[str, Any]] = data.get("items") or []
+            for item in items:
                 item.setdefault("apiVersion", kind.api_version)
                 item.setdefault("kind", kind.kind)
-                items.append(item)
             token = (data.get("metadata") or {}).get("continue") or ""
+            del data
+            yield items
             if not token:
-                return items
+                return
+
+    async def list_objects(self, kind: Kind) -> list[dict[str, Any]]:
+        """Every object of one kind (:meth:`list_pages`, all pages at once)."""
+        return [item async for page in self.list_pages(kind) for item in page]
 
     @needs("", "persistentvolumes", "update")
     async def replace_persistent_volume(

@@ -57,7 +57,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -265,9 +265,21 @@ class SchedulerRuntime:
     def resync(self, kind: Kind, listed: Sequence[Mapping[str, Any]], since: float) -> int:
         """A LIST of ``kind`` begun at ``since``: file its objects (unless a watch event
         about one came since), then delete what it shows is gone. Returns how many."""
+        return self.forget_unlisted(kind, self.file_listed(kind, listed, since), since)
+
+    def file_listed(
+        self, kind: Kind, listed: Sequence[Mapping[str, Any]], since: float
+    ) -> set[str]:
+        """File objects of a LIST of ``kind`` begun at ``since`` (all of it, or a page),
+        unless a watch event about one came since; returns their identities."""
         for raw in listed:
             self._tell(self.world.observe(None, raw, kind, listed_since=since), None, raw)
-        gone = self.world.reconcile(kind, listed, since)
+        return {kind.identity(raw) for raw in listed}
+
+    def forget_unlisted(self, kind: Kind, present: Collection[str], since: float) -> int:
+        """Delete what a LIST of ``kind`` begun at ``since``, whose objects had the
+        identities ``present``, shows is gone. Returns how many."""
+        gone = self.world.reconcile(kind, present, since)
         for outcome in gone:
             self._tell(outcome, DELETED, None)
         return len(gone)

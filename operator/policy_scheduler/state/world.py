@@ -60,7 +60,7 @@ Two things the API server and kube-scheduler's queue did are done here, at the d
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -259,16 +259,14 @@ class World:
                 self.queue.move_all()
         return outcome
 
-    def reconcile(
-        self, kind: Kind, listed: Iterable[Mapping[str, Any]], since: float
-    ) -> list[Outcome]:
-        """Delete what a LIST of ``kind`` begun at ``since`` shows is gone.
+    def reconcile(self, kind: Kind, present: Collection[str], since: float) -> list[Outcome]:
+        """Delete what a LIST of ``kind`` begun at ``since`` shows is gone: the objects
+        whose identity (:meth:`Kind.identity`) is not in ``present``.
 
         The listed objects themselves are not observed here (the caller feeds them
         through :meth:`observe` first); only the absent ones are handled, and only
         those no watch event mentioned after the LIST began.
         """
-        present = {kind.identity(raw) for raw in listed}
         seen = self._seen.get(kind, {})
         gone = [key for key, when in seen.items() if key not in present and when < since]
         return [self._deleted(kind, key) for key in gone]
