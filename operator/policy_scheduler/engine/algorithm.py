@@ -119,7 +119,6 @@ class Decision:
     node: str | None
     #: The name of the policy that decided.
     policy: str = ""
-    feasible: list[str] = field(default_factory=list)
     failed: dict[str, list[str]] = field(default_factory=dict)
     message: str = ""
     #: Nodes in the cluster when deciding, and how many were looked at.
@@ -152,6 +151,24 @@ class Decision:
     shadows: dict[str, Decision] = field(default_factory=dict)
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
+    _feasible: Sequence[str] | Sequence[NodeInfo] = field(default_factory=list, repr=False)
+
+    @property
+    def feasible(self) -> list[str]:
+        """The names of the nodes that passed the filter (and the extenders), in order.
+
+        Named on first read: the operator never reads them (500 names per pod at 5000
+        nodes were 3% of its CPU per pod)."""
+        found = self._feasible
+        if isinstance(found, list) and (not found or isinstance(found[0], str)):
+            return found
+        names = [item if isinstance(item, str) else item.name for item in found]
+        self._feasible = names
+        return names
+
+    @feasible.setter
+    def feasible(self, value: Sequence[str] | Sequence[NodeInfo]) -> None:
+        self._feasible = value
 
     @property
     def scheduled(self) -> bool:
@@ -482,7 +499,7 @@ class Scheduler:
             feasible = filtered.feasible
             decision.extender_errors.extend(filtered.ignored)
         decision.filter_seconds = perf_counter() - started
-        decision.feasible = [info.name for info in feasible]
+        decision.feasible = feasible
         if not feasible:
             decision.message = fit_error_message(len(nodes), decision.failed)
             if self.explain:
