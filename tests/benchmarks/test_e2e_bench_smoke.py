@@ -30,3 +30,4 @@ def test_quick_e2e_benchmark_reports_the_operator_beside_its_floors(tmp_path: Pa
     ):
         assert report[figure] > 0, figure
     assert report["ratio"] == report["operator_pods_per_s"] / report["raw_bindings_per_s"]
+    assert report["event_loop"] == "uvloop"  # installed with the project: what runs
