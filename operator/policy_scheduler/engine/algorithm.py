@@ -419,6 +419,25 @@ def _run_group(
     return tuple(out)
 
 
+def _cached_group(
+    table: _Table,
+    group: tuple[Predicate, ...],
+    pod: Pod,
+    info: NodeInfo,
+    cycle: CycleState,
+    check_all: bool,
+) -> Reasons:
+    """The group's result on the node: the table's, if computed at the node's current
+    generation, else computed now and kept."""
+    entry = table.get(info.name)
+    generation = info.generation
+    if entry is not None and entry[0] == generation:
+        return entry[1]  # type: ignore[no-any-return]
+    result = _run_group(group, pod, info, cycle, check_all)
+    table[info.name] = (generation, result)
+    return result
+
+
 # -- weights: applied here and nowhere else ------------------------------------------
 
 
@@ -829,16 +848,6 @@ class Scheduler:
         if changed is not None and len(changed) > all_nodes:
             changed = None  # as cheap to look at every node once
         group = step.group
-
-        def look(info: NodeInfo) -> Reasons:
-            entry = table.get(info.name)
-            generation = info.generation
-            if entry is not None and entry[0] == generation:
-                return entry[1]  # type: ignore[no-any-return]
-            result = _run_group(group, pod, info, cycle, check_all)
-            table[info.name] = (generation, result)
-            return result
-
         refused = table.refused
         if changed is None:
             table.misses += 1
@@ -849,7 +858,7 @@ class Scheduler:
             def bring_up_to_date(lo: int, hi: int) -> bool:
                 for i in range(lo, hi):
                     info = nodes[i]
-                    reasons = look(info)
+                    reasons = _cached_group(table, group, pod, info, cycle, check_all)
                     if reasons:
                         refused[info.name] = reasons
                 return True
@@ -862,7 +871,11 @@ class Scheduler:
             known = cluster.nodes
             for name in dict.fromkeys(changed):
                 found = known.get(name)
-                reasons = look(found) if found is not None else ()
+                reasons = (
+                    _cached_group(table, group, pod, found, cycle, check_all)
+                    if found is not None
+                    else ()
+                )
                 if reasons:
                     refused[name] = reasons
                 else:
@@ -903,13 +916,7 @@ class Scheduler:
 
         def check(i: int) -> tuple[NodeInfo, Reasons]:
             info = nodes[(start + i) % all_nodes]
-            entry = table.get(info.name)
-            generation = info.generation
-            if entry is not None and entry[0] == generation:
-                return info, entry[1]
-            result = _run_group(group, pod, info, cycle, check_all)
-            table[info.name] = (generation, result)
-            return info, result
+            return info, _cached_group(table, group, pod, info, cycle, check_all)
 
         return check
 
@@ -933,13 +940,7 @@ class Scheduler:
                     assert step.fn is not None
                     result: Reasons = step.fn(pod, info, cycle)
                 else:
-                    entry = table.get(info.name)
-                    generation = info.generation
-                    if entry is not None and entry[0] == generation:
-                        result = entry[1]
-                    else:
-                        result = _run_group(step.group, pod, info, cycle, check_all)
-                        table[info.name] = (generation, result)
+                    result = _cached_group(table, step.group, pod, info, cycle, check_all)
                 if result:
                     if reasons is None:
                         reasons = list(result)
