@@ -419,6 +419,15 @@ def assert_same(fast: Decision, slow: Decision, where: str) -> None:
     assert fast.num_all_nodes == slow.num_all_nodes, where
 
 
+def remove_a_pod(rng: random.Random, states: list[ClusterState]) -> None:
+    """The same placed pod, chosen at random, taken off every state (if any is placed)."""
+    uids = sorted(states[0].pods)
+    if uids:
+        uid = rng.choice(uids)
+        for state in states:
+            state.remove_pod(uid)
+
+
 def churn(
     rng: random.Random,
     step: int,
@@ -437,11 +446,7 @@ def churn(
             else:
                 state.remove_nominated(other.uid)
     elif action < 0.3:
-        uids = sorted(states[0].pods)
-        if uids:
-            uid = rng.choice(uids)
-            for state in states:
-                state.remove_pod(uid)
+        remove_a_pod(rng, states)
     elif action < 0.45:
         index = rng.randrange(len(nodes))
         changed = random_node(rng, index)
@@ -746,11 +751,7 @@ def journal_churn(rng: random.Random, step: int, states: list[ClusterState]) -> 
         for state in states:
             state.add_pod(hog)
     elif action < 0.85:
-        uids = sorted(states[0].pods)
-        if uids:
-            uid = rng.choice(uids)
-            for state in states:
-                state.remove_pod(uid)
+        remove_a_pod(rng, states)
     else:
         # A what-if trial (as preemption makes): every pod off a node, then undone.
         for state in states:
