@@ -551,10 +551,8 @@ def _exit_now(code: int) -> NoReturn:
     and more, and nothing is left to do that needs it (no file is open for writing but
     stdout and stderr, no thread, no atexit work of ours).
     """
-    try:
+    with contextlib.suppress(BrokenPipeError):
         sys.stdout.flush()
-    except BrokenPipeError:
-        pass
     sys.stderr.flush()
     os._exit(code)
 
