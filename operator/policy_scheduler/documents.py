@@ -210,13 +210,24 @@ def decode_text(data: bytes | mmap.mmap, source: str) -> str:
 
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
-    """No garbage collection inside: for bulk work that builds long-lived acyclic data."""
+    """No garbage collection inside: for bulk work that builds long-lived acyclic data.
+
+    What was made inside is handed to the oldest generation on the way out, unless the
+    process froze objects of its own (``gc.freeze``): all of it is still in the youngest,
+    and the first collection after the pause would walk all of it at once (a 5000-node
+    cluster: ~4 million objects, a third of a second) to conclude the same.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if not gc.get_freeze_count():
+                # freeze() empties the young generations (and their count), unfreeze()
+                # puts everything in the oldest: no object is walked.
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
