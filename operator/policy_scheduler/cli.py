@@ -538,9 +538,25 @@ def main(argv: Sequence[str] | None = None, *, exit_fast: bool = False) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if args.func is not cmd_simulate:
+            raise
+        # simulate reads through InputError and reaches extenders through ExtenderError:
+        # what is left is its output failing (a full disk). One line, as any user error.
+        _output_failed(exc)
+        if exiting:
+            # What stdout still holds cannot be written: the interpreter's exit would try
+            # again and print a traceback-like complaint.
+            sys.stderr.flush()
+            os._exit(1)
+        return 1
     if exiting:
         _exit_now(code)
     return code
+
+
+def _output_failed(exc: OSError) -> None:
+    print(f"error: writing the output: {exc.strerror or exc}", file=sys.stderr)
 
 
 def _exit_now(code: int) -> NoReturn:
@@ -551,8 +567,13 @@ def _exit_now(code: int) -> NoReturn:
     and more, and nothing is left to do that needs it (no file is open for writing but
     stdout and stderr, no thread, no atexit work of ours).
     """
-    with contextlib.suppress(BrokenPipeError):
+    try:
         sys.stdout.flush()
+    except BrokenPipeError:
+        pass  # the reader left (``| head``): what it read was written
+    except OSError as exc:  # a full disk: the interpreter's own exit would have said so too
+        _output_failed(exc)
+        code = 1
     sys.stderr.flush()
     os._exit(code)
 
