@@ -162,6 +162,24 @@ def test_bad_input_gets_one_line_naming_the_file(
 
 
 @pytest.mark.parametrize(("content", "message"), BAD_INPUTS)
+def test_a_file_decoded_from_a_memory_map_gets_the_same_line(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    content: str | bytes,
+    message: str,
+) -> None:
+    # Big files (MAP_BYTES and more) are decoded from a memory map: here every file is.
+    monkeypatch.setattr(documents, "MAP_BYTES", 1)
+    path = write(tmp_path, "input.yaml", content)
+    code, out, err = run(["simulate", "-f", path], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: {path}: "), err
+    assert message in err, err
+    assert err.count("\n") == 1 and len(err) < 400, err
+
+
+@pytest.mark.parametrize(("content", "message"), BAD_INPUTS)
 def test_convert_refuses_the_same_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
 ) -> None:
@@ -327,9 +345,16 @@ def test_json_documents_one_after_another(
         pytest.param(yaml.safe_dump_all([node("a"), pod("p")]), "utf-32", id="utf-32-bom"),
     ],
 )
+@pytest.mark.parametrize("mapped", [False, True], ids=["read", "memory-mapped"])
 def test_byte_order_marks_choose_the_encoding(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, encoding: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    content: str,
+    encoding: str,
+    mapped: bool,
 ) -> None:
+    monkeypatch.setattr(documents, "MAP_BYTES", 1 if mapped else documents.MAX_INPUT_BYTES)
     path = write(tmp_path, "c.yaml", content.encode(encoding))
     code, out, _ = run(["simulate", "-f", path, "-o", "summary"], capsys)
     assert (code, out) == (0, "default/p -> a\n")

@@ -21,17 +21,51 @@ ImageLocality.
 
 ``generation`` increases on every change; a cache of results keyed by
 (node, generation) can never serve a stale answer.
+
+``scores`` and ``node_scores`` hold node-local priority scores already computed here,
+keyed by what of the pod they read (its non-zero requests, its images' spread): the
+first is replaced by an empty dict on every change of the node or its pods, the second
+on every change of the node itself. Replaced, not cleared: a :meth:`~NodeInfo.copy`
+shares them while both sides are the same, and keeps them when the other side changes.
+Pods of one template ask the same, and a node is scored again and again between two
+changes (each pod scores a tenth of a big cluster): most lookups hit. A dict that
+reaches :data:`MEMO_LIMIT` entries starts over (pods of many distinct requests or
+images); the keys are :func:`memo_key`'s.
 """
 
 from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Hashable
 from itertools import count
+from typing import Any, Final
 
 from ..objects import REGION_LABELS, ZONE_LABELS, HostPort, Node, Pod
 
 _generations = count(1)
+
+#: How many scores ``scores`` and ``node_scores`` keep before they start over.
+MEMO_LIMIT: Final = 64
+
+#: Distinct values handed a key by :func:`memo_key` before the table starts over.
+_KEY_LIMIT: Final = 4096
+_keys: dict[Hashable, object] = {}
+
+
+def memo_key(value: Hashable) -> object:
+    """The key ``scores`` and ``node_scores`` keep results for ``value`` under: one plain
+    object per distinct value, hashed and compared by identity. A node's dict is looked up
+    once per scored node, and hashing a tuple each time (then comparing it item by item)
+    cost as much as the arithmetic it saves. When the table starts over, new values get
+    new objects: an old one is never handed out again for another value."""
+    key = _keys.get(value)
+    if key is None:
+        if len(_keys) >= _KEY_LIMIT:
+            _keys.clear()
+        key = _keys[value] = object()
+    return key
+
 
 #: The condition statuses of a node nothing is wrong with (any other type: "False").
 _QUIET_CONDITIONS = {"Ready": "True"}
@@ -72,6 +106,7 @@ class NodeInfo:
         "image_sizes",
         "name",
         "node",
+        "node_scores",
         "nonzero_cpu",
         "nonzero_memory",
         "pods",
@@ -80,6 +115,7 @@ class NodeInfo:
         "requested_ephemeral",
         "requested_memory",
         "requested_scalar",
+        "scores",
         "used_ports",
         "zone_key",
     )
@@ -100,6 +136,8 @@ class NodeInfo:
         self.nonzero_memory = 0
         self.used_ports: Counter[HostPort] = Counter()
         self.pods_with_affinity: dict[str, Pod] = {}
+        self.scores: dict[object, Any] = {}
+        self.node_scores: dict[object, Any] = {}
         self._free()
         self.generation = next(_generations)
 
@@ -124,6 +162,8 @@ class NodeInfo:
         self.allocatable = node.allocatable
         self.flagged = is_flagged(node)
         self.image_sizes = None
+        self.scores = {}
+        self.node_scores = {}
         self._free()
         self.generation = next(_generations)
 
@@ -170,6 +210,7 @@ class NodeInfo:
             self.used_ports[port] += sign
             if self.used_ports[port] <= 0:
                 del self.used_ports[port]
+        self.scores = {}
         self._free()
         self.generation = next(_generations)
 

@@ -41,7 +41,7 @@ from ..framework import (
     priority_factory,
     register_priority,
 )
-from ..nodeinfo import NodeInfo
+from ..nodeinfo import MEMO_LIMIT, NodeInfo, memo_key
 
 MAX_PRIORITY: Final = names.MAX_PRIORITY
 
@@ -106,8 +106,17 @@ def image_locality(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
 def image_locality_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
     """``image_locality`` over ``nodes``, each node's images looked up by name."""
     spread = cycle.memo(_IMAGE_SPREAD_MEMO, lambda: _image_spread(pod, cycle))
+    # A node's score reads its images and the spread only: kept in its ``node_scores``
+    # (replaced when the node changes) under the spread, which pods of a template share.
+    key = memo_key((_IMAGE_SCORE, spread))
     out: list[int] = []
+    append = out.append
     for info in nodes:
+        memo = info.node_scores
+        score = memo.get(key)
+        if score is not None:
+            append(score)
+            continue
         sizes = info.image_sizes
         if sizes is None:
             sizes = info.index_images()
@@ -117,8 +126,16 @@ def image_locality_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState)
             if size is not None:
                 # int64(float64(size) * spread): Go truncates the product.
                 total += int(float(size) * share)
-        out.append(image_locality_score(total) if total > MIN_IMAGE_THRESHOLD else 0)
+        score = image_locality_score(total) if total > MIN_IMAGE_THRESHOLD else 0
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        memo[key] = score
+        append(score)
     return out
+
+
+#: What a node's ``node_scores`` holds ImageLocality's score under (with the spread).
+_IMAGE_SCORE: Final = "priorities.misc.image_locality"
 
 
 # -- NodePreferAvoidPodsPriority ----------------------------------------------------------

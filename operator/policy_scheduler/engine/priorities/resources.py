@@ -59,7 +59,7 @@ from ..framework import (
     priority_factory,
     register_priority,
 )
-from ..nodeinfo import NodeInfo
+from ..nodeinfo import MEMO_LIMIT, NodeInfo, memo_key
 
 MAX_PRIORITY: Final = names.MAX_PRIORITY
 MAX_UTILIZATION: Final = 100
@@ -113,10 +113,19 @@ def most_requested(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
 
 def _resource_pairs(pod: Pod, nodes: Sequence[NodeInfo]) -> list[tuple[int, int]]:
     """LeastRequested and BalancedResourceAllocation of each node for the pod's non-zero
-    requests, the maps' arithmetic step for step, inline in one loop."""
+    requests, the maps' arithmetic step for step, inline in one loop; each node's pair is
+    kept in its ``scores`` under the requests (see :mod:`..nodeinfo`): what the pair reads
+    of the node changes only with its pods or itself, which replace that dict."""
     pod_cpu, pod_memory = pod.nonzero_cpu, pod.nonzero_memory
+    key = memo_key((_PAIR, pod_cpu, pod_memory))
     out: list[tuple[int, int]] = []
+    append = out.append
     for info in nodes:
+        memo = info.scores
+        pair = memo.get(key)
+        if pair is not None:
+            append(pair)
+            continue
         allocatable = info.allocatable
         cpu_capacity = allocatable.milli_cpu
         memory_capacity = allocatable.memory
@@ -132,21 +141,27 @@ def _resource_pairs(pod: Pod, nodes: Sequence[NodeInfo]) -> list[tuple[int, int]
             # division. Neither fraction reaches 1 unless the request fills the capacity.
             cpu_fraction = float(cpu) / float(cpu_capacity)
             memory_fraction = float(memory) / float(memory_capacity)
-            out.append(
+            pair = (
                 (
-                    (
-                        (cpu_capacity - cpu) * MAX_PRIORITY // cpu_capacity
-                        + (memory_capacity - memory) * MAX_PRIORITY // memory_capacity
-                    )
-                    // 2,
-                    0
-                    if cpu_fraction >= 1 or memory_fraction >= 1
-                    else int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY),
+                    (cpu_capacity - cpu) * MAX_PRIORITY // cpu_capacity
+                    + (memory_capacity - memory) * MAX_PRIORITY // memory_capacity
                 )
+                // 2,
+                0
+                if cpu_fraction >= 1 or memory_fraction >= 1
+                else int((1 - abs(cpu_fraction - memory_fraction)) * MAX_PRIORITY),
             )
         else:
-            out.append(_edge_pair(cpu, cpu_capacity, memory, memory_capacity))
+            pair = _edge_pair(cpu, cpu_capacity, memory, memory_capacity)
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        memo[key] = pair
+        append(pair)
     return out
+
+
+#: What a node's ``scores`` holds the resource pair under (with the pod's requests).
+_PAIR: Final = "priorities.resources.pair"
 
 
 def _edge_pair(cpu: int, cpu_capacity: int, memory: int, memory_capacity: int) -> tuple[int, int]:
