@@ -400,3 +400,38 @@ def test_handlers_run_on_the_event_loop_not_in_kopfs_thread_pool() -> None:
     for handler in watching:
         assert inspect.iscoroutinefunction(handler.fn), handler.id
     assert inspect.iscoroutinefunction(handlers.login)
+
+
+async def test_kopf_lists_in_pages_and_still_schedules_every_pod(
+    emulator: KubeClient,
+    emulator_server: Any,
+    namespace: str,
+    kubeconfig: Path,
+    monkeypatch: Any,
+) -> None:
+    # An unpaged LIST of a big cluster's pods is one response of some 100 MB: Kopf's
+    # initial listing goes a page at a time, as our own does (2 here, LIST_PAGE in use).
+    from policy_scheduler import handlers
+
+    monkeypatch.setattr(handlers, "LIST_PAGE", 2)
+    await emulator.create(node("n1", cpu="8", memory="16Gi"))
+    names = [f"paged-{i}" for i in range(5)]
+    for name in names:
+        await emulator.create(our_pod(name, requests={"cpu": "100m"}), namespace)
+    async with OperatorThread(kubeconfig):
+        for name in names:
+            assert await bound_node(emulator, namespace, name) == "n1"
+
+    def kopf_pod_lists(server: Any) -> list[dict[str, str]]:
+        return [
+            dict(request.params)
+            for request in list(server)
+            if "kopf" in request.headers.get("User-Agent", "")
+            and str(request.method.value).upper() == "GET"
+            and request.url.path.endswith("/pods")
+            and request.params.get("watch", "").lower() not in ("true", "1")
+        ]
+
+    lists = emulator_server.call(kopf_pod_lists)
+    assert lists and all(params.get("limit") == "2" for params in lists)
+    assert any(params.get("continue") for params in lists)  # 5 pods: three pages
