@@ -53,7 +53,7 @@ def options_from_environment() -> Options:
 @kopf.on.startup(registry=registry)
 async def start_runtime(memo: kopf.Memo, **_: Any) -> None:
     options = options_from_environment()
-    operator = Operator(options, await load_client(options.burst))
+    operator = Operator(options, await load_client(options.burst), freeze_after_listing=True)
     memo.update(operator.memo())
     await operator.start()
 

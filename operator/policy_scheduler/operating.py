@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import netrc
@@ -125,8 +126,13 @@ def untrust_env(api_client: client.ApiClient) -> None:
 class Operator:
     """The parts of a running scheduler, wired; tests build one against the emulator."""
 
-    def __init__(self, options: Options, api_client: client.ApiClient) -> None:
+    def __init__(
+        self, options: Options, api_client: client.ApiClient, *, freeze_after_listing: bool = False
+    ) -> None:
         self.options = options
+        #: Whether the first LIST's cluster goes to the collector's permanent generation
+        #: (:func:`freeze_heap`): for the operator's own process, not a test's.
+        self._freeze_after_listing = freeze_after_listing
         self.api_client = api_client
         self.api = KubeApi(
             api_client, RateLimiter(options.qps, options.burst), timeout=options.api_timeout
@@ -203,6 +209,9 @@ class Operator:
         finally:
             self.health.listing = False
         self.runtime.primed = True
+        if self._freeze_after_listing:
+            self._freeze_after_listing = False
+            freeze_heap()
 
     async def _resyncing(self) -> None:
         period = self.options.resync_period or None
@@ -358,6 +367,24 @@ class _JsonFormatter(logging.Formatter):
         return json.dumps(entry)
 
 
+def freeze_heap() -> None:
+    """Leave what the process holds now out of the collector's full passes.
+
+    Once the first LIST is filed, the cluster (at 5000 nodes and 10 000 pods, millions
+    of objects, nearly all of them living as long as the process) is most of the heap,
+    and CPython's full collection walks all of it each time the objects that survived
+    since the last one reach a quarter of it: every few seconds of scheduling, 200 ms a
+    pass at that size (docs/performance.md, "End to end"). ``gc.freeze()`` moves every
+    tracked object to the permanent generation, which no pass walks; objects are still
+    freed when their last reference goes, and only a reference cycle among objects
+    frozen here would never be collected (a bound: the heap of this moment). The
+    young generations are collected first, so their garbage cycles are not kept.
+    Called once per process; later objects are collected as usual.
+    """
+    gc.collect(1)
+    gc.freeze()
+
+
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """uvloop's event loop when it is installed, else None (asyncio's default loop)."""
     try:
@@ -377,6 +404,6 @@ async def operate(options: Options) -> None:
     configure_logging(options.log_level, options.log_format)
     api_client = await load_client(options.burst)
     try:
-        await Operator(options, api_client).run()
+        await Operator(options, api_client, freeze_after_listing=True).run()
     finally:
         await api_client.close()

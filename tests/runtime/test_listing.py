@@ -52,3 +52,46 @@ async def test_each_page_is_filed_before_the_next_and_only_the_whole_list_delete
     # (not "b", which only page 2 holds; not even "gone").
     assert known_between_pages == [{"a", "b", "gone", "new"}]
     assert set(runtime.cache.cluster.nodes) == {"a", "b", "new"}
+
+
+async def test_the_operators_process_freezes_the_heap_once_its_first_list_is_filed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The cluster the first LIST filed is most of the heap and lives as long as the
+    # process: it goes to the collector's permanent generation, once (a resync later
+    # does not freeze again; nor does an Operator a test builds, which shares its process).
+    from policy_scheduler import operating
+
+    frozen_with: list[set[str]] = []
+    options = Options(metrics_port=0, health_port=0, lease_namespace="default")
+    async with client.ApiClient(client.Configuration(host="http://127.0.0.1:9")) as api_client:
+        for freeze in (True, False):
+            op = Operator(options, api_client, freeze_after_listing=freeze)
+            monkeypatch.setattr(
+                operating,
+                "freeze_heap",
+                lambda op=op: frozen_with.append(set(op.runtime.cache.cluster.nodes)),
+            )
+
+            async def pages(kind: Kind) -> AsyncIterator[list[dict[str, Any]]]:
+                if kind is NODE:
+                    yield [node("a"), node("b")]
+
+            op.api.list_pages = pages  # type: ignore[method-assign]
+            await op.prime()
+            await op.prime()  # leadership lost and won again: a second first LIST
+            assert op.runtime.primed
+    assert frozen_with == [{"a", "b"}]
+
+
+def test_freeze_heap_leaves_existing_objects_out_of_full_collections() -> None:
+    import gc
+
+    from policy_scheduler.operating import freeze_heap
+
+    before = gc.get_freeze_count()
+    try:
+        freeze_heap()
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()  # the test process's heap goes back to the collector
