@@ -29,7 +29,8 @@ compares it to tell a spec or label change from a status update. Label keys and 
 resource names, image names, namespaces and other repeated strings are interned
 (``sys.intern``); identical :class:`Resources`, label maps, fingerprints, tolerations and
 images are shared between objects through small bounded tables, so a ReplicaSet's pods
-all point to one copy (and parsing its pods' requests and tolerations is done once).
+all point to one copy (and what their spec asks for is parsed once, see
+``_spec_key``).
 
 Bodies for extenders. HTTP scheduler extenders are sent whole API objects, as
 kube-scheduler sent them: the pod being scheduled and, for an extender that is not
@@ -56,6 +57,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import marshal
 import sys
 from collections.abc import Hashable, Iterator, Mapping
 from contextvars import ContextVar
@@ -1189,14 +1191,85 @@ def _merge_match_label_keys(
     return Selector((*selector.requirements, *extra), nothing=selector.nothing)
 
 
-def parse_pod(raw: Mapping[str, Any]) -> Pod:
-    meta, name, namespace = _metadata(raw, "Pod", namespaced=True)
-    r = _Reader("Pod", f"{namespace}/{name}")
-    spec = r.mapping(raw.get("spec"), "spec")
-    status = r.mapping(raw.get("status"), "status")
+@dataclass(frozen=True, slots=True)
+class _Demands:
+    """What a pod's containers, overhead, node affinity and node selector ask for."""
 
-    containers = r.items(spec.get("containers"), "spec.containers")
-    init_containers = r.items(spec.get("initContainers"), "spec.initContainers")
+    request: Resources
+    node_request: Resources
+    nonzero_cpu: int
+    nonzero_memory: int
+    limit_cpu: int
+    limit_memory: int
+    best_effort: bool
+    host_ports: tuple[HostPort, ...]
+    images: tuple[str, ...]
+    resource_names: frozenset[str]
+    node_selector: Selector
+    has_node_selector: bool
+    required_node_terms: tuple[NodeSelectorTerm, ...] | None
+    preferred_node_terms: tuple[PreferredNodeTerm, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _PodTerms:
+    """A pod's tolerations and pod (anti-)affinity terms (namespaces resolved)."""
+
+    tolerations: tuple[Toleration, ...]
+    affinity_required: tuple[PodAffinityTerm, ...]
+    affinity_preferred: tuple[WeightedPodAffinityTerm, ...]
+    anti_affinity_required: tuple[PodAffinityTerm, ...]
+    anti_affinity_preferred: tuple[WeightedPodAffinityTerm, ...]
+
+
+#: What pods parsed so far derived from their spec, by :func:`_spec_key`.
+_SPEC_PARTS: dict[Hashable, tuple[_Demands, _PodTerms]] = {}
+
+
+def _spec_key(
+    spec: Mapping[str, Any], containers: list[Any], init_containers: list[Any], namespace: str
+) -> bytes | None:
+    """A type-exact key for all that :func:`_demands` and :func:`_pod_terms_of` read.
+
+    Pods of one ReplicaSet repeat their spec, so parse_pod derives these once per key.
+    Not whole containers: their volumeMounts name the pod's own service-account volume.
+    ``marshal`` (version 2: no references, no interning flags) writes each value with
+    its exact type, so inputs share a key only if equal in value and type (``1``,
+    ``True``, ``1.0`` and ``"1"`` do not, nor a list and a tuple); it refuses what JSON
+    and YAML decoders do not make (a Mapping other than dict, a subclass, a YAML date)
+    and nesting beyond its limit: None, the pod is parsed without the cache. (Buffers
+    such as a bytearray it writes as bytes: no decoder makes one.)
+    """
+    wanted = []
+    for c in containers:
+        if type(c) is not dict:
+            return None
+        wanted.append((c.get("resources"), c.get("image"), c.get("ports")))
+    init_wanted = []
+    for c in init_containers:
+        if type(c) is not dict:
+            return None
+        init_wanted.append(c.get("resources"))
+    try:
+        return marshal.dumps(
+            (
+                namespace,
+                tuple(wanted),
+                tuple(init_wanted),
+                spec.get("overhead"),
+                spec.get("affinity"),
+                spec.get("nodeSelector"),
+                spec.get("tolerations"),
+            ),
+            2,
+        )
+    except ValueError:
+        return None
+
+
+def _demands(
+    r: _Reader, spec: Mapping[str, Any], containers: list[Any], init_containers: list[Any]
+) -> _Demands:
     requests, limits, mentions, _ = _container_resources(r, containers, "spec.containers")
     init_requests, init_limits, _, _ = _container_resources(
         r, init_containers, "spec.initContainers"
@@ -1274,13 +1347,73 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
                 term=r.node_term(entry.get("preference"), f"{pref_path}[{i}].preference"),
             )
         )
+    # Read here for the order of errors; the terms are parsed by _pod_terms_of.
+    r.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity")
+    r.mapping(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity")
 
+    node_selector_raw = r.labels(spec.get("nodeSelector"), "spec.nodeSelector")
+
+    resource_names = frozenset(
+        name
+        for res in (*requests, *limits, *init_requests, *init_limits)
+        for name in res.scalar
+        if is_extended_resource(name)
+    )
+    return _Demands(
+        request=request,
+        node_request=node_request,
+        nonzero_cpu=nonzero_cpu,
+        nonzero_memory=nonzero_memory,
+        limit_cpu=limit_sum.milli_cpu,
+        limit_memory=limit_sum.memory,
+        best_effort=best_effort,
+        host_ports=_shared(_TUPLES, tuple(ports), tuple(ports)),
+        images=_shared(_TUPLES, tuple(images), tuple(images)),
+        resource_names=_shared(_NAME_SETS, resource_names, resource_names),
+        node_selector=set_selector(node_selector_raw) if node_selector_raw else EVERYTHING,
+        has_node_selector=bool(node_selector_raw),
+        required_node_terms=required_node_terms,
+        preferred_node_terms=tuple(preferred_node_terms),
+    )
+
+
+def _pod_terms_of(r: _Reader, spec: Mapping[str, Any], namespace: str) -> _PodTerms:
+    affinity = r.mapping(spec.get("affinity"), "spec.affinity")
     pod_affinity = r.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity")
     pod_anti = r.mapping(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity")
     req_key = "requiredDuringSchedulingIgnoredDuringExecution"
     pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    return _PodTerms(
+        tolerations=_tolerations(r, spec.get("tolerations"), "spec.tolerations"),
+        affinity_required=_pod_terms(
+            r, pod_affinity.get(req_key), f"spec.affinity.podAffinity.{req_key}", namespace
+        ),
+        affinity_preferred=_weighted_pod_terms(
+            r, pod_affinity.get(pref_key), f"spec.affinity.podAffinity.{pref_key}", namespace
+        ),
+        anti_affinity_required=_pod_terms(
+            r, pod_anti.get(req_key), f"spec.affinity.podAntiAffinity.{req_key}", namespace
+        ),
+        anti_affinity_preferred=_weighted_pod_terms(
+            r, pod_anti.get(pref_key), f"spec.affinity.podAntiAffinity.{pref_key}", namespace
+        ),
+    )
 
-    node_selector_raw = r.labels(spec.get("nodeSelector"), "spec.nodeSelector")
+
+def parse_pod(raw: Mapping[str, Any]) -> Pod:
+    meta, name, namespace = _metadata(raw, "Pod", namespaced=True)
+    r = _Reader("Pod", f"{namespace}/{name}")
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+
+    containers = r.items(spec.get("containers"), "spec.containers")
+    init_containers = r.items(spec.get("initContainers"), "spec.initContainers")
+    # A twin parsed before (same key) succeeded on the same input: this pod's demands and
+    # terms would too, and equal. Only a pod parsed whole is remembered (at the end), so
+    # any error is still found, in the same order, by the parsing of the rest.
+    key = _spec_key(spec, containers, init_containers, namespace)
+    known = _SPEC_PARTS.get(key) if key is not None else None
+    demands = known[0] if known else _demands(r, spec, containers, init_containers)
 
     labels = shared_labels(r.labels(meta.get("labels"), "metadata.labels"))
     spread = _spread_constraints(
@@ -1308,12 +1441,6 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
                 controller = _shared(_OWNERS, owner_key, OwnerRef(*owner_key))
             break
 
-    resource_names = frozenset(
-        name
-        for res in (*requests, *limits, *init_requests, *init_limits)
-        for name in res.scalar
-        if is_extended_resource(name)
-    )
     namespace = sys.intern(namespace)
     node_name = sys.intern(r.string(spec.get("nodeName"), "spec.nodeName"))
     fingerprint_ = b""
@@ -1325,47 +1452,47 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
             fingerprint_ = fingerprint(spec, labels, namespace, owner_key)
         except RecursionError:
             raise r.fail("spec", "nested too deeply") from None
-    return Pod(
+    # In the order of Pod's fields, which is the order errors are found in.
+    uid = r.string(meta.get("uid"), "metadata.uid") or f"{namespace}/{name}"
+    scheduler_name = sys.intern(
+        r.string(spec.get("schedulerName"), "spec.schedulerName", "default-scheduler")
+        or "default-scheduler"
+    )
+    priority = r.integer(spec.get("priority"), "spec.priority", bits=32)
+    created = parse_timestamp(meta.get("creationTimestamp"))
+    gated = bool(r.items(spec.get("schedulingGates"), "spec.schedulingGates"))
+    phase = sys.intern(r.string(status.get("phase"), "status.phase"))
+    terms = known[1] if known else _pod_terms_of(r, spec, namespace)
+    pod = Pod(
         namespace=namespace,
         name=name,
-        uid=r.string(meta.get("uid"), "metadata.uid") or f"{namespace}/{name}",
+        uid=uid,
         labels=labels,
-        scheduler_name=sys.intern(
-            r.string(spec.get("schedulerName"), "spec.schedulerName", "default-scheduler")
-            or "default-scheduler"
-        ),
+        scheduler_name=scheduler_name,
         node_name=node_name,
-        priority=r.integer(spec.get("priority"), "spec.priority", bits=32),
-        created=parse_timestamp(meta.get("creationTimestamp")),
+        priority=priority,
+        created=created,
         deleting=meta.get("deletionTimestamp") is not None,
-        gated=bool(r.items(spec.get("schedulingGates"), "spec.schedulingGates")),
-        phase=sys.intern(r.string(status.get("phase"), "status.phase")),
-        request=request,
-        node_request=node_request,
-        nonzero_cpu=nonzero_cpu,
-        nonzero_memory=nonzero_memory,
-        limit_cpu=limit_sum.milli_cpu,
-        limit_memory=limit_sum.memory,
-        best_effort=best_effort,
-        host_ports=_shared(_TUPLES, tuple(ports), tuple(ports)),
-        images=_shared(_TUPLES, tuple(images), tuple(images)),
-        node_selector=set_selector(node_selector_raw) if node_selector_raw else EVERYTHING,
-        has_node_selector=bool(node_selector_raw),
-        required_node_terms=required_node_terms,
-        preferred_node_terms=tuple(preferred_node_terms),
-        tolerations=_tolerations(r, spec.get("tolerations"), "spec.tolerations"),
-        affinity_required=_pod_terms(
-            r, pod_affinity.get(req_key), f"spec.affinity.podAffinity.{req_key}", namespace
-        ),
-        affinity_preferred=_weighted_pod_terms(
-            r, pod_affinity.get(pref_key), f"spec.affinity.podAffinity.{pref_key}", namespace
-        ),
-        anti_affinity_required=_pod_terms(
-            r, pod_anti.get(req_key), f"spec.affinity.podAntiAffinity.{req_key}", namespace
-        ),
-        anti_affinity_preferred=_weighted_pod_terms(
-            r, pod_anti.get(pref_key), f"spec.affinity.podAntiAffinity.{pref_key}", namespace
-        ),
+        gated=gated,
+        phase=phase,
+        request=demands.request,
+        node_request=demands.node_request,
+        nonzero_cpu=demands.nonzero_cpu,
+        nonzero_memory=demands.nonzero_memory,
+        limit_cpu=demands.limit_cpu,
+        limit_memory=demands.limit_memory,
+        best_effort=demands.best_effort,
+        host_ports=demands.host_ports,
+        images=demands.images,
+        node_selector=demands.node_selector,
+        has_node_selector=demands.has_node_selector,
+        required_node_terms=demands.required_node_terms,
+        preferred_node_terms=demands.preferred_node_terms,
+        tolerations=terms.tolerations,
+        affinity_required=terms.affinity_required,
+        affinity_preferred=terms.affinity_preferred,
+        anti_affinity_required=terms.anti_affinity_required,
+        anti_affinity_preferred=terms.anti_affinity_preferred,
         spread_constraints=tuple(spread),
         volumes=tuple(volumes),
         controller=controller,
@@ -1378,9 +1505,12 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
             r.string(status.get("nominatedNodeName"), "status.nominatedNodeName")
         ),
         start_time=_optional_timestamp(status.get("startTime")),
-        resource_names=_shared(_NAME_SETS, resource_names, resource_names),
+        resource_names=demands.resource_names,
         body_source=b"" if node_name else _body_source(raw),
     )
+    if key is not None and known is None:
+        _shared(_SPEC_PARTS, key, (demands, terms))
+    return pod
 
 
 def _preemption_policy(r: _Reader, value: object, path: str = "spec.preemptionPolicy") -> str:
