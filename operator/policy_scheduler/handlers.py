@@ -84,9 +84,9 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     # Kopf keeps a worker task per object that had an event, holding that object's last
     # raw event until it has been idle this long (Kopf's default: 5 s). Right after a
     # (re-)list that is one worker per pod and node of the cluster: at 5000 nodes and
-    # 10 000 bound pods the operator peaked at 280 MiB RSS with 5 s, 155 MiB with 0.5 s
-    # (docs/performance.md). A pod's next event within 0.5 s (its binding, usually)
-    # still finds its worker.
+    # 10 000 bound pods the operator peaked at 246-248 MiB RSS with 5 s and unpaged
+    # lists, 154 MiB with these two (docs/performance.md). A pod's next event within
+    # 0.5 s (its binding, usually) still finds its worker.
     settings.queueing.idle_timeout = WORKER_IDLE_TIMEOUT
     # No watch on CustomResourceDefinitions and Namespaces for Kopf's own discovery: it
     # needs cluster-wide permissions the scheduler has no use for. The kinds are

@@ -370,8 +370,8 @@ class _JsonFormatter(logging.Formatter):
 def freeze_heap() -> None:
     """Leave what the process holds now out of the collector's full passes.
 
-    Once the first LIST is filed, the cluster (at 5000 nodes and 10 000 pods, millions
-    of objects, nearly all of them living as long as the process) is most of the heap,
+    Once the first LIST is filed, the cluster (over 100 000 tracked objects at 500 nodes,
+    ten times that at 5000; nearly all living as long as the process) is most of the heap,
     and CPython's full collection walks all of it each time the objects that survived
     since the last one reach a quarter of it: every few seconds of scheduling, 200 ms a
     pass at that size (docs/performance.md, "End to end"). ``gc.freeze()`` moves every
