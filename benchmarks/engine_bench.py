@@ -432,7 +432,7 @@ def _compile_available(
     try:
         return compile_policy(_spec_policy(name, predicates, priorities)), []
     except NotImplementedPolicyError:
-        from policy_scheduler.engine.framework import REGISTRY
+        from policy_scheduler.engine.functions import REGISTRY
 
         kept_pred = [p for p in predicates if p in REGISTRY.predicates]
         kept_prio = [(p, w) for p, w in priorities if p in REGISTRY.priorities]

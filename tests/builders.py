@@ -14,7 +14,7 @@ from typing import Any
 
 from policy_scheduler.engine.algorithm import Decision, Scheduler
 from policy_scheduler.engine.cluster import ClusterState
-from policy_scheduler.engine.framework import CycleState, PolicySettings
+from policy_scheduler.engine.functions import CycleState, PolicySettings
 from policy_scheduler.kinds import kind_of
 from policy_scheduler.objects import (
     Node,

@@ -31,7 +31,7 @@ from policy_scheduler import names
 from policy_scheduler.engine.algorithm import Decision, Scheduler
 from policy_scheduler.engine.cluster import ClusterState
 from policy_scheduler.engine.compiler import compile_policy
-from policy_scheduler.engine.framework import REGISTRY
+from policy_scheduler.engine.functions import REGISTRY
 from policy_scheduler.engine.nodeinfo import zone_key
 from policy_scheduler.engine.predicates import interpod as interpod_predicate
 from policy_scheduler.engine.predicates import spreading as spreading_predicate

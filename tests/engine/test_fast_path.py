@@ -46,7 +46,7 @@ from policy_scheduler import names
 from policy_scheduler.engine.algorithm import Decision, EquivalenceCache, Scheduler
 from policy_scheduler.engine.cluster import ClusterState, NodeJournal
 from policy_scheduler.engine.compiler import CompiledPolicy, compile_policy
-from policy_scheduler.engine.framework import hints_of
+from policy_scheduler.engine.functions import hints_of
 from policy_scheduler.engine.predicates import general, volumes
 from policy_scheduler.objects import parse_node, parse_pod
 from policy_scheduler.policy import default_policy, parse_policy

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from builders import cluster, container, cycle, node, pod
-from policy_scheduler.engine.framework import Predicate
+from policy_scheduler.engine.functions import Predicate
 from policy_scheduler.engine.predicates import general as g
 from policy_scheduler.objects import parse_pod
 
@@ -374,7 +374,7 @@ def test_disk_and_pid_pressure_reject_every_pod(
 
 def test_registered_under_legacy_names() -> None:
     from policy_scheduler import names
-    from policy_scheduler.engine.framework import REGISTRY
+    from policy_scheduler.engine.functions import REGISTRY
 
     expected = {
         names.CHECK_NODE_CONDITION: g.check_node_condition,

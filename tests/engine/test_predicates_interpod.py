@@ -16,7 +16,7 @@ import builders
 from builders import cluster, cycle, decide, node, parsed_pod, pod, policy
 from policy_scheduler import names
 from policy_scheduler.engine import compiler
-from policy_scheduler.engine.framework import PolicySettings
+from policy_scheduler.engine.functions import PolicySettings
 from policy_scheduler.engine.predicates import interpod
 from policy_scheduler.engine.predicates.interpod import (
     AFFINITY_FAILED,

@@ -19,7 +19,7 @@ from builders import cluster, cycle, decide, node, parsed_pod, pod, policy
 from policy_scheduler import names
 from policy_scheduler.engine import compiler
 from policy_scheduler.engine.cluster import ClusterState
-from policy_scheduler.engine.framework import REGISTRY, PolicySettings
+from policy_scheduler.engine.functions import REGISTRY, PolicySettings
 from policy_scheduler.engine.predicates.spreading import (
     ERR_SERVICE_AFFINITY,
     ERR_TOPOLOGY_SPREAD,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from builders import cluster, cycle, node, pod
-from policy_scheduler.engine.framework import Predicate
+from policy_scheduler.engine.functions import Predicate
 from policy_scheduler.engine.predicates.taints import (
     ERR_TAINTS_TOLERATIONS_NOT_MATCH,
     pod_tolerates_node_no_execute_taints,

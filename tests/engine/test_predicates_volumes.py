@@ -29,7 +29,7 @@ from builders import (
 )
 from policy_scheduler import names
 from policy_scheduler.engine.cluster import ClusterState
-from policy_scheduler.engine.framework import Predicate
+from policy_scheduler.engine.functions import Predicate
 from policy_scheduler.engine.predicates.volumes import (
     csi_attach_limit_key,
     max_azure_disk_volume_count,

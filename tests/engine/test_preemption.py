@@ -30,7 +30,7 @@ from policy_scheduler.engine.compiler import (
     CompiledPredicate,
     compile_policy,
 )
-from policy_scheduler.engine.framework import CycleState, PolicySettings, Reasons
+from policy_scheduler.engine.functions import CycleState, PolicySettings, Reasons
 from policy_scheduler.engine.nodeinfo import NodeInfo
 from policy_scheduler.engine.preemption import (
     UNRESOLVABLE_REASONS,

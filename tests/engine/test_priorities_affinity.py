@@ -14,7 +14,7 @@ import pytest
 from builders import cluster, cycle, decide, node, pod, policy
 from policy_scheduler import names
 from policy_scheduler.engine import catalogue  # noqa: F401  (registers every family)
-from policy_scheduler.engine.framework import REGISTRY
+from policy_scheduler.engine.functions import REGISTRY
 from policy_scheduler.objects import parse_pod
 
 

@@ -16,7 +16,7 @@ import builders
 from builders import cluster, cycle, decide, node, pod, policy
 from policy_scheduler import names
 from policy_scheduler.engine import compiler
-from policy_scheduler.engine.framework import PolicySettings
+from policy_scheduler.engine.functions import PolicySettings
 from policy_scheduler.engine.priorities.interpod import inter_pod_affinity_priority
 from policy_scheduler.objects import parse_pod
 

@@ -15,7 +15,7 @@ import pytest
 from builders import cluster, container, cycle, decide, node, pod, policy
 from policy_scheduler import names
 from policy_scheduler.engine import catalogue  # noqa: F401  (registers every family)
-from policy_scheduler.engine.framework import REGISTRY, Priority
+from policy_scheduler.engine.functions import REGISTRY, Priority
 from policy_scheduler.engine.priorities.misc import image_locality_score
 from policy_scheduler.objects import PREFER_AVOID_PODS_ANNOTATION, parse_pod
 from policy_scheduler.policy import LabelPreferenceArgument

@@ -17,7 +17,7 @@ import pytest
 from builders import cluster, container, cycle, node, pod
 from policy_scheduler import names
 from policy_scheduler.engine import catalogue  # noqa: F401  (registers every family)
-from policy_scheduler.engine.framework import REGISTRY, Priority
+from policy_scheduler.engine.functions import REGISTRY, Priority
 from policy_scheduler.engine.priorities.resources import (
     ShapePoint,
     broken_linear,

@@ -22,7 +22,7 @@ import builders
 from builders import cluster, cycle, decide, node, pod, policy
 from policy_scheduler import names
 from policy_scheduler.engine import compiler
-from policy_scheduler.engine.framework import REGISTRY, PolicySettings, Priority
+from policy_scheduler.engine.functions import REGISTRY, PolicySettings, Priority
 from policy_scheduler.engine.priorities import spreading  # noqa: F401  (registers the names)
 from policy_scheduler.objects import parse_pod
 

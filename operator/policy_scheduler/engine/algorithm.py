@@ -73,7 +73,7 @@ from .cluster import ClusterState, NodeJournal
 from .compiler import CompiledPolicy, MapPlan
 from .extenders import ExtenderClient, ExtenderError, filter_nodes, prioritize_nodes
 from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
-from .framework import (
+from .functions import (
     NO_HINTS,
     CycleState,
     Hints,

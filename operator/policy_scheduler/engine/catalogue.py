@@ -1,6 +1,6 @@
 """Import every predicate and priority family so that each registers its names.
 
-The families register themselves with the decorators of :mod:`.framework`; this module
+The families register themselves with the decorators of :mod:`.functions`; this module
 is the one place that lists them, and the compiler imports it. ``FAMILIES`` keeps the
 imports used, so no linter "fix" can drop one (a test checks every built-in name is
 registered through this module alone).

@@ -10,8 +10,8 @@ An absent predicate (priority) list means the legacy DefaultProvider set.
 
 Each entry is one record (:class:`CompiledPredicate`, :class:`CompiledPriority`) holding
 everything known about it: its name, its function, what the fast path plans with (the
-predicate's :class:`~.framework.Hints`; for a priority built with
-:func:`~.framework.mapped`, its map, reduce and the map's hints as a :class:`MapPlan`)
+predicate's :class:`~.functions.Hints`; for a priority built with
+:func:`~.functions.mapped`, its map, reduce and the map's hints as a :class:`MapPlan`)
 and, for a priority, its weight. Nothing is kept in parallel tuples that could fall out
 of step. :func:`instrument` times every callable of a record, the map/reduce calls the
 fast path makes directly included.
@@ -37,7 +37,7 @@ from ..policy import (
 )
 from . import catalogue  # noqa: F401  (fills the registry)
 from .extenders import CompiledExtender, ExtenderTLS
-from .framework import (
+from .functions import (
     NO_HINTS,
     REGISTRY,
     CycleState,
@@ -153,7 +153,7 @@ def compile_extender(extender: Extender) -> CompiledExtender:
 
 
 def map_plan(fn: Priority) -> MapPlan | None:
-    """The parts of a priority made by :func:`~.framework.mapped`; None for others."""
+    """The parts of a priority made by :func:`~.functions.mapped`; None for others."""
     if isinstance(fn, Mapped):
         return MapPlan(fn.map, fn.reduce, hints_of(fn.map))
     return None

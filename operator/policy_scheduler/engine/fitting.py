@@ -16,7 +16,7 @@ such nominated pod on the node, the second pass alone runs, which is the ordinar
 
 The first pass puts the nominated pods on the node for real, inside a
 :meth:`~.cluster.ClusterState.trial` undone right after, and runs the predicates with a
-fresh :class:`~.framework.CycleState`, so that what predicates compute once per pod
+fresh :class:`~.functions.CycleState`, so that what predicates compute once per pod
 from the whole cluster (inter-pod affinity, topology spreading) sees them too. It never
 uses the fast path's equivalence cache, whose results are for the node without them;
 the second pass is the ordinary check and may (see ``algorithm.py``).
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from ..objects import Pod
 from .cluster import ClusterState
 from .compiler import CompiledPolicy, CompiledPredicate
-from .framework import CycleState
+from .functions import CycleState
 from .nodeinfo import NodeInfo
 
 

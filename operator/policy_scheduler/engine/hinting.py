@@ -96,7 +96,7 @@ from ..selectors import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NodeSelectorTerm, Re
 from .cluster import ClusterState
 from .compiler import CompiledPolicy
 from .fitting import first_pass, nominated_for
-from .framework import CycleState, Predicate
+from .functions import CycleState, Predicate
 from .nodeinfo import NodeInfo
 from .predicates.general import (
     ERR_NODE_SELECTOR_NOT_MATCH,

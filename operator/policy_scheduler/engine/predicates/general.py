@@ -24,7 +24,7 @@ words; each reason string is a module constant beside the predicate that emits i
 What depends only on the pod (the scalar resources to check, with their reason strings)
 is computed once per scheduling attempt through ``cycle.memo``.
 
-Fast path hints (:func:`~..framework.hint`): every predicate here reads only the pod and
+Fast path hints (:func:`~..functions.hint`): every predicate here reads only the pod and
 its one node, so all are ``node_local`` (the algorithm may serve them from its
 equivalence cache); HostName cannot fail without ``spec.nodeName``, PodFitsHostPorts
 without host ports, MatchNodeSelector without a nodeSelector or required node affinity,
@@ -45,7 +45,7 @@ from typing import Final
 from ... import names
 from ...objects import Node, Pod, Taint, is_extended_resource, tolerations_tolerate
 from ...selectors import terms_match
-from ..framework import FITS, CycleState, Reasons, every_position, hint, predicate
+from ..functions import FITS, CycleState, Reasons, every_position, hint, predicate
 from ..nodeinfo import NodeInfo
 
 # -- CheckNodeCondition / CheckNodeUnschedulable -----------------------------------------

@@ -56,7 +56,7 @@ from typing import Final
 from ... import names
 from ...objects import Pod, PodAffinityTerm
 from ..cluster import ClusterState
-from ..framework import FITS, CycleState, Reasons, hint, predicate
+from ..functions import FITS, CycleState, Reasons, hint, predicate
 from ..nodeinfo import NodeInfo
 
 POD_AFFINITY_NOT_MATCH: Final = "node(s) didn't match pod affinity/anti-affinity"

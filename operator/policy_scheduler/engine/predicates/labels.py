@@ -25,7 +25,7 @@ from typing import Final, Protocol
 
 from ... import names
 from ...objects import Pod
-from ..framework import (
+from ..functions import (
     FITS,
     CycleState,
     Predicate,

@@ -56,7 +56,7 @@ from ... import names
 from ...objects import Node, Pod, TopologySpreadConstraint, Workload
 from ...selectors import terms_match
 from ..cluster import ClusterState
-from ..framework import (
+from ..functions import (
     FITS,
     CycleState,
     Predicate,

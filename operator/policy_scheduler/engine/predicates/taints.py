@@ -20,7 +20,7 @@ from typing import Final
 
 from ... import names
 from ...objects import Node, Pod, tolerations_tolerate
-from ..framework import FITS, CycleState, Reasons, hint, predicate
+from ..functions import FITS, CycleState, Reasons, hint, predicate
 from ..nodeinfo import NodeInfo
 
 ERR_TAINTS_TOLERATIONS_NOT_MATCH: Final = "node(s) had taints that the pod didn't tolerate"

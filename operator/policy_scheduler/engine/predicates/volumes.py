@@ -83,7 +83,7 @@ from ...objects import (
 )
 from ...selectors import terms_match
 from ..cluster import ClusterState
-from ..framework import FITS, CycleState, Reasons, hint, predicate
+from ..functions import FITS, CycleState, Reasons, hint, predicate
 from ..nodeinfo import NodeInfo
 
 # -- failure reasons (kube-scheduler's words) --------------------------------------------

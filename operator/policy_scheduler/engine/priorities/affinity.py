@@ -31,7 +31,7 @@ from typing import Final
 from ... import names
 from ...objects import Pod, Toleration, tolerations_tolerate
 from ...selectors import Selector
-from ..framework import CycleState, hint, mapped, normalize_reduce, register_priority
+from ..functions import CycleState, hint, mapped, normalize_reduce, register_priority
 from ..nodeinfo import NodeInfo
 
 PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"

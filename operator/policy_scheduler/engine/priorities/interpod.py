@@ -40,7 +40,7 @@ from typing import Final
 from ... import names
 from ...objects import Pod, PodAffinityTerm, WeightedPodAffinityTerm
 from ..cluster import ClusterState
-from ..framework import CycleState, register_priority
+from ..functions import CycleState, register_priority
 from ..nodeinfo import NodeInfo
 from ..predicates.interpod import pod_matches_term
 

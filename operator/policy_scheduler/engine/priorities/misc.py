@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from ... import names
 from ...objects import Pod
-from ..framework import (
+from ..functions import (
     CycleState,
     Priority,
     hint,

@@ -50,7 +50,7 @@ from typing import Any, Final
 
 from ... import names
 from ...objects import CPU, EPHEMERAL_STORAGE, MEMORY, Pod, is_scalar_resource
-from ..framework import (
+from ..functions import (
     CycleState,
     Priority,
     go_div,

@@ -65,7 +65,7 @@ from ... import names
 from ...objects import Pod, TopologySpreadConstraint
 from ...selectors import Selector
 from ..cluster import ClusterState, zone_key
-from ..framework import CycleState, Priority, priority_factory, register_priority
+from ..functions import CycleState, Priority, priority_factory, register_priority
 from ..nodeinfo import NodeInfo
 from ..predicates.spreading import (
     SCHEDULE_ANYWAY,
