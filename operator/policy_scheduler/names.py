@@ -287,3 +287,43 @@ CRD_KIND: Final = "SchedulingPolicy"
 CRD_PLURAL: Final = "schedulingpolicies"
 CRD_SINGULAR: Final = "schedulingpolicy"
 CRD_SHORT_NAME: Final = "schedpol"
+
+
+# -- the scheduling framework (seed 004; kube-scheduler v1.19+) ---------------------------
+
+#: Extension points, in the order a pod meets them, as ``spec.plugins`` spells them
+#: (kube-scheduler's ``Plugins`` field names). ``multiPoint`` enables a plugin at every
+#: point it implements except ``queueSort`` (exactly one runs: it is named on its own).
+PRE_ENQUEUE: Final = "preEnqueue"
+QUEUE_SORT: Final = "queueSort"
+PRE_FILTER: Final = "preFilter"
+FILTER: Final = "filter"
+POST_FILTER: Final = "postFilter"
+PRE_SCORE: Final = "preScore"
+SCORE: Final = "score"
+RESERVE: Final = "reserve"
+PERMIT: Final = "permit"
+PRE_BIND: Final = "preBind"
+BIND: Final = "bind"
+POST_BIND: Final = "postBind"
+MULTI_POINT: Final = "multiPoint"
+EXTENSION_POINTS: Final[tuple[str, ...]] = (
+    PRE_ENQUEUE,
+    QUEUE_SORT,
+    PRE_FILTER,
+    FILTER,
+    POST_FILTER,
+    PRE_SCORE,
+    SCORE,
+    RESERVE,
+    PERMIT,
+    PRE_BIND,
+    BIND,
+    POST_BIND,
+)
+#: The entry-point group third-party plugins register under (``Name = "pkg.mod:Class"``).
+PLUGIN_ENTRY_POINT_GROUP: Final = "policy_scheduler.plugins"
+#: kube-scheduler's MaxNodeScore: a plugin's score after NormalizeScore is 0..100.
+MAX_NODE_SCORE: Final = 100
+#: A Permit plugin's Wait is capped at this (kube-scheduler's maxTimeout, 15 min).
+MAX_PERMIT_WAIT_SECONDS: Final = 15 * 60

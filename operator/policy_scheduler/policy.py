@@ -639,6 +639,115 @@ class ShadowSettings(_Model):
     )
 
 
+# -- scheduling framework plugins ------------------------------------------------------
+
+
+class PluginRef(_Model):
+    """A plugin named at an extension point (kube-scheduler's ``Plugin``)."""
+
+    name: NonEmptyStr = Field(
+        description=(
+            "A built-in plugin name or one an installed package registers under the "
+            "policy_scheduler.plugins entry point; \"*\" in disabled: every default."
+        )
+    )
+    weight: int | None = Field(
+        default=None,
+        ge=1,
+        le=names.MAX_WEIGHT - 1,
+        description="multiPoint only: the weight of the plugin's Score (default 1).",
+    )
+
+
+class PluginSet(_Model):
+    """The plugins of one extension point: defaults, plus enabled, minus disabled."""
+
+    enabled: list[PluginRef] = Field(
+        default=[], description="Plugins run after the point's defaults, in this order."
+    )
+    disabled: list[PluginRef] = Field(
+        default=[], description='Defaults not to run; {name: "*"} disables every default.'
+    )
+
+
+class Plugins(_Model):
+    """kube-scheduler's ``Plugins``: a PluginSet per extension point.
+
+    Filter and Score plugins are named in ``spec.predicates`` and ``spec.priorities``
+    (with their order and weight), not here; naming a plugin there also runs its
+    PreFilter (a predicate), its PreScore (a priority), and its Reserve and PreBind.
+    """
+
+    preEnqueue: PluginSet | None = Field(
+        default=None, description="Gate a pod before it enters the active queue."
+    )
+    queueSort: PluginSet | None = Field(
+        default=None, description="Order of the queue; exactly one plugin (PrioritySort)."
+    )
+    preFilter: PluginSet | None = Field(default=None, description="Before filtering, per pod.")
+    postFilter: PluginSet | None = Field(
+        default=None, description="When no node fits (preemption by default)."
+    )
+    preScore: PluginSet | None = Field(default=None, description="Before scoring, per pod.")
+    reserve: PluginSet | None = Field(
+        default=None, description="Reserve/Unreserve the chosen node's resources."
+    )
+    permit: PluginSet | None = Field(default=None, description="Allow, deny or hold binding.")
+    preBind: PluginSet | None = Field(default=None, description="Before binding (volumes).")
+    bind: PluginSet | None = Field(
+        default=None, description="The binding itself; the first that does not Skip binds."
+    )
+    postBind: PluginSet | None = Field(default=None, description="After a successful binding.")
+    multiPoint: PluginSet | None = Field(
+        default=None,
+        description=(
+            "Enable a plugin at every point it implements (but queueSort); its Filter and "
+            "Score run after spec.predicates and spec.priorities."
+        ),
+    )
+    filter: PluginSet | None = Field(
+        default=None, description="Refused: Filter plugins are named in spec.predicates."
+    )
+    score: PluginSet | None = Field(
+        default=None, description="Refused: Score plugins are named in spec.priorities."
+    )
+
+    @model_validator(mode="after")
+    def _not_filter_or_score(self) -> Plugins:
+        if self.filter is not None:
+            raise _fail(
+                "Filter plugins are named in spec.predicates (with their order), not in "
+                "spec.plugins",
+                "filter",
+            )
+        if self.score is not None:
+            raise _fail(
+                "Score plugins are named in spec.priorities (with their weight), not in "
+                "spec.plugins",
+                "score",
+            )
+        return self
+
+    def sets(self) -> list[tuple[str, PluginSet]]:
+        """The points that have a PluginSet, in field order."""
+        return [
+            (point, found)
+            for point in type(self).model_fields
+            if (found := getattr(self, point)) is not None
+        ]
+
+
+class PluginConfigEntry(_Model):
+    """Arguments for one plugin (kube-scheduler's ``PluginConfig``)."""
+
+    name: NonEmptyStr = Field(description="The plugin these arguments are for.")
+    args: dict[str, Any] = Field(
+        default={},
+        description="The plugin's arguments, checked against its own schema on admission.",
+        json_schema_extra={"x-kubernetes-preserve-unknown-fields": True},
+    )
+
+
 class SchedulingPolicySpec(_Model):
     """How pods with this schedulerName are placed."""
 
@@ -690,6 +799,16 @@ class SchedulingPolicySpec(_Model):
         description="Sampling and budget of a Shadow policy (ignored while mode is Active).",
     )
     extenders: list[Extender] = Field(default=[], description="Legacy HTTP scheduler extenders.")
+    plugins: Plugins | None = Field(
+        default=None,
+        description=(
+            "Scheduling framework plugins per extension point (kube-scheduler's Plugins); "
+            "Filter and Score plugins are named in predicates and priorities."
+        ),
+    )
+    pluginConfig: list[PluginConfigEntry] = Field(
+        default=[], description="Arguments of plugins, one entry per plugin name."
+    )
 
     def ordered_predicates(self) -> list[PredicateEntry] | None:
         """The predicates in evaluation order (None when the spec leaves them absent).

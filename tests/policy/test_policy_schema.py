@@ -84,7 +84,7 @@ def test_objects_have_type_and_properties() -> None:
     for path, node in schema_nodes():
         if "properties" in node:
             assert node.get("type") == "object", path
-        if node.get("type") == "object":
+        if node.get("type") == "object" and not node.get("x-kubernetes-preserve-unknown-fields"):
             assert node.get("properties"), path
 
 
@@ -190,7 +190,11 @@ def test_fields_use_the_api_names() -> None:
         "mode",
         "shadow",
         "extenders",
+        "plugins",
+        "pluginConfig",
     }
+    assert set(prop("plugins")["properties"]) == {*names.EXTENSION_POINTS, names.MULTI_POINT}
+    assert prop("pluginConfig", "[]", "args")["x-kubernetes-preserve-unknown-fields"] is True
     assert prop("mode")["enum"] == ["Active", "Shadow"]
     assert set(prop("shadow")["properties"]) == {"percentageOfPods", "maxDecisionsPerSecond"}
     assert "enableHTTPS" in prop("extenders", "[]")["properties"]
