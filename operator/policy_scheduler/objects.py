@@ -184,6 +184,12 @@ _RESOURCES: dict[Hashable, Resources] = {}
 _LABEL_MAPS: dict[Hashable, dict[str, str]] = {}
 _FINGERPRINTS: dict[Hashable, bytes] = {}
 _OWNERS: dict[Hashable, OwnerRef] = {}
+#: Distinct pod annotation maps (replicas of one template share theirs).
+_ANNOTATION_MAPS: dict[Hashable, dict[str, str]] = {}
+#: The annotation kubectl apply writes: the whole object again, read by nothing here.
+LAST_APPLIED_ANNOTATION: Final = "kubectl.kubernetes.io/last-applied-configuration"
+#: Shared by every pod without annotations (callers never mutate what they get).
+EMPTY_MAP: Final[Mapping[str, str]] = {}
 _TUPLES: dict[Hashable, tuple[Any, ...]] = {}
 _IMAGES: dict[Hashable, Any] = {}
 _NAME_SETS: dict[Hashable, frozenset[str]] = {}
@@ -419,11 +425,13 @@ class Volume:
 
 @dataclass(frozen=True, slots=True)
 class OwnerRef:
-    """A pod's controller (ownerReferences with controller: true)."""
+    """One of a pod's ``metadata.ownerReferences`` (its controller has ``controller``)."""
 
     kind: str
     name: str
     uid: str
+    api_version: str = ""
+    controller: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,6 +490,14 @@ class Pod:
     resource_names: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     #: What :attr:`body` is read from (module docstring).
     body_source: BodySource = field(default=b"", compare=False, repr=False)
+    #: ``metadata.annotations``, for plugins, without kubectl's
+    #: ``last-applied-configuration`` (a copy of the whole object, kilobytes a pod, that
+    #: no scheduling rule reads). One dict per distinct map, shared.
+    annotations: Mapping[str, str] = field(
+        default_factory=lambda: EMPTY_MAP, compare=False, repr=False
+    )
+    #: ``metadata.ownerReferences``, in order (the controller among them).
+    owner_references: tuple[OwnerRef, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def body(self) -> bytes:
@@ -527,6 +543,14 @@ class Node:
     resource_version: str = ""
     #: What :attr:`body` is read from (module docstring).
     body_source: BodySource = field(default=b"", compare=False, repr=False)
+    #: ``metadata.annotations``, for plugins, without kubectl's
+    #: ``last-applied-configuration`` (a copy of the whole object, kilobytes a pod, that
+    #: no scheduling rule reads). One dict per distinct map, shared.
+    annotations: Mapping[str, str] = field(
+        default_factory=lambda: EMPTY_MAP, compare=False, repr=False
+    )
+    #: ``metadata.ownerReferences``, in order (the controller among them).
+    owner_references: tuple[OwnerRef, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def body(self) -> bytes:
@@ -1428,18 +1452,49 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
 
     controller: OwnerRef | None = None
     owner_key: tuple[str, str, str] | None = None
+    owners: list[OwnerRef] = []
     for i, ref in enumerate(r.items(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        is_controller = False
+        if type(ref) is dict:
+            # Replicas name one owner: found as it is (checked when first seen).
+            is_controller = ref.get("controller") is True
+            try:
+                owner = _OWNERS.get(
+                    (
+                        ref.get("kind"),
+                        ref.get("name"),
+                        ref.get("uid"),
+                        ref.get("apiVersion", ""),
+                        is_controller,
+                    )
+                )
+            except TypeError:  # an unhashable value: the checks below say where
+                owner = None
+            if owner is not None:
+                owners.append(owner)
+                if is_controller and controller is None:
+                    owner_key = (owner.kind, owner.name, owner.uid)
+                    controller = owner
+                continue
         o = r.mapping(ref, f"metadata.ownerReferences[{i}]")
-        if o.get("controller") is True:
-            owner_key = (
-                sys.intern(r.string(o.get("kind"), f"metadata.ownerReferences[{i}].kind")),
-                r.string(o.get("name"), f"metadata.ownerReferences[{i}].name"),
-                r.string(o.get("uid"), f"metadata.ownerReferences[{i}].uid"),
-            )
-            controller = _OWNERS.get(owner_key)
-            if controller is None:
-                controller = _shared(_OWNERS, owner_key, OwnerRef(*owner_key))
-            break
+        is_controller = o.get("controller") is True
+        ref_key = (
+            sys.intern(r.string(o.get("kind"), f"metadata.ownerReferences[{i}].kind")),
+            r.string(o.get("name"), f"metadata.ownerReferences[{i}].name"),
+            r.string(o.get("uid"), f"metadata.ownerReferences[{i}].uid"),
+        )
+        full_key = (
+            *ref_key,
+            r.string(o.get("apiVersion"), f"metadata.ownerReferences[{i}].apiVersion"),
+            is_controller,
+        )
+        owner = _OWNERS.get(full_key)
+        if owner is None:
+            owner = _shared(_OWNERS, full_key, OwnerRef(*full_key))
+        owners.append(owner)
+        if is_controller and controller is None:
+            owner_key = ref_key
+            controller = owner
 
     namespace = sys.intern(namespace)
     node_name = sys.intern(r.string(spec.get("nodeName"), "spec.nodeName"))
@@ -1507,10 +1562,31 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         start_time=_optional_timestamp(status.get("startTime")),
         resource_names=demands.resource_names,
         body_source=b"" if node_name else _body_source(raw),
+        annotations=_pod_annotations(r, meta.get("annotations")),
+        owner_references=tuple(owners),
     )
     if key is not None and known is None:
         _shared(_SPEC_PARTS, key, (demands, terms))
     return pod
+
+
+def _pod_annotations(r: _Reader, value: object) -> Mapping[str, str]:
+    if not value:
+        return EMPTY_MAP
+    if type(value) is dict and LAST_APPLIED_ANNOTATION not in value:
+        # Replicas of one template repeat their annotations: found as they are, unchecked
+        # (what was shared passed the checks below when it was first seen).
+        try:
+            known = _ANNOTATION_MAPS.get(tuple(value.items()))
+        except TypeError:  # an unhashable value: the checks below say where
+            known = None
+        if known is not None:
+            return known
+    annotations = r.labels(value, "metadata.annotations")
+    annotations.pop(LAST_APPLIED_ANNOTATION, None)
+    if not annotations:
+        return EMPTY_MAP
+    return _shared(_ANNOTATION_MAPS, tuple(annotations.items()), annotations)
 
 
 def _preemption_policy(r: _Reader, value: object, path: str = "spec.preemptionPolicy") -> str:

@@ -179,3 +179,77 @@ def test_malformed_nodes_name_the_object_and_the_field(raw: dict[str, Any], mess
     with pytest.raises(ObjectError) as caught:
         parse_node(raw)
     assert str(caught.value).startswith(message)
+
+
+# -- what plugins read: annotations and owner references ------------------------------
+
+
+def _owned_pod(**meta: object) -> dict[str, object]:
+    return {
+        "metadata": {"name": "web-1", "namespace": "shop", "uid": "u1", **meta},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+
+
+def test_a_pod_carries_its_annotations_but_not_kubectls_copy_of_itself() -> None:
+    pod = parse_pod(
+        _owned_pod(
+            annotations={
+                "example.com/rack": "r1",
+                "kubectl.kubernetes.io/last-applied-configuration": '{"kind": "Pod"}',
+            }
+        )
+    )
+    assert dict(pod.annotations) == {"example.com/rack": "r1"}
+    assert parse_pod(_owned_pod()).annotations == {}
+
+
+def test_replicas_share_one_annotation_map() -> None:
+    first = parse_pod(_owned_pod(annotations={"a": "1"}))
+    second = parse_pod(
+        {
+            **_owned_pod(annotations={"a": "1"}),
+            "metadata": {
+                "name": "web-2",
+                "namespace": "shop",
+                "uid": "u2",
+                "annotations": {"a": "1"},
+            },
+        }
+    )
+    assert first.annotations is second.annotations
+
+
+def test_an_annotation_must_be_a_string_even_when_seen_before() -> None:
+    parse_pod(_owned_pod(annotations={"a": "1"}))
+    with pytest.raises(ObjectError, match=r"metadata\.annotations\.a: must be a string"):
+        parse_pod(_owned_pod(annotations={"a": 1}))
+
+
+def test_a_pod_lists_every_owner_reference_and_knows_its_controller() -> None:
+    refs = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "cfg", "uid": "c1"},
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": "web",
+            "uid": "r1",
+            "controller": True,
+        },
+    ]
+    pod = parse_pod(_owned_pod(ownerReferences=refs))
+    assert [(o.kind, o.name, o.api_version, o.controller) for o in pod.owner_references] == [
+        ("ConfigMap", "cfg", "v1", False),
+        ("ReplicaSet", "web", "apps/v1", True),
+    ]
+    assert pod.controller == pod.owner_references[1]
+    # Seen again (replicas): the same objects, the same answer.
+    again = parse_pod(_owned_pod(ownerReferences=refs))
+    assert again.owner_references == pod.owner_references
+    assert again.controller is pod.controller
+
+
+def test_a_bad_owner_reference_is_refused_even_after_a_good_one() -> None:
+    parse_pod(_owned_pod(ownerReferences=[{"kind": "ReplicaSet", "name": "web", "uid": "r1"}]))
+    with pytest.raises(ObjectError, match=r"metadata\.ownerReferences\[0\]\.name"):
+        parse_pod(_owned_pod(ownerReferences=[{"kind": "ReplicaSet", "name": ["x"], "uid": "r1"}]))

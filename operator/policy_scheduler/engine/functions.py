@@ -76,15 +76,33 @@ class PolicySettings:
 
 
 class CycleState:
-    """Per-attempt memo: computed once per pod, read for every node."""
+    """One scheduling cycle of one pod: kube-scheduler's ``CycleState``.
 
-    __slots__ = ("_memo", "cluster", "pod", "settings")
+    Created when the pod's attempt starts and handed on, with the decision, to the
+    pod's binding cycle, so that what PreFilter computed is what Reserve, Permit and
+    PreBind read. Two stores:
+
+    * ``memo(key, factory)``: the engine's own per-attempt memo (computed once per pod,
+      read for every node) for the built-in predicates and priorities;
+    * ``read`` / ``write`` / ``delete``: plugins' data (kube-scheduler's
+      ``Read``/``Write``/``Delete``), any value under a key of the plugin's choosing
+      (by convention the plugin's name). ``read`` of a key never written raises
+      ``KeyError``.
+
+    ``skip_filter`` / ``skip_score``: the plugins whose PreFilter / PreScore returned
+    Skip this cycle; the framework does not call their Filter / Score.
+    """
+
+    __slots__ = ("_data", "_memo", "cluster", "pod", "settings", "skip_filter", "skip_score")
 
     def __init__(self, pod: Pod, cluster: ClusterState, settings: PolicySettings) -> None:
         self.pod = pod
         self.cluster = cluster
         self.settings = settings
         self._memo: dict[str, Any] = {}
+        self._data: dict[str, Any] = {}
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
 
     def memo(self, key: str, factory: Callable[[], T]) -> T:
         try:
@@ -92,6 +110,19 @@ class CycleState:
         except KeyError:
             value = self._memo[key] = factory()
         return value
+
+    def read(self, key: str) -> Any:
+        """What a plugin wrote under ``key`` this cycle; ``KeyError`` if nothing was."""
+        return self._data[key]
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
 
 
 class Predicate(Protocol):

@@ -1,0 +1,85 @@
+"""The public API for plugins: everything a plugin needs, and nothing else.
+
+A plugin is a Python class in any installed package, registered under the entry-point
+group ``policy_scheduler.plugins``::
+
+    [project.entry-points."policy_scheduler.plugins"]
+    RequireRackLabel = "rackplugin:RequireRackLabel"
+
+and enabled by a SchedulingPolicy: a Filter plugin in ``spec.predicates``, a Score plugin
+in ``spec.priorities``, the other points in ``spec.plugins``, arguments in
+``spec.pluginConfig``. ``docs/plugins.md`` walks through writing, installing and
+enabling one, and states each extension point's contract.
+
+Stable within ``policyscheduler.io/v1alpha1``: names exported here keep their meaning;
+anything imported from elsewhere in the package is internal and may change.
+"""
+
+from __future__ import annotations
+
+from .engine.functions import CycleState
+from .engine.interface import (
+    BindPlugin,
+    Code,
+    EventRecorder,
+    FilterPlugin,
+    Handle,
+    NodeInfoView,
+    NodeScore,
+    PermitPlugin,
+    Plugin,
+    PluginApi,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueuedPodInfo,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    Snapshot,
+    Status,
+    WaitingPod,
+)
+from .names import MAX_NODE_SCORE, MAX_PERMIT_WAIT_SECONDS, PLUGIN_ENTRY_POINT_GROUP
+from .objects import Node, OwnerRef, Pod, Resources
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "MAX_PERMIT_WAIT_SECONDS",
+    "PLUGIN_ENTRY_POINT_GROUP",
+    "BindPlugin",
+    "Code",
+    "CycleState",
+    "EventRecorder",
+    "FilterPlugin",
+    "Handle",
+    "Node",
+    "NodeInfoView",
+    "NodeScore",
+    "OwnerRef",
+    "PermitPlugin",
+    "Plugin",
+    "PluginApi",
+    "Pod",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "QueueSortPlugin",
+    "QueuedPodInfo",
+    "ReservePlugin",
+    "Resources",
+    "ScorePlugin",
+    "Snapshot",
+    "Status",
+    "WaitingPod",
+]
