@@ -648,7 +648,7 @@ class PluginRef(_Model):
     name: NonEmptyStr = Field(
         description=(
             "A built-in plugin name or one an installed package registers under the "
-            "policy_scheduler.plugins entry point; \"*\" in disabled: every default."
+            'policy_scheduler.plugins entry point; "*" in disabled: every default.'
         )
     )
     weight: int | None = Field(

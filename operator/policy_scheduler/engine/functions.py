@@ -63,6 +63,21 @@ FITS: Final[tuple[str, ...]] = ()
 Reasons = Sequence[str]
 
 
+class Unresolvable(str):
+    """A failure reason no eviction can cure (kube-scheduler's UnschedulableAndUnresolvable).
+
+    Still a ``str``: it reads, sorts and counts in messages as its text does. Preemption
+    passes over a node refused with one. The legacy predicates' unresolvable reasons are
+    listed by preemption instead (v1.17 kept such a list), and are plain strings.
+    """
+
+    __slots__ = ()
+
+
+def is_unresolvable(reason: str) -> bool:
+    return type(reason) is Unresolvable
+
+
 @dataclass(frozen=True, slots=True)
 class PolicySettings:
     """Policy-wide knobs some predicates and priorities read."""

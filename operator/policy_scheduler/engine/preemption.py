@@ -64,6 +64,7 @@ from .cluster import ClusterState
 from .compiler import CompiledPolicy
 from .extenders import CompiledExtender, ExtenderClient, Victims, narrow_victims
 from .fitting import fits_on_node, nominated_for
+from .functions import is_unresolvable
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
 from .predicates.general import (
@@ -196,7 +197,10 @@ def nodes_where_preemption_might_help(
     return [
         info
         for info in nodes
-        if not any(reason in UNRESOLVABLE_REASONS for reason in failed.get(info.name, ()))
+        if not any(
+            reason in UNRESOLVABLE_REASONS or is_unresolvable(reason)
+            for reason in failed.get(info.name, ())
+        )
     ]
 
 
