@@ -115,13 +115,9 @@ def _predicate_entry_rules() -> list[dict[str, str]]:
         owner_literal = json.dumps(owner)
         kind_check = f"({canonical} == {owner_literal} ? has(self.argument.{kind}) : {kind_check})"
     pairs = ", ".join(f"{owner} a {kind} argument" for kind, owner in kinds)
+    # A bare name that is no built-in may be a plugin's, installed in the operator's image:
+    # only the operator can tell (PluginNotFound), so the API server accepts any name.
     return [
-        _rule(
-            f"has(self.argument) || self.name in {builtin}",
-            "unknown built-in predicate; a custom predicate needs an argument "
-            "(labelsPresence or serviceAffinity)",
-            ".name",
-        ),
         _rule(
             f"!has(self.argument) || !(self.name in {builtin}) || {canonical} in {with_argument}",
             "a built-in predicate takes no argument; give a custom predicate a name of its own",
@@ -160,12 +156,6 @@ def _priority_entry_rules() -> list[dict[str, str]]:
     builtin = _cel_list(names.BUILTIN_PRIORITIES)
     rtc = json.dumps(names.REQUESTED_TO_CAPACITY_RATIO)
     return [
-        _rule(
-            f"has(self.argument) || {canonical} in {builtin}",
-            "unknown built-in priority; a custom priority needs an argument "
-            "(labelPreference, serviceAntiAffinity or requestedToCapacityRatioArguments)",
-            ".name",
-        ),
         _rule(
             f"!has(self.argument) || !({canonical} in {builtin}) || {canonical} == {rtc}",
             "a built-in priority takes no argument; give a custom priority a name of its own",

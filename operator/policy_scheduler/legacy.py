@@ -60,6 +60,7 @@ from policy_scheduler.policy import (
     SchedulingPolicy,
     check_spec,
     format_path,
+    legacy_names,
     object_name_problem,
 )
 
@@ -542,7 +543,8 @@ def convert_legacy(
     warnings: list[str] = []
     legacy = _read_as_go(data, _POLICY, (), warnings)
     spec_data, origins = _to_spec(legacy, scheduler_name, warnings)
-    spec, issues = check_spec(spec_data)
+    with legacy_names():
+        spec, issues = check_spec(spec_data)
     errors = _duration_errors(legacy)
     if spec is None or errors:
         errors += [f"{_SUBJECT}: {_render(issue, origins)}" for issue in issues]

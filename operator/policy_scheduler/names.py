@@ -327,3 +327,60 @@ PLUGIN_ENTRY_POINT_GROUP: Final = "policy_scheduler.plugins"
 MAX_NODE_SCORE: Final = 100
 #: A Permit plugin's Wait is capped at this (kube-scheduler's maxTimeout, 15 min).
 MAX_PERMIT_WAIT_SECONDS: Final = 15 * 60
+
+#: kube-scheduler v1.25-v1.30's in-tree plugins: built-in plugin names.
+INTREE_PLUGIN_NAMES: Final[frozenset[str]] = frozenset(
+    {
+        "PrioritySort",
+        "SchedulingGates",
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "EBSLimits",
+        "GCEPDLimits",
+        "AzureDiskLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DefaultPreemption",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+        "DefaultBinder",
+    }
+)
+#: The legacy stages as plugins of the pipeline (what a legacy policy translates into).
+LEGACY_PREEMPTION: Final = "LegacyPreemption"
+DEFAULT_BINDER: Final = "DefaultBinder"
+PRIORITY_SORT: Final = "PrioritySort"
+
+_installed: frozenset[str] | None = None
+
+
+def installed_plugin_names(*, refresh: bool = False) -> frozenset[str]:
+    """Names installed packages register under :data:`PLUGIN_ENTRY_POINT_GROUP`.
+
+    Read from the packages' metadata (nothing is imported); kept until ``refresh``
+    (the operator refreshes when a policy changes, so a plugin installed meanwhile is
+    found without a restart).
+    """
+    global _installed
+    if _installed is None or refresh:
+        from importlib.metadata import entry_points
+
+        _installed = frozenset(ep.name for ep in entry_points(group=PLUGIN_ENTRY_POINT_GROUP))
+    return _installed
+
+
+def is_plugin_name(name: str) -> bool:
+    """A built-in plugin's name, or one an installed package registers."""
+    return (
+        name in INTREE_PLUGIN_NAMES
+        or name in (LEGACY_PREEMPTION, DEFAULT_BINDER)
+        or name in installed_plugin_names()
+    )

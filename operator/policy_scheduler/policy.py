@@ -70,10 +70,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import difflib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, get_args
 
@@ -123,9 +125,40 @@ DEFAULT_EXTENDER_TIMEOUT_SECONDS: Final = 5.0
 # path below the validated object that the message is about.
 _POLICY_ERROR: Final = "policy"
 
+#: Accepted-condition reasons of a policy that cannot be accepted (``PolicyError.reason``).
+INVALID: Final = "Invalid"
+PLUGIN_NOT_FOUND: Final = "PluginNotFound"
+INVALID_ARGS: Final = "InvalidArgs"
 
-def _fail(message: str, *subpath: str | int) -> PydanticCustomError:
-    return PydanticCustomError(_POLICY_ERROR, "{message}", {"message": message, "subpath": subpath})
+#: True while a legacy Policy is checked (``legacy.py``): the legacy scheduler knew no
+#: plugins, so a plugin's name is an unknown name there.
+_LEGACY_NAMES: ContextVar[bool] = ContextVar("legacy_names", default=False)
+
+
+@contextlib.contextmanager
+def legacy_names() -> Iterator[None]:
+    """Check names as the legacy scheduler did: built-in names only, no plugins."""
+    token = _LEGACY_NAMES.set(True)
+    try:
+        yield
+    finally:
+        _LEGACY_NAMES.reset(token)
+
+
+def _plugin_name(name: str) -> bool:
+    return not _LEGACY_NAMES.get() and names.is_plugin_name(name)
+
+
+def _not_a_plugin() -> str:
+    if _LEGACY_NAMES.get():
+        return ""
+    return "; nor is it a plugin's name (`policy-scheduler plugins` lists those installed)"
+
+
+def _fail(message: str, *subpath: str | int, reason: str = INVALID) -> PydanticCustomError:
+    return PydanticCustomError(
+        _POLICY_ERROR, "{message}", {"message": message, "subpath": subpath, "reason": reason}
+    )
 
 
 def _show(value: Any) -> str:
@@ -288,17 +321,20 @@ class PredicateEntry(_Model):
         canonical = names.canonical_predicate(self.name)
         if self.argument is None:
             if self.name not in names.BUILTIN_PREDICATES:
+                if _plugin_name(self.name):
+                    return self  # a Filter plugin: the compiler checks it is one
                 hint = names.SEED_PREDICATE_HINTS.get(self.name)
                 raise _fail(
                     f"unknown predicate {_show(self.name)}"
                     + (
                         f" ({hint})"
                         if hint
-                        else _did_you_mean(self.name, _SUGGESTED_PREDICATES)
+                        else _did_you_mean(self.name, _suggested_predicates())
                         + "; a custom predicate needs an argument (labelsPresence or "
-                        "serviceAffinity)"
+                        "serviceAffinity)" + _not_a_plugin()
                     ),
                     "name",
+                    reason=PLUGIN_NOT_FOUND,
                 )
             return self
         _check_custom_name(self.name)
@@ -317,9 +353,21 @@ class PredicateEntry(_Model):
 
 
 #: Suggested for a misspelt name: the built-ins and kube-scheduler's own alias, not the
-#: seeds' names.
+#: seeds' names; and, outside a legacy Policy, the plugins' names.
 _SUGGESTED_PREDICATES: Final = names.BUILTIN_PREDICATES - names.SEED_PREDICATE_ALIASES.keys()
 _SUGGESTED_PRIORITIES: Final = names.BUILTIN_PRIORITIES
+
+
+def _suggested_predicates() -> Iterable[str]:
+    if _LEGACY_NAMES.get():
+        return _SUGGESTED_PREDICATES
+    return _SUGGESTED_PREDICATES | names.INTREE_PLUGIN_NAMES | names.installed_plugin_names()
+
+
+def _suggested_priorities() -> Iterable[str]:
+    if _LEGACY_NAMES.get():
+        return _SUGGESTED_PRIORITIES
+    return _SUGGESTED_PRIORITIES | names.INTREE_PLUGIN_NAMES | names.installed_plugin_names()
 
 
 def _check_custom_name(name: str) -> None:
@@ -450,6 +498,8 @@ class PriorityEntry(_Model):
         canonical = names.canonical_priority(self.name)
         if self.argument is None:
             if canonical not in names.BUILTIN_PRIORITIES:
+                if _plugin_name(self.name):
+                    return self  # a Score plugin: the compiler checks it is one
                 kind = names.SEED_ARGUMENT_NAMES.get(self.name)
                 if kind is not None:
                     raise _fail(
@@ -459,10 +509,11 @@ class PriorityEntry(_Model):
                     )
                 raise _fail(
                     f"unknown priority {_show(self.name)}"
-                    f"{_did_you_mean(self.name, _SUGGESTED_PRIORITIES)}; a custom priority "
+                    f"{_did_you_mean(self.name, _suggested_priorities())}; a custom priority "
                     "needs an argument (labelPreference, serviceAntiAffinity or "
-                    "requestedToCapacityRatioArguments)",
+                    "requestedToCapacityRatioArguments)" + _not_a_plugin(),
                     "name",
+                    reason=PLUGIN_NOT_FOUND,
                 )
             return self
         _check_custom_name(self.name)
@@ -876,6 +927,8 @@ class Issue:
     path: Path
     message: str
     refs: tuple[Path, ...] = ()
+    #: The Accepted condition's reason this problem gives (``INVALID`` unless more precise).
+    reason: str = INVALID
 
     def render(self, render_path: Callable[[Path], str] = format_path) -> str:
         where = render_path(self.path)
@@ -886,10 +939,15 @@ class Issue:
 
 
 class PolicyError(ValueError):
-    """A policy (or legacy Policy) that cannot be accepted; ``errors`` has one line each."""
+    """A policy (or legacy Policy) that cannot be accepted; ``errors`` has one line each.
 
-    def __init__(self, errors: Sequence[str]) -> None:
+    ``reason`` is what the operator's Accepted=False condition says (``Invalid``,
+    ``PluginNotFound``, ``InvalidArgs``, ...): the first problem's.
+    """
+
+    def __init__(self, errors: Sequence[str], *, reason: str = INVALID) -> None:
         self.errors = list(errors)
+        self.reason = reason
         super().__init__("\n".join(self.errors))
 
     def __str__(self) -> str:
@@ -903,7 +961,11 @@ def _issue_from_pydantic(error: ErrorDetails, prefix: Path) -> Issue:
     value = error["input"]
     got = f"got {_show(value)}"
     if kind == _POLICY_ERROR:
-        return Issue(prefix + loc + tuple(ctx["subpath"]), str(ctx["message"]))
+        return Issue(
+            prefix + loc + tuple(ctx["subpath"]),
+            str(ctx["message"]),
+            reason=str(ctx.get("reason", INVALID)),
+        )
     if kind == "missing":
         message = "is required"
     elif kind == "extra_forbidden":
@@ -1126,7 +1188,9 @@ def parse_spec(spec: Any, *, name: str) -> SchedulingPolicy:
     checked, issues = check_spec(spec)
     if checked is None:
         subject = f"{KIND} {_show(name)}"
-        raise PolicyError([f"{subject}: {issue.render()}" for issue in issues])
+        raise PolicyError(
+            [f"{subject}: {issue.render()}" for issue in issues], reason=issues[0].reason
+        )
     return SchedulingPolicy(name=name, spec=checked)
 
 

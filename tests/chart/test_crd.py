@@ -20,7 +20,13 @@ import yaml
 from chart.crdcheck import CHART, ROOT, Errors, cel_program, openapi_schema, schema_errors
 from policy_scheduler import names
 from policy_scheduler.crd import FILE_NAME, build_crd, render_yaml, spec_schema
-from policy_scheduler.policy import check_spec, format_path, spec_json_schema
+from policy_scheduler.policy import (
+    PolicyError,
+    check_spec,
+    format_path,
+    parse_spec,
+    spec_json_schema,
+)
 from policy_scheduler.state.shadows import WINDOW_SIZE
 
 CRD_FILE = ROOT / "crds" / FILE_NAME
@@ -439,18 +445,6 @@ REFUSED = [
         id="empty-argument",
     ),
     pytest.param(
-        {"predicates": [{"name": "GeneralPredicates"}, {"name": "ZoneLabelRequired"}]},
-        "spec.predicates[1].name",
-        "spec.predicates[1].name",
-        id="custom-predicate-without-argument",
-    ),
-    pytest.param(
-        {"priorities": [{"name": "PreferSSD", "weight": 1}]},
-        "spec.priorities[0].name",
-        "spec.priorities[0].name",
-        id="custom-priority-without-argument",
-    ),
-    pytest.param(
         {
             "predicates": [
                 {
@@ -607,14 +601,32 @@ def test_refused_by_crd_and_model_naming_the_field(
 
 
 def test_refusal_messages_are_the_rules_words(crd_errors: CheckFn) -> None:
-    errors = crd_errors(policy_object({"predicates": [{"name": "ZoneLabelRequired"}]}))
-    assert errors == [
+    spec = {"predicates": [{"name": "PodFitsResources", "argument": copy.deepcopy(LP)}]}
+    assert crd_errors(policy_object(spec)) == [
         (
-            "spec.predicates[0].name",
-            "unknown built-in predicate; a custom predicate needs an argument "
-            "(labelsPresence or serviceAffinity)",
+            "spec.predicates[0].argument",
+            "a built-in predicate takes no argument; give a custom predicate a name of its own",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({"predicates": [{"name": "ZoneLabelRequired"}]}, id="predicate"),
+        pytest.param({"priorities": [{"name": "PreferSSD", "weight": 1}]}, id="priority"),
+    ],
+)
+def test_a_bare_name_that_is_no_builtin_is_left_to_the_operator(
+    crd_errors: CheckFn, spec: dict[str, Any]
+) -> None:
+    # It may name a plugin installed in the operator's image: the API server cannot know,
+    # the operator refuses it (PluginNotFound) if no installed plugin has that name.
+    assert crd_errors(policy_object(spec)) == []
+    with pytest.raises(PolicyError) as refused:
+        parse_spec(spec, name="test")
+    assert refused.value.reason == "PluginNotFound"
+    assert "nor is it a plugin's name" in str(refused.value)
 
 
 def test_every_builtin_is_accepted_bare(crd_errors: CheckFn) -> None:

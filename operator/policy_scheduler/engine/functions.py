@@ -108,7 +108,16 @@ class CycleState:
     Skip this cycle; the framework does not call their Filter / Score.
     """
 
-    __slots__ = ("_data", "_memo", "cluster", "pod", "settings", "skip_filter", "skip_score")
+    __slots__ = (
+        "_data",
+        "_memo",
+        "cluster",
+        "observe",
+        "pod",
+        "settings",
+        "skip_filter",
+        "skip_score",
+    )
 
     def __init__(self, pod: Pod, cluster: ClusterState, settings: PolicySettings) -> None:
         self.pod = pod
@@ -118,6 +127,9 @@ class CycleState:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        #: Set on the attempts whose plugin calls are timed for metrics (one in ten, as
+        #: kube-scheduler samples them): ``(point, plugin, status code, seconds)``.
+        self.observe: Callable[[str, str, str, float], None] | None = None
 
     def memo(self, key: str, factory: Callable[[], T]) -> T:
         try:

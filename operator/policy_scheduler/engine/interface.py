@@ -365,7 +365,7 @@ class Plugin:
     instance (defaults filled in; ``Args()`` when the policy gives none).
     """
 
-    name: ClassVar[str] = ""
+    name: str = ""
     Args: ClassVar[type[BaseModel] | None] = None
     #: Deadline of this plugin's async calls (PreBind, Bind, PostBind), in seconds.
     timeout_seconds: ClassVar[float] = 30.0
