@@ -27,12 +27,15 @@ from typing import Any
 from .. import names
 from ..objects import Pod, is_extended_resource
 from ..policy import (
+    INVALID,
+    INVALID_ARGS,
     SHADOW,
     Extender,
     PolicyError,
     PredicateArgument,
     PriorityArgument,
     SchedulingPolicy,
+    SchedulingPolicySpec,
     ShadowSettings,
 )
 from . import catalogue  # noqa: F401  (fills the registry)
@@ -52,7 +55,14 @@ from .functions import (
     Screen,
     hints_of,
 )
+from .handles import DetachedHandle
+from .interface import POINT_CLASSES, Handle, Plugin, points_of
 from .nodeinfo import NodeInfo
+from .pipeline import EMPTY_PIPELINE, Enabled, Pipeline, filter_predicate, score_priority
+from .plugins import WRONG_EXTENSION_POINT, PluginProblem, check_args, make_plugin, plugin_class
+
+#: Accepted reason of a policy that runs two QueueSort plugins (or none).
+MULTIPLE_QUEUE_SORT = "MultipleQueueSort"
 
 
 class NotImplementedPolicyError(PolicyError):
@@ -121,6 +131,12 @@ class CompiledPolicy:
     #: PodFitsResources runs (alone or within GeneralPredicates): a node whose
     #: allocatable is below the pod's own request refuses it whatever runs there.
     checks_resources: bool = False
+    #: The plugins of every extension point (Filter and Score: ``predicates`` and
+    #: ``priorities`` above, as engine functions).
+    pipeline: Pipeline = EMPTY_PIPELINE
+    #: 10 when the policy's scores are the framework's 0..100 (some Score plugin): a
+    #: legacy priority's 0..10 and an extender's 0..10 then count x10, as v1.17+ did.
+    legacy_score_scale: int = 1
 
 
 def compile_extender(extender: Extender) -> CompiledExtender:
@@ -166,10 +182,19 @@ def _argument(argument: PredicateArgument | PriorityArgument | None) -> tuple[st
     return argument.kind, getattr(argument, argument.kind)
 
 
-def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
+def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> CompiledPolicy:
+    """Bind a valid policy to the functions and plugins one decision runs.
+
+    ``handle``: what the policy's plugins are given (the scheduler's); a detached one
+    (no cluster, no API) when compiling only to check (``validate``). Raises
+    :class:`~..policy.PolicyError` naming the field, with the Accepted reason.
+    """
     spec = policy.spec
     errors: list[str] = []
     prefix = f'SchedulingPolicy "{policy.name}": '
+    plugins = _PluginMaker(policy, handle or DetachedHandle(), prefix)
+    filter_plugins: list[Enabled] = []
+    score_plugins: list[Enabled] = []
 
     predicates: list[CompiledPredicate] = []
     ordered = policy.ordered_predicates()
@@ -195,6 +220,14 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
                 continue
             canonical = names.canonical_predicate(entry.name)
             fn = REGISTRY.predicates.get(canonical)
+            if fn is None and names.is_plugin_name(entry.name):
+                enabled = plugins.at(
+                    entry.name, f"spec.predicates[{index_of[id(entry)]}].name", names.FILTER
+                )
+                if enabled is not None:
+                    filter_plugins.append(enabled)
+                    predicates.append(compiled_predicate(entry.name, filter_predicate(enabled)))
+                continue
             if fn is None:
                 errors.append(f"{where}.name: predicate {entry.name!r} is not implemented yet")
                 continue
@@ -221,13 +254,52 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
                 priorities.append(compiled_priority(pentry.name, pentry.weight, pfactory(value)))
                 continue
             pfn = REGISTRY.priorities.get(names.canonical_priority(pentry.name))
+            if pfn is None and names.is_plugin_name(pentry.name):
+                enabled = plugins.at(
+                    pentry.name, f"spec.priorities[{index}].name", names.SCORE, weight=pentry.weight
+                )
+                if enabled is not None:
+                    score_plugins.append(enabled)
+                    priorities.append(
+                        compiled_priority(pentry.name, pentry.weight, score_priority(enabled))
+                    )
+                continue
             if pfn is None:
                 errors.append(f"{where}.name: priority {pentry.name!r} is not implemented yet")
                 continue
             priorities.append(compiled_priority(pentry.name, pentry.weight, pfn))
 
+    binds_volumes = any(
+        entry.fn is REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING) for entry in predicates
+    )
+    pipeline, more_filters, more_scores = _pipeline(
+        spec, plugins, filter_plugins, score_plugins, binds_volumes
+    )
+    for enabled in more_filters:
+        predicates.append(compiled_predicate(enabled.name, filter_predicate(enabled)))
+        filter_plugins.append(enabled)
+    for enabled in more_scores:
+        priorities.append(compiled_priority(enabled.name, enabled.weight, score_priority(enabled)))
+        score_plugins.append(enabled)
+    pipeline = replace(
+        pipeline,
+        filter_names=tuple(entry.name for entry in predicates),
+        score_names=tuple((entry.name, entry.weight) for entry in priorities),
+    )
+    errors += plugins.errors
     if errors:
-        raise NotImplementedPolicyError(errors)
+        raise NotImplementedPolicyError(errors, reason=plugins.reason or INVALID)
+
+    # Framework scores are 0..100: next to them a legacy 0..10 score counts x10.
+    scale = names.MAX_NODE_SCORE // names.MAX_PRIORITY if score_plugins else 1
+    if scale != 1:
+        plugin_scores = {id(enabled) for enabled in score_plugins}
+        priorities = [
+            entry
+            if entry.name in {e.name for e in score_plugins if id(e) in plugin_scores}
+            else replace(entry, weight=entry.weight * scale)
+            for entry in priorities
+        ]
 
     ignored = frozenset(
         resource.name
@@ -249,15 +321,257 @@ def compile_policy(policy: SchedulingPolicy) -> CompiledPolicy:
         disable_preemption=spec.disablePreemption,
         extenders=tuple(compile_extender(extender) for extender in spec.extenders),
         shadow=(spec.shadow or ShadowSettings()) if spec.mode == SHADOW else None,
-        binds_volumes=any(
-            entry.fn is REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING) for entry in predicates
-        ),
+        binds_volumes=binds_volumes,
+        pipeline=pipeline,
+        legacy_score_scale=scale,
         checks_resources=any(
             entry.fn is REGISTRY.predicates.get(names.POD_FITS_RESOURCES)
             or entry.fn is REGISTRY.predicates.get(names.GENERAL_PREDICATES)
             for entry in predicates
         ),
     )
+
+
+class _PluginMaker:
+    """Makes each plugin a policy names once (one instance per policy version), with the
+    arguments of its ``pluginConfig`` entry, collecting every problem as a line."""
+
+    def __init__(self, policy: SchedulingPolicy, handle: Handle, prefix: str) -> None:
+        self.handle = handle
+        self.prefix = prefix
+        self.errors: list[str] = []
+        self.reason = ""
+        self._made: dict[str, Plugin | None] = {}
+        self._args: dict[str, tuple[int, dict[str, Any]]] = {}
+        for index, entry in enumerate(policy.spec.pluginConfig):
+            if entry.name in self._args:
+                first = self._args[entry.name][0]
+                self.fail(
+                    f"spec.pluginConfig[{index}].name: {entry.name!r} already has its "
+                    f"arguments at spec.pluginConfig[{first}]",
+                    INVALID,
+                )
+            else:
+                self._args[entry.name] = (index, entry.args)
+
+    def fail(self, message: str, reason: str) -> None:
+        self.errors.append(self.prefix + message)
+        self.reason = self.reason or reason
+
+    def get(self, name: str, where: str) -> Plugin | None:
+        """The plugin called ``name`` (made once); None after reporting why not."""
+        if name in self._made:
+            return self._made[name]
+        made: Plugin | None = None
+        try:
+            cls = plugin_class(name)
+            index, raw = self._args.get(name, (-1, None))
+            args_at = f"{self.prefix}spec.pluginConfig[{index}].args" if index >= 0 else ""
+            args = check_args(cls, raw, args_at or f"{self.prefix}{where}")
+            made = make_plugin(name, cls, args, self.handle)
+        except PluginProblem as exc:
+            text = str(exc)
+            if exc.reason == INVALID_ARGS:
+                self.errors.extend(text.split("\n"))
+                self.reason = self.reason or exc.reason
+            else:
+                self.fail(f"{where}: {text}", exc.reason)
+        self._made[name] = made
+        return made
+
+    def at(self, name: str, where: str, point: str, *, weight: int = 1) -> Enabled | None:
+        """The plugin as enabled at ``point``; None (reported) if it does not implement it."""
+        plugin = self.get(name, where)
+        if plugin is None:
+            return None
+        if not isinstance(plugin, POINT_CLASSES[point]):
+            implemented = ", ".join(points_of(type(plugin))) or "none"
+            self.fail(
+                f"{where}: plugin {name!r} does not implement {point} (it implements: "
+                f"{implemented})",
+                WRONG_EXTENSION_POINT,
+            )
+            return None
+        return Enabled(name, plugin, weight)
+
+    def unused_args(self, used: set[str]) -> None:
+        """Arguments for a plugin no point runs: checked all the same (a typo must show)."""
+        for name, (index, _) in self._args.items():
+            if name not in used:
+                self.get(name, f"spec.pluginConfig[{index}].name")
+
+
+#: The points ``spec.plugins`` configures, with their PluginSet field names.
+_SET_POINTS: tuple[str, ...] = (
+    names.PRE_ENQUEUE,
+    names.QUEUE_SORT,
+    names.PRE_FILTER,
+    names.POST_FILTER,
+    names.PRE_SCORE,
+    names.RESERVE,
+    names.PERMIT,
+    names.PRE_BIND,
+    names.BIND,
+    names.POST_BIND,
+)
+
+
+def _pipeline(
+    spec: SchedulingPolicySpec,
+    plugins: _PluginMaker,
+    filter_plugins: list[Enabled],
+    score_plugins: list[Enabled],
+    binds_volumes: bool,
+) -> tuple[Pipeline, list[Enabled], list[Enabled]]:
+    """Each point's plugins: its defaults, merged with ``spec.plugins`` as kube-scheduler
+    merges a profile's PluginSet with the defaults (module docstring); then what
+    ``multiPoint`` adds. Returns the pipeline and the Filter / Score plugins multiPoint
+    adds after ``predicates`` / ``priorities``."""
+
+    def default(name: str, point: str) -> Enabled | None:
+        return plugins.at(name, f"the default {point} plugin {name}", point)
+
+    named = [*filter_plugins, *score_plugins]
+    defaults: dict[str, list[Enabled]] = {point: [] for point in _SET_POINTS}
+    queue_sort = default(names.PRIORITY_SORT, names.QUEUE_SORT)
+    if queue_sort is not None:
+        defaults[names.QUEUE_SORT].append(queue_sort)
+    defaults[names.PRE_FILTER] = _implementing(filter_plugins, names.PRE_FILTER)
+    defaults[names.PRE_SCORE] = _implementing(score_plugins, names.PRE_SCORE)
+    if not spec.disablePreemption:
+        found = default(names.LEGACY_PREEMPTION, names.POST_FILTER)
+        if found is not None:
+            defaults[names.POST_FILTER].append(found)
+    for point in (names.RESERVE, names.PRE_BIND):
+        if binds_volumes:
+            found = default(names.CHECK_VOLUME_BINDING, point)
+            if found is not None:
+                defaults[point].append(found)
+        defaults[point] += _implementing(named, point)
+    binder = default(names.DEFAULT_BINDER, names.BIND)
+    if binder is not None:
+        defaults[names.BIND].append(binder)
+
+    configured = spec.plugins
+    sets = dict(configured.sets()) if configured is not None else {}
+    multi = sets.pop(names.MULTI_POINT, None)
+    result: dict[str, list[Enabled]] = {}
+    explicit: dict[str, set[str]] = {}
+    multi_disabled = {ref.name for ref in multi.disabled} if multi is not None else set()
+    if "*" in multi_disabled:
+        plugins.fail(
+            'spec.plugins.multiPoint.disabled: "*" is not allowed here; disable a point\'s '
+            "defaults in that point's own set",
+            INVALID,
+        )
+    for point in _SET_POINTS:
+        entries = [e for e in defaults[point] if e.name not in multi_disabled]
+        explicit[point] = set()
+        plugin_set = sets.get(point)
+        if plugin_set is not None:
+            disabled = {ref.name for ref in plugin_set.disabled}
+            if "*" in disabled:
+                entries = []
+            else:
+                entries = [e for e in entries if e.name not in disabled]
+            for index, ref in enumerate(plugin_set.enabled):
+                where = f"spec.plugins.{point}.enabled[{index}].name"
+                if ref.name == "*":
+                    plugins.fail(f'{where}: "*" only disables', INVALID)
+                    continue
+                if ref.name in explicit[point]:
+                    plugins.fail(f"{where}: {ref.name!r} is already enabled at {point}", INVALID)
+                    continue
+                enabled = plugins.at(ref.name, where, point)
+                if enabled is None:
+                    continue
+                explicit[point].add(ref.name)
+                at = next((i for i, e in enumerate(entries) if e.name == ref.name), None)
+                if at is None:
+                    entries.append(enabled)
+                else:
+                    entries[at] = enabled  # a default named again keeps its place
+        result[point] = entries
+
+    more_filters: list[Enabled] = []
+    more_scores: list[Enabled] = []
+    if multi is not None:
+        have_filters = {e.name for e in filter_plugins}
+        have_scores = {e.name for e in score_plugins}
+        for index, ref in enumerate(multi.enabled):
+            where = f"spec.plugins.multiPoint.enabled[{index}].name"
+            plugin = plugins.get(ref.name, where)
+            if plugin is None:
+                continue
+            implemented = [p for p in points_of(type(plugin)) if p != names.QUEUE_SORT]
+            if not implemented:
+                plugins.fail(
+                    f"{where}: plugin {ref.name!r} implements only queueSort: name it in "
+                    "spec.plugins.queueSort",
+                    WRONG_EXTENSION_POINT,
+                )
+            for point in implemented:
+                enabled = Enabled(ref.name, plugin, ref.weight or 1)
+                if point == names.FILTER:
+                    if ref.name not in have_filters:
+                        more_filters.append(enabled)
+                        have_filters.add(ref.name)
+                    continue
+                if point == names.SCORE:
+                    if ref.name not in have_scores:
+                        more_scores.append(enabled)
+                        have_scores.add(ref.name)
+                    continue
+                plugin_set = sets.get(point)
+                if plugin_set is not None and ref.name in {r.name for r in plugin_set.disabled}:
+                    continue
+                if ref.name in explicit[point] or any(e.name == ref.name for e in result[point]):
+                    continue
+                result[point].append(enabled)
+    elif configured is not None and configured.multiPoint is None:
+        pass
+
+    used = {e.name for entries in result.values() for e in entries}
+    used |= {e.name for e in [*named, *more_filters, *more_scores]}
+    plugins.unused_args(used)
+
+    sorts = result[names.QUEUE_SORT]
+    if len(sorts) != 1:
+        plugins.fail(
+            "spec.plugins.queueSort: exactly one QueueSort plugin must run, got "
+            + (", ".join(e.name for e in sorts) if sorts else "none"),
+            MULTIPLE_QUEUE_SORT if sorts else INVALID,
+        )
+    if not result[names.BIND]:
+        plugins.fail("spec.plugins.bind: at least one Bind plugin must run, got none", INVALID)
+    sort = sorts[0] if len(sorts) == 1 else None
+    return (
+        Pipeline(
+            pre_enqueue=tuple(result[names.PRE_ENQUEUE]),
+            queue_sort=sort if sort is not None and sort.name != names.PRIORITY_SORT else None,
+            pre_filter=tuple(result[names.PRE_FILTER]),
+            post_filter=tuple(result[names.POST_FILTER]),
+            pre_score=tuple(result[names.PRE_SCORE]),
+            reserve=tuple(result[names.RESERVE]),
+            permit=tuple(result[names.PERMIT]),
+            pre_bind=tuple(result[names.PRE_BIND]),
+            bind=tuple(result[names.BIND]),
+            post_bind=tuple(result[names.POST_BIND]),
+        ),
+        more_filters,
+        more_scores,
+    )
+
+
+def _implementing(entries: list[Enabled], point: str) -> list[Enabled]:
+    """The entries whose plugin implements ``point``, once each, in order."""
+    seen: set[str] = set()
+    out: list[Enabled] = []
+    for entry in entries:
+        if entry.name not in seen and isinstance(entry.plugin, POINT_CLASSES[point]):
+            seen.add(entry.name)
+            out.append(Enabled(entry.name, entry.plugin))
+    return out
 
 
 def instrument(

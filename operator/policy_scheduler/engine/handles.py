@@ -1,0 +1,98 @@
+"""What the framework gives plugins (:class:`~.interface.Handle`), and what built-ins need more.
+
+The public :class:`~.interface.Handle` is implemented twice: by the scheduler's own
+handle (``state/handles.py``: the live cache, the API client once the operator runs,
+the event recorder, the waiting pods), and here by :class:`DetachedHandle`, which
+plugins get when a policy is compiled with no scheduler around it (``validate``, tests):
+an empty cluster, no API, events dropped.
+
+Built-in plugins reach what their stage does in the scheduler through :class:`Ports`,
+the handle's internal side: the binding call (DefaultBinder), the volume binder
+(CheckVolumeBinding's PreBind, and its Reserve in the cache). Offline (``simulate``)
+they do nothing: a decision assumed is as good as bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..objects import Pod
+from .cluster import ClusterState
+from .interface import EventRecorder, PluginApi, Snapshot, Status, WaitingPod
+from .predicates.volumes import PodVolumes
+from .waiting import WaitingPods, manual_call_later
+
+
+class Ports:
+    """What built-in plugins ask of the scheduler around them (offline: nothing happens).
+
+    The scheduler's handle replaces these with the cache's and the runtime's.
+    """
+
+    def assume_volumes(self, pod: Pod, volumes: PodVolumes) -> None:
+        """Reserve: the PVs and claims the pod binds with are taken (AssumePodVolumes)."""
+
+    def forget_volumes(self, pod: Pod) -> None:
+        """Unreserve: give them back."""
+
+    async def bind_volumes(self, pod: Pod, volumes: PodVolumes) -> Status | None:
+        """PreBind: write the claimRefs / selected-node, wait for the PV controller."""
+        return None
+
+    async def bind_pod(self, state: Any, pod: Pod, node: str) -> Status | None:
+        """Bind: the pods/binding call (DefaultBinder)."""
+        return None
+
+
+class _DroppedEvents:
+    def event(self, pod: Pod, *, type: str, reason: str, message: str, action: str = "") -> None:
+        return None
+
+
+DROPPED_EVENTS: EventRecorder = _DroppedEvents()
+
+
+class DetachedHandle:
+    """A handle with no scheduler behind it: empty cluster, no API, events dropped."""
+
+    def __init__(self) -> None:
+        self.ports = Ports()
+        self.waiting = WaitingPods(manual_call_later)
+        self._empty = Snapshot(ClusterState())
+
+    def snapshot(self) -> Snapshot:
+        return self._empty
+
+    @property
+    def api(self) -> PluginApi | None:
+        return None
+
+    @property
+    def events(self) -> EventRecorder:
+        return DROPPED_EVENTS
+
+    @property
+    def offline(self) -> bool:
+        return True
+
+    def now(self) -> float:
+        return 0.0
+
+    def waiting_pods(self) -> Iterator[WaitingPod]:
+        return iter(self.waiting)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting.get(uid)
+
+    def reject_waiting_pod(self, uid: str, plugin: str, message: str) -> bool:
+        return self.waiting.reject(uid, plugin, message)
+
+
+def ports_of(handle: Any) -> Ports:
+    """The built-ins' side of a handle (a plain third-party handle has none: offline)."""
+    ports = getattr(handle, "ports", None)
+    return ports if isinstance(ports, Ports) else _NO_PORTS
+
+
+_NO_PORTS = Ports()
