@@ -62,13 +62,15 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from operator import add
 from time import perf_counter
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ..objects import Pod
+from .builtins import PREEMPTION_KEY, PreemptionContext
 from .cluster import ClusterState, NodeJournal
 from .compiler import CompiledPolicy, MapPlan
 from .extenders import ExtenderClient, ExtenderError, filter_nodes, prioritize_nodes
@@ -81,13 +83,35 @@ from .functions import (
     Predicate,
     Reasons,
     Screen,
+    Unresolvable,
     every_position,
 )
 from .hinting import Hint, fit_hints
+from .interface import Code, PostFilterResult, Status
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
+from .pipeline import (
+    POST_FILTER,
+    Observer,
+    PluginFailure,
+    run_post_filter,
+    run_pre_filter,
+    run_pre_score,
+)
 from .predicates.volumes import PodVolumes, find_pod_volumes
 from .preemption import Preemption, PreemptionHook, preempt
+
+#: ``outside()``: an async context manager around an extender's HTTP call.
+Outside = Callable[[], AbstractAsyncContextManager[None]]
+_T = TypeVar("_T")
+
+
+async def _outside(outside: Outside | None, call: Callable[[], Awaitable[_T]]) -> _T:
+    if outside is None:
+        return await call()
+    async with outside():
+        return await call()
+
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
@@ -149,6 +173,12 @@ class Decision:
     #: ``simulate`` only: what each Shadow policy of the pod's schedulerName decided for
     #: the same pod on the same snapshot, by policy name (never bound, never assumed).
     shadows: dict[str, Decision] = field(default_factory=dict)
+    #: The attempt's cycle state (kube-scheduler's CycleState): what PreFilter and the
+    #: plugins computed, handed on to the pod's Reserve, Permit and binding cycle.
+    state: CycleState | None = field(default=None, repr=False)
+    #: No node fits and no eviction can change that (a PreFilter's
+    #: UnschedulableAndUnresolvable): preemption is not tried.
+    unresolvable: bool = False
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
     _feasible: Sequence[str] | Sequence[NodeInfo] = field(default_factory=list, repr=False)
@@ -483,6 +513,8 @@ class Scheduler:
         extenders: ExtenderClient | None = None,
     ) -> None:
         self.extenders = extenders
+        #: Set by the operator on the attempts whose plugin calls it times (metrics).
+        self.observe: Observer | None = None
         self.next_start = 0
         self.last_node_index = 0
         self.chunk_size = chunk_size
@@ -490,7 +522,22 @@ class Scheduler:
         self.explain = explain
         self.cache = EquivalenceCache(cache_tables)
 
-    async def schedule(self, pod: Pod, cluster: ClusterState, policy: CompiledPolicy) -> Decision:
+    async def schedule(
+        self,
+        pod: Pod,
+        cluster: ClusterState,
+        policy: CompiledPolicy,
+        *,
+        outside: Outside | None = None,
+    ) -> Decision:
+        """Decide ``pod``: PreFilter, Filter (and the extenders' filters), PreScore, Score
+        (and the extenders' scores), then the best node.
+
+        ``outside``: awaited around every extender call (an async context manager
+        factory): the operator releases the cluster there, so that other pods are decided
+        while an HTTP peer takes its time (``runtime/scheduling.py``). A plugin's failure
+        is the attempt's error (:attr:`Decision.error`), naming the plugin.
+        """
         nodes = cluster.ordered_nodes()
         decision = Decision(pod=pod, node=None, policy=policy.name, num_all_nodes=len(nodes))
         problem = basic_checks(pod, cluster)
@@ -500,16 +547,50 @@ class Scheduler:
         if not nodes:
             decision.message = NO_NODES_AVAILABLE
             return decision
-
         cycle = CycleState(pod, cluster, policy.settings)
+        cycle.observe = self.observe
+        decision.state = cycle
+        try:
+            return await self._schedule(pod, cluster, nodes, cycle, policy, decision, outside)
+        except PluginFailure as exc:
+            decision.node = None
+            decision.error = decision.message = str(exc)
+            return decision
+
+    async def _schedule(
+        self,
+        pod: Pod,
+        cluster: ClusterState,
+        nodes: list[NodeInfo],
+        cycle: CycleState,
+        policy: CompiledPolicy,
+        decision: Decision,
+        outside: Outside | None,
+    ) -> Decision:
+        pipeline = policy.pipeline
         started = perf_counter()
-        feasible = await self._filter(pod, nodes, cycle, policy, decision)
+        candidates: Sequence[NodeInfo] = nodes
+        if pipeline.pre_filter:
+            outcome = run_pre_filter(pipeline, cycle, pod)
+            status = outcome.status
+            if status is not None:
+                decision.filter_seconds = perf_counter() - started
+                if not status.is_rejected:
+                    decision.error = decision.message = status.message
+                    return decision
+                return self._refused_by_pre_filter(decision, nodes, status)
+            if outcome.node_names is not None:
+                allowed = outcome.node_names
+                candidates = [info for info in nodes if info.name in allowed]
+        feasible = await self._filter(pod, candidates, cycle, policy, decision, len(nodes))
         # Hints are verified with the predicates; nodes an extender refused get none.
         refused_by_predicates = dict(decision.failed) if self.explain else {}
         if feasible and policy.extenders and self.extenders is not None:
+            client = self.extenders
             try:
-                filtered = await filter_nodes(
-                    self.extenders, policy.extenders, pod, feasible, decision.failed
+                filtered = await _outside(
+                    outside,
+                    lambda: filter_nodes(client, policy.extenders, pod, feasible, decision.failed),
                 )
             except ExtenderError as exc:
                 decision.filter_seconds = perf_counter() - started
@@ -532,10 +613,17 @@ class Scheduler:
                 decision.volumes = find_pod_volumes(pod, feasible[0], cycle)
             return decision
         started = perf_counter()
+        if pipeline.pre_score:
+            status = run_pre_score(pipeline, cycle, pod, feasible)
+            if status is not None:
+                decision.error = decision.message = status.message
+                return decision
         totals = await self._score(pod, feasible, cycle, policy, decision)
         if len(feasible) > 1 and policy.extenders and self.extenders is not None:
             # Never with a lone node: upstream did not prioritize then.
-            totals = await self._extender_scores(pod, feasible, policy, decision, totals)
+            totals = await _outside(
+                outside, lambda: self._extender_scores(pod, feasible, policy, decision, totals)
+            )
         decision.score_seconds = perf_counter() - started
         decision.total = max(totals)  # the chosen node's, whichever of the best it is
         if len(feasible) == 1:
@@ -558,29 +646,75 @@ class Scheduler:
         *,
         process: PreemptionHook | None = None,
     ) -> Preemption | None:
-        """Legacy ``Preempt`` for a decision that found no node; sets ``decision.preemption``.
+        """The PostFilter point for a decision that found no node (legacy preemption by
+        default); sets ``decision.preemption``.
 
-        None when preemption does not apply: the pod fits, the policy disables it
-        (``disablePreemption``), or the decision failed for another reason than nodes
-        refusing the pod (a missing PVC, no node at all), as upstream preempts only on
-        a FitError. Nothing is changed: the caller acts on the answer (the operator
-        nominates the pod and deletes the victims; ``simulate`` removes them and decides
-        the pod again). ``process`` is where extenders may narrow or veto the victims
-        (:data:`~.preemption.PreemptionHook`).
+        None when it does not apply: the pod fits, the policy runs no PostFilter plugin
+        (``disablePreemption``), the decision failed for another reason than nodes
+        refusing the pod (a missing PVC, no node at all), as upstream preempts only on a
+        FitError, or a PreFilter said no eviction could help. Nothing is changed: the
+        caller acts on the answer (the operator nominates the pod and deletes the
+        victims; ``simulate`` removes them and decides the pod again). ``process`` is
+        where extenders may narrow or veto the victims (:data:`~.preemption.PreemptionHook`).
+        A plugin's :class:`~.interface.PostFilterResult` comes back as a
+        :class:`~.preemption.Preemption` too; a PostFilter plugin's failure raises
+        :class:`~.pipeline.PluginFailure`.
         """
-        if decision.node is not None or policy.disable_preemption or not decision.failed:
+        if (
+            decision.node is not None
+            or not decision.failed
+            or decision.unresolvable
+            or not policy.pipeline.post_filter
+        ):
             return None
-        result = await preempt(
-            decision.pod,
-            cluster,
-            policy,
-            decision.failed,
-            process=process,
-            chunk_size=self.chunk_size,
-            workers=self.workers,
-        )
+        pod = decision.pod
+        state = decision.state or policy.new_cycle(pod, cluster)
+
+        def legacy(pod: Pod, failed: Mapping[str, Sequence[str]]) -> Awaitable[Preemption]:
+            return preempt(
+                pod,
+                cluster,
+                policy,
+                failed,
+                process=process,
+                chunk_size=self.chunk_size,
+                workers=self.workers,
+            )
+
+        state.write(PREEMPTION_KEY, PreemptionContext(legacy))
+        answer, status = await run_post_filter(policy.pipeline, state, pod, decision.failed)
+        if status is not None and status.code is Code.ERROR:
+            raise PluginFailure(POST_FILTER, status.plugin, status.message)
+        if isinstance(answer, Preemption):
+            result = answer
+        elif isinstance(answer, PostFilterResult):
+            node = answer.nominated_node
+            result = Preemption(
+                node,
+                victims=tuple(answer.victims),
+                clear=tuple(
+                    other
+                    for other in cluster.nominated.get(node, {}).values()
+                    if other.priority < pod.priority and other.uid != pod.uid
+                ),
+            )
+        else:
+            result = Preemption(None, reason=status.message if status is not None else "")
         decision.preemption = result
         return result
+
+    @staticmethod
+    def _refused_by_pre_filter(
+        decision: Decision, nodes: Sequence[NodeInfo], status: Status
+    ) -> Decision:
+        """Every node gets the PreFilter's verdict (kube-scheduler's diagnosis), the
+        message is the PreFilter's own."""
+        unresolvable = status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        reasons = [Unresolvable(r) if unresolvable else r for r in status.reasons]
+        decision.failed = {info.name: reasons for info in nodes}
+        decision.unresolvable = unresolvable
+        decision.message = f"0/{decision.num_all_nodes} nodes are available: {status.message}."
+        return decision
 
     async def _filter(
         self,
@@ -589,10 +723,16 @@ class Scheduler:
         cycle: CycleState,
         policy: CompiledPolicy,
         decision: Decision,
+        num_all_nodes: int,
     ) -> list[NodeInfo]:
+        """The Filter point over ``nodes`` (every node, or those a PreFilter left)."""
         all_nodes = len(nodes)
-        if not policy.predicates:
+        if not policy.predicates or not all_nodes:
             return list(nodes)
+        if all_nodes != num_all_nodes:
+            # Fewer nodes than the cluster's: no journaled filter (it keeps the whole
+            # rotation), and the rotation moves over the cluster's nodes, as upstream.
+            return await self._filter_some(pod, nodes, cycle, policy, decision, num_all_nodes)
         wanted = num_feasible_nodes_to_find(all_nodes, policy.percentage_of_nodes_to_score)
         start = self.next_start % all_nodes
         predicates = policy.predicates
@@ -675,6 +815,43 @@ class Scheduler:
                 all_nodes, check, chunk_size=self.chunk_size, workers=self.workers
             )
         self.next_start = (start + processed) % all_nodes
+        decision.evaluated = processed
+        return feasible
+
+    async def _filter_some(
+        self,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        cycle: CycleState,
+        policy: CompiledPolicy,
+        decision: Decision,
+        num_all_nodes: int,
+    ) -> list[NodeInfo]:
+        """The plain filter over the nodes a PreFilter result allows, in NodeTree order,
+        starting at the rotation's place among them."""
+        wanted = num_feasible_nodes_to_find(len(nodes), policy.percentage_of_nodes_to_score)
+        start = self.next_start % len(nodes)
+        check_all = policy.always_check_all_predicates
+        nominated = nominated_for(pod, cycle.cluster)
+        feasible: list[NodeInfo] = []
+        failed = decision.failed
+        processed = 0
+        for i in range(len(nodes)):
+            info = nodes[(start + i) % len(nodes)]
+            others = nominated.get(info.name) if nominated else None
+            reasons: list[str] = []
+            if others:
+                reasons = first_pass(pod, info, cycle.cluster, policy, others, check_all=check_all)
+            if not reasons:
+                reasons = run_predicates(pod, info, cycle, policy.predicates, check_all)
+            processed = i + 1
+            if reasons:
+                failed[info.name] = reasons
+            else:
+                feasible.append(info)
+                if len(feasible) >= wanted:
+                    break
+        self.next_start = (self.next_start + processed) % num_all_nodes
         decision.evaluated = processed
         return feasible
 
@@ -1195,7 +1372,8 @@ class Scheduler:
         outcome = await prioritize_nodes(self.extenders, policy.extenders, pod, feasible)
         decision.extender_errors.extend(outcome.ignored)
         for extender, column in outcome.columns:
-            totals = weighted_sum(totals, extender.weight, column)
+            # Beside framework scores (0..100), an extender's 0..10 counts x10.
+            totals = weighted_sum(totals, extender.weight * policy.legacy_score_scale, column)
             raw = decision.extender_scores.setdefault(extender.url_prefix, {})
             for info, score in zip(feasible, column, strict=True):
                 raw[info.name] = raw.get(info.name, 0) + score

@@ -39,6 +39,7 @@ from ..policy import (
     ShadowSettings,
 )
 from . import catalogue  # noqa: F401  (fills the registry)
+from .cluster import ClusterState
 from .extenders import CompiledExtender, ExtenderTLS
 from .functions import (
     NO_HINTS,
@@ -58,7 +59,14 @@ from .functions import (
 from .handles import DetachedHandle
 from .interface import POINT_CLASSES, Handle, Plugin, points_of
 from .nodeinfo import NodeInfo
-from .pipeline import EMPTY_PIPELINE, Enabled, Pipeline, filter_predicate, score_priority
+from .pipeline import (
+    EMPTY_PIPELINE,
+    Enabled,
+    Pipeline,
+    filter_predicate,
+    run_pre_filter,
+    score_priority,
+)
 from .plugins import WRONG_EXTENSION_POINT, PluginProblem, check_args, make_plugin, plugin_class
 
 #: Accepted reason of a policy that runs two QueueSort plugins (or none).
@@ -137,6 +145,16 @@ class CompiledPolicy:
     #: 10 when the policy's scores are the framework's 0..100 (some Score plugin): a
     #: legacy priority's 0..10 and an extender's 0..10 then count x10, as v1.17+ did.
     legacy_score_scale: int = 1
+
+    def new_cycle(self, pod: Pod, cluster: ClusterState) -> CycleState:
+        """A fresh cycle state for ``pod`` on ``cluster`` as it is now, its PreFilter
+        plugins run (their verdicts aside): what a check outside the decision itself
+        (a preemption's trial, the nominated pods' pass, a fit hint) gives the plugins'
+        Filters to read, as kube-scheduler's preemption re-runs PreFilter state."""
+        cycle = CycleState(pod, cluster, self.settings)
+        if self.pipeline.pre_filter:
+            run_pre_filter(self.pipeline, cycle, pod)
+        return cycle
 
 
 def compile_extender(extender: Extender) -> CompiledExtender:

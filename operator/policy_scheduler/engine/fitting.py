@@ -82,7 +82,7 @@ def first_pass(
         for other in nominated:
             trial.add(other)
         return run_predicates(
-            pod, info, CycleState(pod, cluster, policy.settings), policy.predicates, check_all
+            pod, info, policy.new_cycle(pod, cluster), policy.predicates, check_all
         )
 
 
@@ -107,6 +107,4 @@ def fits_on_node(
         reasons = first_pass(pod, info, cluster, policy, others, check_all=check_all)
         if reasons:
             return reasons
-    return run_predicates(
-        pod, info, CycleState(pod, cluster, policy.settings), policy.predicates, check_all
-    )
+    return run_predicates(pod, info, policy.new_cycle(pod, cluster), policy.predicates, check_all)

@@ -266,13 +266,12 @@ class _Checker:
         #: Change text -> the attempt's state with that pod or volume change applied.
         self._cycles: dict[str, CycleState] = {}
         #: The unchanged pod on the live cluster, for node changes' node-local checks.
-        self._base = CycleState(context.pod, context.cluster, context.policy.settings)
+        self._base = context.policy.new_cycle(context.pod, context.cluster)
 
     def _cycle(self, key: str, pod: Pod, cluster: ClusterState) -> CycleState:
         cycle = self._cycles.get(key)
         if cycle is None:
-            settings = self.context.policy.settings
-            cycle = self._cycles[key] = CycleState(pod, cluster, settings)
+            cycle = self._cycles[key] = self.context.policy.new_cycle(pod, cluster)
         return cycle
 
     def fits(self, change: _Change, info: NodeInfo) -> bool:
@@ -301,7 +300,7 @@ class _Checker:
         if not self._wide and node.name not in context.nominated:
             return True
         view = context.cluster.with_node(node)
-        cycle = CycleState(pod, view, context.policy.settings)
+        cycle = context.policy.new_cycle(pod, view)
         return _passes(self._wide, pod, view.nodes[node.name], cycle) and self._yields(
             pod, view, node.name
         )

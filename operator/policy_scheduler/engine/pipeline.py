@@ -377,6 +377,8 @@ def filter_predicate(entry: Enabled) -> Predicate:
     run = plugin.filter
 
     def predicate(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
+        if name in cycle.skip_filter:  # its PreFilter said Skip this cycle
+            return FITS
         start = time.perf_counter() if cycle.observe is not None else 0.0
         try:
             status = run(cycle, pod, node)
@@ -416,6 +418,8 @@ def score_priority(entry: Enabled) -> Priority:
     normalize = normalizes(plugin)
 
     def priority(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
+        if name in cycle.skip_score:  # its PreScore said Skip this cycle: it counts 0
+            return [0] * len(nodes)
         scores: list[int] = []
         add = scores.append
         for node in nodes:

@@ -27,6 +27,8 @@ from .interface import Code, Status
 
 
 class Timer(Protocol):
+    """A timer that can be called off (``asyncio.TimerHandle``)."""
+
     def cancel(self) -> None: ...
 
 
