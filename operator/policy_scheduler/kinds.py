@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from . import names
+from .names import installed_plugin_names
 from .objects import (
     WORKLOAD_KINDS,
     ObjectError,
@@ -35,7 +36,7 @@ from .objects import (
     parse_timestamp,
     parse_workload,
 )
-from .policy import PolicyError, SchedulingPolicy, parse_policy
+from .policy import INVALID, PolicyError, SchedulingPolicy, parse_policy
 from .selectors import SelectorError
 
 #: What a malformed object raises when parsed (a user's mistake, never a bug of ours).
@@ -54,6 +55,8 @@ class PolicyObject:
     policy: SchedulingPolicy | None
     error: str | None
     status: Mapping[str, Any]
+    #: The Accepted condition's reason when ``error`` is set (Invalid, PluginNotFound...).
+    reason: str = INVALID
 
 
 def parse_policy_object(raw: Mapping[str, Any]) -> PolicyObject:
@@ -67,10 +70,14 @@ def parse_policy_object(raw: Mapping[str, Any]) -> PolicyObject:
         generation = 1
     policy: SchedulingPolicy | None = None
     error: str | None = None
+    reason = INVALID
+    # Plugins installed since the last look are found (metadata read at most every 5 s).
+    installed_plugin_names(max_age=PLUGIN_NAMES_MAX_AGE)
     try:
         policy = parse_policy(raw)
     except PolicyError as exc:
         error = str(exc)
+        reason = exc.reason
     status = raw.get("status")
     return PolicyObject(
         name=str(meta.get("name", "")),
@@ -80,7 +87,12 @@ def parse_policy_object(raw: Mapping[str, Any]) -> PolicyObject:
         policy=policy,
         error=error,
         status=status if isinstance(status, Mapping) else {},
+        reason=reason,
     )
+
+
+#: How stale the list of installed plugins may be when a policy is read (seconds).
+PLUGIN_NAMES_MAX_AGE = 5.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -360,20 +360,25 @@ DEFAULT_BINDER: Final = "DefaultBinder"
 PRIORITY_SORT: Final = "PrioritySort"
 
 _installed: frozenset[str] | None = None
+_installed_at = 0.0
 
 
-def installed_plugin_names(*, refresh: bool = False) -> frozenset[str]:
+def installed_plugin_names(*, max_age: float | None = None) -> frozenset[str]:
     """Names installed packages register under :data:`PLUGIN_ENTRY_POINT_GROUP`.
 
-    Read from the packages' metadata (nothing is imported); kept until ``refresh``
-    (the operator refreshes when a policy changes, so a plugin installed meanwhile is
-    found without a restart).
+    Read from the packages' metadata (nothing is imported; ~10 ms), then kept; read
+    again when ``max_age`` seconds have passed since (the operator reads a policy with
+    a few seconds' age, so that a plugin installed meanwhile is found without a restart).
     """
-    global _installed
-    if _installed is None or refresh:
+    global _installed, _installed_at
+    import time
+
+    now = time.monotonic()
+    if _installed is None or (max_age is not None and now - _installed_at >= max_age):
         from importlib.metadata import entry_points
 
         _installed = frozenset(ep.name for ep in entry_points(group=PLUGIN_ENTRY_POINT_GROUP))
+        _installed_at = now
     return _installed
 
 

@@ -47,17 +47,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
+from .deciding import Attempt, Decider, Outcome
 from .documents import InputError, collector_paused, read_file_documents
-from .engine.algorithm import Decision, NodeScore, Scheduler
+from .engine.algorithm import Decision, NodeScore
 from .engine.compiler import CompiledPolicy, compile_policy
-from .engine.extenders import ExtenderClient, ExtenderError
+from .engine.extenders import ExtenderClient
+from .engine.interface import Status
 from .engine.predicates.volumes import PodVolumes
-from .engine.preemption import extender_hook
 from .kinds import PRIORITY_CLASS, SCHEDULING_POLICY, PolicyObject, kind_of
 from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
 from .objects import ObjectError, Pod, bodies_deferred
 from .policy import PolicyError, SchedulingPolicy, parse_policy
+from .state.cache import SchedulerCache
+from .state.handles import SchedulerHandle
 from .state.policies import NO_ACTIVE_POLICY, PolicyBook
 from .state.shadows import ShadowRunner, ShadowWindow, compare
 from .state.world import World
@@ -207,9 +210,14 @@ def inputs_from_objects(
     then only listed). Raises for a malformed object or an invalid policy: a preview
     built on a misread input would mislead.
     """
-    serve_all = compile_policy(policy) if policy is not None else None
-    book = PolicyBook(default_scheduler_name, serve_all=serve_all)
-    world = World(default_scheduler_name=default_scheduler_name, book=book)
+    # The plugins are made with the simulation's handle: offline, its waits on no clock.
+    cache = SchedulerCache()
+    handle = SchedulerHandle(cache, offline=True)
+    serve_all = compile_policy(policy, handle) if policy is not None else None
+    book = PolicyBook(default_scheduler_name, serve_all=serve_all, handle=handle)
+    world = World(
+        default_scheduler_name=default_scheduler_name, cache=cache, book=book, handle=handle
+    )
     inputs = Inputs(world)
     # PriorityClasses first, wherever they are in the files: pods are resolved on arrival.
     ordered = sorted(objects, key=lambda pair: kind_of(pair[0]) is not PRIORITY_CLASS)
@@ -271,58 +279,76 @@ async def simulate(
     victim only nominates the pod: deciding it again would decide it the same way.
     """
     world = inputs.world
-    queue, cache, book = world.queue, world.cache, world.book
-    schedulers: dict[str, Scheduler] = {}
-    shadows = ShadowRunner(sample=False)
+    queue, cache = world.queue, world.cache
+    decider = Decider(
+        world, explain=explain, extenders=extenders, shadows=ShadowRunner(sample=False)
+    )
+    waiting = world.handle.waiting
     decisions: list[Decision] = []
+    held: dict[str, tuple[Decision, Attempt]] = {}  # pods a Permit plugin holds, by uid
     decided = 0
     total = queue.lengths()["active"]
-    while (queued := queue.pop_nowait()) is not None:
-        pod = queued.pod
-        policy = book.policy_for(pod.scheduler_name)
-        assert policy is not None  # only served pods leave the queue
-        # One rotation state per policy, as kube-scheduler keeps one per profile.
-        scheduler = schedulers.get(policy.name)
-        if scheduler is None:
-            scheduler = schedulers[policy.name] = Scheduler(explain=explain, extenders=extenders)
-        with cache.snapshot() as cluster:
-            decision = await scheduler.schedule(pod, cluster, policy)
-            for attempt in await shadows.decide(pod, cluster, book.shadows_of(pod.scheduler_name)):
-                if attempt.decision is not None:
-                    decision.shadows[attempt.policy] = attempt.decision
-            preemption = None
-            if decision.node is None and not decision.error:
-                problems = decision.extender_errors
-                hook = extender_hook(extenders, policy.extenders, cluster, problems.append)
-                try:
-                    preemption = await scheduler.preempt(decision, cluster, policy, process=hook)
-                except ExtenderError as exc:
-                    problems.append(f"no preemption: {exc}")
+
+    def emit(decision: Decision) -> None:
+        nonlocal decided
         if on_decision is not None:
             on_decision(decision)
         else:
             decisions.append(decision)
         decided += 1
-        if decision.node is not None:
-            cache.assume(pod, decision.node)
-            if decision.volumes is not None:
-                # The PVs it took are taken: one free PV serves one claim per run.
-                cache.assume_volumes(pod.uid, decision.volumes)
-        elif preemption is not None:
-            for other in preemption.clear:
-                cache.unnominate(other.uid)
-            if preemption.node is not None:
-                for victim in preemption.victims:
-                    cache.remove_pod(victim.uid)
-                cache.nominate(pod, preemption.node)
-                if preemption.victims:
-                    queue.retry(queued)
-                    total += 1
-                    continue
-        queue.done(pod.uid)
         if progress is not None:
             progress(decided, total)
+
+    def settle() -> None:
+        """Pods a Permit plugin held whose wait is over: placed, or given up."""
+        for uid, (decision, attempt) in list(held.items()):
+            if attempt.waiting is None or not attempt.waiting.done:
+                continue
+            del held[uid]
+            status = attempt.waiting.outcome.result()
+            if not status.is_success:
+                _give_up(decider, decision, attempt, status)
+            emit(decision)
+
+    while (queued := queue.pop_nowait()) is not None:
+        attempt = await decider.decide(queued)
+        decision = attempt.decision
+        assert decision is not None  # only served pods leave the queue, nothing races
+        for shadow in attempt.shadows:
+            if shadow.decision is not None:
+                decision.shadows[shadow.policy] = shadow.decision
+        if attempt.outcome is Outcome.ASSUMED and attempt.waiting is not None:
+            held[queued.pod.uid] = (decision, attempt)
+        elif attempt.outcome is Outcome.REJECTED:
+            assert attempt.status is not None
+            _give_up(decider, decision, attempt, attempt.status)
+            emit(decision)
+        else:
+            emit(decision)
+        preemption = attempt.preemption
+        if preemption is not None and preemption.node is not None and preemption.victims:
+            for victim in preemption.victims:
+                cache.remove_pod(victim.uid)
+            queue.retry(queued)  # decided again at its place in the queue
+            total += 1
+        else:
+            queue.done(queued.pod.uid)
+        settle()
+    # Nothing else will happen: whoever still waits at Permit times out.
+    waiting.expire_all()
+    settle()
     return decisions
+
+
+def _give_up(decider: Decider, decision: Decision, attempt: Attempt, status: Status) -> None:
+    """A Reserve or Permit plugin rejected the pod (or its wait ended without an allow):
+    it is not placed; the decision says why, naming the plugin."""
+    if attempt.node is not None and attempt.state is not None and attempt.policy is not None:
+        decider.unreserve(decision.pod.uid, attempt.state, attempt.policy, attempt.node)
+    decision.node = None
+    decision.volumes = None
+    text = status.message or "rejected"
+    decision.message = f"{status.plugin}: {text}" if status.plugin else text
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,6 @@ from .functions import CycleState
 from .handles import ports_of
 from .interface import (
     BindPlugin,
-    Handle,
     PostFilterPlugin,
     PreBindPlugin,
     QueuedPodInfo,
@@ -99,26 +98,22 @@ class CheckVolumeBinding(ReservePlugin, PreBindPlugin):
     #: port owns that deadline.
     timeout_seconds = float("inf")
 
-    def __init__(self, args: Any, handle: Handle) -> None:
-        super().__init__(args, handle)
-        self._ports = ports_of(handle)
-
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         volumes = _volumes(state)
         if volumes is not None and volumes.needs_binding:
-            self._ports.assume_volumes(pod, volumes)
+            ports_of(self.handle).assume_volumes(pod, volumes)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         volumes = _volumes(state)
         if volumes is not None and volumes.needs_binding:
-            self._ports.forget_volumes(pod)
+            ports_of(self.handle).forget_volumes(pod)
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         volumes = _volumes(state)
         if volumes is None or not volumes.needs_binding:
             return None
-        return await self._ports.bind_volumes(pod, volumes)
+        return await ports_of(self.handle).bind_volumes(pod, volumes)
 
 
 def _volumes(state: CycleState) -> PodVolumes | None:
@@ -132,12 +127,8 @@ class DefaultBinder(BindPlugin):
     #: The API client's own deadline and retries apply (``--api-timeout``).
     timeout_seconds = float("inf")
 
-    def __init__(self, args: Any, handle: Handle) -> None:
-        super().__init__(args, handle)
-        self._ports = ports_of(handle)
-
     async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return await self._ports.bind_pod(state, pod, node_name)
+        return await ports_of(self.handle).bind_pod(state, pod, node_name)
 
 
 #: The built-in plugins by name (the in-tree v1.25-v1.30 ones are added by ``intree``).

@@ -231,6 +231,24 @@ class SchedulerCache:
                 for write in held:
                     write()
 
+    @contextlib.contextmanager
+    def loosened(self) -> Iterator[None]:
+        """Inside a snapshot: stop holding until the block ends, the held writes applied.
+
+        For a decision that awaits an HTTP peer half-way (an extender): the cluster goes
+        on changing meanwhile and nothing it decided is assumed until it is checked
+        again. The caller must be the only holder (the operator decides one pod at a
+        time under one lock) and must not read the state inside the block.
+        """
+        holders, self._holders = self._holders, 0
+        held, self._held = self._held, []
+        for write in held:
+            write()
+        try:
+            yield
+        finally:
+            self._holders = holders
+
     @property
     def held_writes(self) -> int:
         """Writes waiting for the current snapshot to end."""

@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..engine.compiler import CompiledPolicy, compile_policy
+from ..engine.interface import Handle
 from ..kinds import PolicyObject
 from ..names import DEFAULT_SCHEDULER_NAME
 from ..policy import PolicyError, SchedulingPolicy, default_policy
@@ -107,16 +108,19 @@ class PolicyBook:
         default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
         *,
         serve_all: CompiledPolicy | None = None,
+        handle: Handle | None = None,
     ) -> None:
-        """``serve_all``: one policy for every schedulerName (``simulate --policy``)."""
+        """``serve_all``: one policy for every schedulerName (``simulate --policy``);
+        ``handle``: what the policies' plugins are given (the scheduler's)."""
         self.default_scheduler_name = default_scheduler_name
         self._serve_all = serve_all
+        self.handle = handle
         self._records: dict[str, _Record] = {}
         self._orphaned: set[str] = set()
         self._removed_serving: set[str] = set()
         builtin = default_policy()
         spec = builtin.spec.model_copy(update={"schedulerName": default_scheduler_name})
-        self._builtin = compile_policy(SchedulingPolicy(name=builtin.name, spec=spec))
+        self._builtin = compile_policy(SchedulingPolicy(name=builtin.name, spec=spec), handle)
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -182,18 +186,21 @@ class PolicyBook:
                 # Compiled again only when the spec changed: our own status writes come
                 # back as events, and a policy's identity keys the schedulers' caches
                 # (equivalence tables, a shadow's window).
-                record.candidate = compile_policy(obj.policy)
+                record.candidate = compile_policy(obj.policy, self.handle)
                 record.source = obj.policy
                 record.wanted_name = record.candidate.scheduler_name
                 record.extenders = len(obj.policy.spec.extenders)
         except PolicyError as exc:
             error = str(exc)
+            reason = exc.reason
+        else:
+            reason = obj.reason
         if error is not None:
             record.candidate = None
             record.wanted_name = None
         changed = self._settle()
         if error is not None:
-            verdict = Verdict(name, False, INVALID, error, generation, *record.serving_names())
+            verdict = Verdict(name, False, reason, error, generation, *record.serving_names())
             record.verdict = verdict
             changed = [v for v in changed if v.name != name] + [verdict]
         elif record.verdict is None or all(v.name != name for v in changed):

@@ -81,6 +81,7 @@ from ..names import DEFAULT_SCHEDULER_NAME
 from ..objects import SYSTEM_PRIORITY_CLASSES, Node, ObjectError, Pod, PriorityClass
 from .admission import Admission, admit
 from .cache import OBJECT_KINDS, PodState, SchedulerCache
+from .handles import SchedulerHandle
 from .policies import PolicyBook, Verdict
 from .queueing import SchedulingQueue
 
@@ -143,10 +144,13 @@ class World:
         cache: SchedulerCache | None = None,
         queue: SchedulingQueue | None = None,
         book: PolicyBook | None = None,
+        handle: SchedulerHandle | None = None,
     ) -> None:
         self.cache = cache or SchedulerCache()
         self.queue = queue or SchedulingQueue()
-        self.book = book or PolicyBook(default_scheduler_name)
+        #: What the policies' plugins are given (made before any policy is compiled).
+        self.handle = handle or SchedulerHandle(self.cache)
+        self.book = book or PolicyBook(default_scheduler_name, handle=self.handle)
         #: Namespaces whose pods are scheduled (all when empty); pods of every
         #: namespace are still accounted on their nodes.
         self.namespaces = frozenset(namespaces)

@@ -1,0 +1,317 @@
+"""One pod's scheduling cycle, the same in the operator and in ``simulate``.
+
+kube-scheduler's ``schedulingCycle``: :meth:`Decider.decide` takes a popped pod and
+returns an :class:`Attempt` saying what happened; the caller (the operator's loop, or
+``simulate``) reports it, moves the pod in the queue and runs the binding cycle. The
+steps, on a snapshot of the cache (``state/cache.py``):
+
+1. the pod is gone (deleted, or placed by someone) -> ``GONE``; no policy serves its
+   name -> ``PARKED``;
+2. the policy decides it (``engine/algorithm.py``: PreFilter, Filter, PreScore, Score,
+   the extenders), and each Shadow policy of its name decides it on the same snapshot;
+3. the attempt failed (an extender's or a plugin's error) -> ``ERROR``;
+4. no node fits -> ``UNSCHEDULABLE``, after PostFilter (preemption) on a fresh snapshot:
+   the pod is nominated in the cache at once (so that the next decisions leave the room
+   to it) and the nominations it overrides are cleared; evicting the victims and writing
+   the nominations is the caller's (the operator does it off the scheduling loop);
+5. the chosen node changed while the pod was being decided (writes held during the
+   decision are applied now) and no longer fits, or the volumes matched changed ->
+   ``STALE`` (tried again with backoff);
+6. the pod is **assumed** on the node, then Reserve runs (the volumes it binds are
+   assumed too), then Permit. A Reserve or Permit failure unreserves every reserve
+   plugin in reverse order and forgets the assumption -> ``REJECTED``. Otherwise
+   ``ASSUMED``, with the cycle state for the binding cycle and, if a Permit plugin said
+   Wait, the waiting pod.
+
+Nothing here awaits an HTTP peer while the cluster is held. In the operator several
+cycles may be under way (pods of policies with extenders are decided beside the main
+loop, see ``runtime/scheduling.py``): :attr:`Decider.lock` lets one of them hold the
+cluster at a time, and around an extender's call the cycle lets go of both
+(:meth:`Decider._outside`), so the node it then chooses is checked again at step 5.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from .engine.algorithm import Decision, Scheduler, check_node
+from .engine.builtins import VOLUMES_KEY
+from .engine.compiler import CompiledPolicy
+from .engine.extenders import ExtenderClient, ExtenderError, Victims
+from .engine.functions import CycleState
+from .engine.interface import Status
+from .engine.pipeline import Observer, PluginFailure, run_permit, run_reserve, run_unreserve
+from .engine.preemption import Preemption, PreemptionHook, extender_hook
+from .engine.waiting import WaitingPod
+from .objects import Pod
+from .state.cache import PodState
+from .state.queueing import QueuedPod
+from .state.shadows import ShadowAttempt, ShadowRunner
+from .state.world import World
+
+
+class Outcome(enum.Enum):
+    """What one scheduling cycle came to (module docstring, steps 1-6)."""
+
+    GONE = "gone"
+    PARKED = "parked"
+    ERROR = "error"
+    UNSCHEDULABLE = "unschedulable"
+    STALE = "stale"
+    REJECTED = "rejected"
+    ASSUMED = "assumed"
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One scheduling cycle's result, for the caller to act on."""
+
+    queued: QueuedPod
+    outcome: Outcome
+    policy: CompiledPolicy | None = None
+    decision: Decision | None = None
+    shadows: list[ShadowAttempt] = field(default_factory=list)
+    #: UNSCHEDULABLE: what PostFilter found (None when it did not run).
+    preemption: Preemption | None = None
+    #: ASSUMED: where, the cycle state the binding cycle goes on with, and the waiting
+    #: pod when a Permit plugin holds it.
+    node: str | None = None
+    state: CycleState | None = None
+    waiting: WaitingPod | None = None
+    #: REJECTED: the Reserve or Permit plugin's status; STALE: why.
+    status: Status | None = None
+    stale: str = ""
+    #: Seconds the cycle took (the decision, preemption aside).
+    elapsed: float = 0.0
+    #: This attempt's plugin calls were timed (metrics are sampled).
+    sampled: bool = False
+
+    @property
+    def pod_key(self) -> str:
+        return self.queued.pod.key
+
+
+class Decider:
+    """Runs scheduling cycles against one :class:`~.state.world.World`.
+
+    ``explain``: decisions keep per-node scores and fit hints (``simulate``); the
+    operator only needs the node and the message. ``instrument``/``observe`` time every
+    ``sample_every``-th attempt per predicate, priority and plugin (the operator's
+    metrics; kube-scheduler samples 10%).
+    """
+
+    def __init__(
+        self,
+        world: World,
+        *,
+        explain: bool = True,
+        extenders: ExtenderClient | None = None,
+        shadows: ShadowRunner | None = None,
+        chunk_size: int = 64,
+        clock: Callable[[], float] = time.monotonic,
+        instrument: Callable[[CompiledPolicy], CompiledPolicy] | None = None,
+        observe: Observer | None = None,
+        sample_every: int = 0,
+    ) -> None:
+        self.world = world
+        self.explain = explain
+        self.extenders = extenders
+        self.shadows = shadows or ShadowRunner(clock=clock)
+        self.chunk_size = chunk_size
+        self.clock = clock
+        self.instrument = instrument
+        self.observe = observe
+        self.sample_every = sample_every
+        #: Held while a cycle holds the cluster (one at a time; see the module doc).
+        self.lock = asyncio.Lock()
+        self._schedulers: dict[str, Scheduler] = {}
+        self._attempts = 0
+
+    def scheduler_for(self, policy: CompiledPolicy) -> Scheduler:
+        """One rotation state per policy, as kube-scheduler keeps one per profile."""
+        scheduler = self._schedulers.get(policy.name)
+        if scheduler is None:
+            scheduler = self._schedulers[policy.name] = Scheduler(
+                explain=self.explain, extenders=self.extenders, chunk_size=self.chunk_size
+            )
+        return scheduler
+
+    def gone(self, queued: QueuedPod) -> bool:
+        """Deleted, or placed by someone: nothing left to decide."""
+        uid, cache = queued.pod.uid, self.world.cache
+        return queued.deleted or cache.is_placed(uid) or cache.was_deleted(uid)
+
+    @asynccontextmanager
+    async def _holding(self) -> AsyncIterator[None]:
+        async with self.lock:
+            yield
+
+    @asynccontextmanager
+    async def _outside(self) -> AsyncIterator[None]:
+        """Around an HTTP call in the middle of a cycle: the cluster and the lock let go."""
+        cache = self.world.cache
+        with cache.loosened():
+            self.lock.release()
+            try:
+                yield
+            finally:
+                await self.lock.acquire()
+
+    async def decide(self, queued: QueuedPod) -> Attempt:
+        pod = queued.pod
+        world = self.world
+        cache, book = world.cache, world.book
+        if self.gone(queued):
+            return Attempt(queued, Outcome.GONE)
+        policy = book.policy_for(pod.scheduler_name)
+        if policy is None:
+            return Attempt(queued, Outcome.PARKED)
+        sampled = bool(self.sample_every) and self._attempts % self.sample_every == 0
+        self._attempts += 1
+        scheduler = self.scheduler_for(policy)
+        scheduler.observe = self.observe if sampled else None
+        compiled = self.instrument(policy) if sampled and self.instrument else policy
+        started = self.clock()
+        async with self._holding():
+            with cache.snapshot() as cluster:
+                decision = await scheduler.schedule(
+                    pod, cluster, compiled, outside=self._outside if policy.extenders else None
+                )
+                seen = cluster.nodes[decision.node].generation if decision.node is not None else 0
+                # Not when the active decision failed (an extender's error): it will not
+                # be compared, and a shadow's budget is for decisions that are.
+                shadows = await self.shadows.decide(
+                    pod, cluster, [] if decision.error else book.shadows_of(pod.scheduler_name)
+                )
+        # The writes held during the decision are applied now.
+        attempt = Attempt(
+            queued,
+            Outcome.ERROR,
+            policy,
+            decision,
+            shadows,
+            elapsed=self.clock() - started,
+            sampled=sampled,
+        )
+        if self.gone(queued):
+            attempt.outcome = Outcome.GONE  # deleted or bound elsewhere meanwhile
+            return attempt
+        if decision.error:
+            return attempt
+        if decision.node is None:
+            attempt.outcome = Outcome.UNSCHEDULABLE
+            attempt.preemption = await self._post_filter(decision, policy, scheduler)
+            return attempt
+        node = decision.node
+        stale = self._recheck(decision, node, seen, policy)
+        if stale is not None:
+            attempt.outcome, attempt.stale = Outcome.STALE, stale
+            return attempt
+        return self._reserve(attempt, decision, node, policy)
+
+    def _recheck(
+        self, decision: Decision, node: str, seen: int, policy: CompiledPolicy
+    ) -> str | None:
+        """Why a decision taken on the snapshot no longer holds; None when it does.
+
+        Only a node that changed since the snapshot (its generation moved) is checked
+        again, with the policy's predicates on the state as it is now; and the PVs and
+        claims the decision matched must be as it saw them.
+        """
+        cache = self.world.cache
+        info = cache.cluster.nodes.get(node)
+        if info is None:
+            return f'node "{node}" was deleted'
+        if info.generation != seen:
+            try:
+                reasons = check_node(decision.pod, cache.cluster, policy, node)
+            except PluginFailure as exc:
+                return str(exc)
+            if reasons:
+                return f'node "{node}" changed: {"; ".join(reasons)}'
+        volumes = decision.volumes
+        if volumes is not None and volumes.needs_binding:
+            return cache.stale_volumes(volumes)
+        return None
+
+    def _reserve(
+        self, attempt: Attempt, decision: Decision, node: str, policy: CompiledPolicy
+    ) -> Attempt:
+        """Assume, Reserve, Permit (steps 6): nothing awaited, nothing held."""
+        pod = decision.pod
+        cache, pipeline = self.world.cache, policy.pipeline
+        state = decision.state or policy.new_cycle(pod, cache.cluster)
+        if decision.volumes is not None:
+            state.write(VOLUMES_KEY, decision.volumes)
+        cache.assume(pod, node)
+        status = run_reserve(pipeline, state, pod, node)
+        waits: dict[str, float] = {}
+        if status is None:
+            permit = run_permit(pipeline, state, pod, node)
+            status, waits = permit.status, permit.waits
+        if status is not None:
+            self.unreserve(pod.uid, state, policy, node)
+            attempt.outcome, attempt.status = Outcome.REJECTED, status
+            return attempt
+        attempt.outcome, attempt.node, attempt.state = Outcome.ASSUMED, node, state
+        if waits:
+            attempt.waiting = self.world.handle.waiting.add(pod, node, waits)
+        return attempt
+
+    def unreserve(self, uid: str, state: CycleState, policy: CompiledPolicy, node: str) -> None:
+        """Every reserve plugin's Unreserve (reverse order), then forget the assumption
+        (unless the watch already says where the pod is)."""
+        cache = self.world.cache
+        placed = cache.placed_pod(uid)
+        pod = placed if placed is not None else state.pod
+        run_unreserve(policy.pipeline, state, pod, node)
+        if cache.state_of(uid) in (PodState.ASSUMED, PodState.BINDING_FINISHED):
+            cache.forget(uid)
+
+    def _hook_outside(self, hook: PreemptionHook) -> PreemptionHook:
+        """The extenders' say on a preemption, asked with the cluster let go."""
+
+        async def asked(pod: Pod, candidates: dict[str, Victims]) -> Mapping[str, Victims]:
+            async with self._outside():
+                return await hook(pod, candidates)
+
+        return asked
+
+    async def _post_filter(
+        self, decision: Decision, policy: CompiledPolicy, scheduler: Scheduler
+    ) -> Preemption | None:
+        """PostFilter on a fresh snapshot; the nominations it decides, in the cache.
+
+        Problems that cost the preemption but not the pod (an extender's error) join
+        ``decision.extender_errors``.
+        """
+        pod = decision.pod
+        cache = self.world.cache
+        problems = decision.extender_errors
+
+        hook = extender_hook(self.extenders, policy.extenders, cache.cluster, problems.append)
+        if hook is not None:
+            hook = self._hook_outside(hook)
+        try:
+            async with self._holding():
+                with cache.snapshot() as cluster:
+                    result = await scheduler.preempt(decision, cluster, policy, process=hook)
+        except ExtenderError as exc:
+            # As upstream: an extender's failure gives up this preemption, not the pod.
+            problems.append(f"no preemption: {exc}")
+            return None
+        except PluginFailure as exc:
+            problems.append(f"no preemption: {exc}")
+            return None
+        if result is None or self.world.cache.was_deleted(pod.uid) or cache.is_placed(pod.uid):
+            return result
+        for other in result.clear:
+            cache.unnominate(other.uid)
+        if result.node is not None:
+            cache.nominate(pod, result.node)
+        return result

@@ -1,0 +1,91 @@
+"""The scheduler's handle: what its policies' plugins are given, and the built-ins' ports.
+
+One :class:`SchedulerHandle` per :class:`~.world.World`, made before any policy is
+compiled (plugins are made with it). It implements the public
+:class:`~..engine.interface.Handle`:
+
+* ``snapshot()``: the cache's cluster (held still while a decision is taken);
+* ``api`` and ``events``: None and dropped until the operator sets its API client and
+  event recorder (``simulate`` never does: ``offline``);
+* the waiting pods (``engine/waiting.py``), on the event loop's timers, or on none
+  offline (``simulate`` settles what still waits when it ends).
+
+Its ``ports`` (:class:`CachePorts`) reserve a decision's volumes in the cache
+(CheckVolumeBinding's Reserve/Unreserve); the operator replaces them with ports that
+also bind the volumes and the pod through the API.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+from ..engine.handles import DROPPED_EVENTS, Ports
+from ..engine.interface import EventRecorder, PluginApi, Snapshot, WaitingPod
+from ..engine.predicates.volumes import PodVolumes
+from ..engine.waiting import Scheduler as CallLater
+from ..engine.waiting import WaitingPods, manual_call_later
+from ..objects import Pod
+from .cache import SchedulerCache
+
+
+class CachePorts(Ports):
+    """The built-ins' ports on the cache alone: volumes assumed and given back."""
+
+    def __init__(self, cache: SchedulerCache) -> None:
+        self.cache = cache
+
+    def assume_volumes(self, pod: Pod, volumes: PodVolumes) -> None:
+        self.cache.assume_volumes(pod.uid, volumes)
+
+    def forget_volumes(self, pod: Pod) -> None:
+        self.cache.forget_volumes(pod.uid)
+
+
+class SchedulerHandle:
+    """The public Handle of one scheduler (module docstring)."""
+
+    def __init__(
+        self,
+        cache: SchedulerCache,
+        *,
+        offline: bool = False,
+        call_later: CallLater | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.cache = cache
+        self.ports: Ports = CachePorts(cache)
+        self._offline = offline
+        self.waiting = (
+            WaitingPods(call_later or manual_call_later) if offline or call_later else WaitingPods()
+        )
+        self.clock = clock
+        self.plugin_api: PluginApi | None = None
+        self.recorder: EventRecorder = DROPPED_EVENTS
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(self.cache.cluster)
+
+    @property
+    def api(self) -> PluginApi | None:
+        return self.plugin_api
+
+    @property
+    def events(self) -> EventRecorder:
+        return self.recorder
+
+    @property
+    def offline(self) -> bool:
+        return self._offline
+
+    def now(self) -> float:
+        return self.clock()
+
+    def waiting_pods(self) -> Iterator[WaitingPod]:
+        return iter(self.waiting)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting.get(uid)
+
+    def reject_waiting_pod(self, uid: str, plugin: str, message: str) -> bool:
+        return self.waiting.reject(uid, plugin, message)
