@@ -82,32 +82,35 @@ def test_a_valid_policy_is_accepted_and_serves_its_name(book: PolicyBook) -> Non
 
 
 @pytest.mark.parametrize(
-    ("spec", "field"),
+    ("spec", "field", "reason"),
     [
         pytest.param(
             {"priorities": [{"name": "LeastRequestedPriority", "weight": 0}]},
             "spec.priorities[0].weight",
+            INVALID,
             id="zero-weight",
         ),
         pytest.param(
             {"predicates": [{"name": "NoSuchPredicate"}]},
             "spec.predicates[0].name",
+            "PluginNotFound",
             id="unknown-predicate",
         ),
         pytest.param(
             {"hardPodAffinitySymmetricWeight": 101},
             "spec.hardPodAffinitySymmetricWeight",
+            INVALID,
             id="symmetric-weight-out-of-range",
         ),
     ],
 )
 def test_an_invalid_policy_is_rejected_naming_the_field(
-    book: PolicyBook, spec: dict[str, Any], field: str
+    book: PolicyBook, spec: dict[str, Any], field: str, reason: str
 ) -> None:
     body = obj("broken")
     body["spec"] = {"schedulerName": "gpu", **spec}
     [verdict] = apply(book, body)
-    assert (verdict.accepted, verdict.reason, verdict.serving) == (False, INVALID, None)
+    assert (verdict.accepted, verdict.reason, verdict.serving) == (False, reason, None)
     assert field in verdict.message
     assert '"broken"' in verdict.message
     assert book.policy_for("gpu") is None
