@@ -362,7 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--bind-workers",
         type=_count,
         default=default_of("bind_workers"),
-        help="bindings in flight at once",
+        help=(
+            "binding calls in flight at once (each pod binds in a task of its own: the "
+            "scheduling loop never waits for one)"
+        ),
     )
     run.add_argument(
         "--api-timeout",

@@ -308,8 +308,10 @@ class Decider:
         except PluginFailure as exc:
             problems.append(f"no preemption: {exc}")
             return None
-        if result is None or self.world.cache.was_deleted(pod.uid) or cache.is_placed(pod.uid):
-            return result
+        if result is None:
+            return None
+        if cache.was_deleted(pod.uid) or cache.is_placed(pod.uid):
+            return None  # deleted, or placed by someone, while preemption was evaluated
         for other in result.clear:
             cache.unnominate(other.uid)
         if result.node is not None:

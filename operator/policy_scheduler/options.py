@@ -54,7 +54,7 @@ class Options:
     retry_period: float = 2.0
     qps: float = 200.0
     burst: int = 400
-    bind_workers: int = 16
+    bind_workers: int = 64
     #: Deadline of every API call, in seconds (watches have their own, longer ones).
     api_timeout: float = 30.0
     #: Seconds between LISTs that reconcile the cache with the API (0: only after a

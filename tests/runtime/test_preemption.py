@@ -215,7 +215,7 @@ async def test_a_pod_deleted_while_preemption_is_evaluated_evicts_nobody(
     runtime.handle("ADDED", urgent)
     queued = runtime.queue.pop_nowait()
     assert queued is not None
-    decide = runtime.scheduler_for
+    decide = runtime.decider.scheduler_for
     # The deletion arrives while the engine looks for room (it yields between chunks).
 
     def scheduler_that_sees_a_deletion(policy: Any) -> Any:
@@ -230,7 +230,7 @@ async def test_a_pod_deleted_while_preemption_is_evaluated_evicts_nobody(
         scheduler.preempt = preempt  # type: ignore[method-assign]
         return scheduler
 
-    runtime.scheduler_for = scheduler_that_sees_a_deletion  # type: ignore[method-assign]
+    runtime.decider.scheduler_for = scheduler_that_sees_a_deletion  # type: ignore[method-assign]
     await runtime.schedule_one(queued)
     await runtime.drain()
     assert (api.nominations, api.deletions) == ([], [])

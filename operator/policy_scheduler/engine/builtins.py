@@ -113,7 +113,7 @@ class CheckVolumeBinding(ReservePlugin, PreBindPlugin):
         volumes = _volumes(state)
         if volumes is None or not volumes.needs_binding:
             return None
-        return await ports_of(self.handle).bind_volumes(pod, volumes)
+        return await ports_of(self.handle).bind_volumes(state, pod, volumes)
 
 
 def _volumes(state: CycleState) -> PodVolumes | None:

@@ -36,7 +36,7 @@ class Ports:
     def forget_volumes(self, pod: Pod) -> None:
         """Unreserve: give them back."""
 
-    async def bind_volumes(self, pod: Pod, volumes: PodVolumes) -> Status | None:
+    async def bind_volumes(self, state: Any, pod: Pod, volumes: PodVolumes) -> Status | None:
         """PreBind: write the claimRefs / selected-node, wait for the PV controller."""
         return None
 

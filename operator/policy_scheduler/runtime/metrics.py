@@ -25,6 +25,9 @@ scheduler_preemption_victims                                histogram
 scheduler_extender_requests_total                           counter    extender, verb, result
 scheduler_extender_request_duration_seconds                 histogram  extender, verb, result
 scheduler_shadow_decisions_total                            counter    policy, result
+scheduler_plugin_execution_duration_seconds                 histogram  plugin, point, status
+scheduler_permit_wait_duration_seconds                      histogram  result
+scheduler_plugin_exceptions_total                           counter    plugin, point
 ==========================================================  =========  ==================
 
 ``result`` is ``scheduled`` / ``unschedulable`` / ``error`` for attempts ("doesn't fit"
@@ -51,14 +54,17 @@ endpoint is Kopf's liveness endpoint (``/healthz``), not served here.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.registry import Collector
 
+from ..engine import pipeline
 from ..state import shadows
 from .serving import serve_get
 
@@ -73,6 +79,9 @@ SHADOW_RESULTS = {
     for name in (*shadows.RESULTS, shadows.ERROR, shadows.SAMPLED_OUT, shadows.OVER_BUDGET)
 }
 
+PERMIT_RESULTS = ("allowed", "rejected")
+# kube-scheduler's plugin_execution_duration_seconds: ExponentialBuckets(0.00001, 1.5, 20).
+PLUGIN_BUCKETS = tuple(0.00001 * 1.5**i for i in range(20))
 # kube-scheduler's metrics.ExponentialBuckets(0.001, 2, 15): 1 ms .. 16.384 s.
 DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))
 # kube-scheduler's pod_scheduling_attempts: ExponentialBuckets(1, 2, 5).
@@ -208,6 +217,36 @@ class Metrics:
             ["identity"],
             registry=r,
         )
+        self._framework_metrics(r)
+
+    # -- the scheduling framework's plugins (kube-scheduler's names) --------------------
+
+    def _framework_metrics(self, r: CollectorRegistry) -> None:
+        self._plugin = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point (one attempt in "
+            "ten is timed, as kube-scheduler samples it).",
+            ["plugin", "extension_point", "status"],
+            buckets=PLUGIN_BUCKETS,
+            registry=r,
+        )
+        self._permit_wait = Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "Duration of waiting on permit.",
+            ["result"],
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        r.register(_PluginExceptions())
+
+    def plugin(self, point: str, plugin: str, status: str, seconds: float) -> None:
+        """One timed plugin call at ``point`` (PreFilter, Filter, ...) and its status."""
+        self._child(self._plugin, plugin, point, status).observe(seconds)
+
+    def permit_wait(self, result: str, seconds: float) -> None:
+        """A pod held at Permit was ``allowed`` or ``rejected`` (timeouts included)."""
+        _check(result, PERMIT_RESULTS, "result")
+        self._child(self._permit_wait, result).observe(seconds)
 
     def _child(self, metric: MetricWrapperBase, *values: str) -> Any:
         """``metric.labels(*values)``, looked up once: prometheus-client checks and locks
@@ -313,3 +352,19 @@ class Metrics:
         Returns once the socket listens, so a port already in use fails here (OSError).
         """
         return await serve_get({"/metrics": self._handle}, host, port)
+
+
+class _PluginExceptions(Collector):
+    """``scheduler_plugin_exceptions_total{plugin, extension_point}``: plugin calls that
+    raised (ours), read at each scrape from the engine's count."""
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "scheduler_plugin_exceptions",
+            "Plugin calls that raised an exception (each one that attempt's error), by "
+            "plugin and extension point.",
+            labels=["plugin", "extension_point"],
+        )
+        for (point, plugin), count in sorted(pipeline.EXCEPTIONS.items()):
+            family.add_metric([plugin, point], count)
+        yield family

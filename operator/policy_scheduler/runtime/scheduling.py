@@ -1,7 +1,7 @@
 """The running scheduler: watch events in, decisions and bindings out.
 
-:class:`SchedulerRuntime` owns a :class:`~..state.world.World` (the cache, the queue and
-the policy book) and is driven from two sides:
+:class:`SchedulerRuntime` owns a :class:`~..state.world.World` (the cache, the queue, the
+policy book and the plugins' handle) and is driven from two sides:
 
 * **Watch side**: the Kopf handlers and the LISTs (the first one, and every resync)
   call :meth:`SchedulerRuntime.handle` / :meth:`SchedulerRuntime.resync` with each
@@ -10,42 +10,49 @@ the policy book) and is driven from two sides:
   whose policy went away a condition, a policy its status. Synchronous and cheap; writes
   to the API go to background tasks.
 * **Scheduling side** (:meth:`run`, only while leader): one loop pops one pod at a time
-  and decides it with the engine on a snapshot of the cache (decisions must see earlier
-  ones). Once the snapshot is released, the writes that arrived meanwhile are applied
-  and the decision is re-checked against them: a node deleted or changed while the pod
-  was being decided is never bound to blindly (the pod is tried again). Then:
+  and runs its scheduling cycle (``deciding.py``, the same as ``simulate``'s): the
+  decision on a snapshot of the cache, PostFilter when nothing fits, then assume,
+  Reserve and Permit. The loop itself awaits nothing but the engine (which yields to the
+  event loop between node chunks): every API call and HTTP peer is awaited elsewhere.
 
   * no node fits: ``PodScheduled=False`` and a ``FailedScheduling`` event, and the pod
-    may preempt (:meth:`SchedulerRuntime._preempt`): it is nominated to a node whose
-    lower-priority pods are deleted, and placed there when its turn comes again;
-  * the attempt itself failed (an extender's error): the same report, naming the
-    extender, and backoff;
-  * a node fits: the pod (and the volumes it binds) is *assumed* in the cache at once
-    (``_reserve``) and its binding cycle runs in the background, at most
-    ``bind_workers`` at a time: first the volumes (``_prebind``, the legacy volume
-    binder: the claimRef / selected-node writes, then the wait for the PV controller,
-    which lends its bind slot back meanwhile, see ``volumebinding.py``), then the
-    binding itself, through ``pods/binding`` or the first interested extender with a
-    ``bindVerb``.
+    may preempt: it is nominated at once in the cache, and the nomination's PATCH, the
+    victims' DELETEs and the other nominations' clearing run in a task of their own;
+  * the attempt itself failed (an extender's or a plugin's error), or a Reserve/Permit
+    plugin rejected the pod: the same report, naming the extender or plugin, and the
+    pod is retried (backoff for errors: a pod that failed on a timeout waits, behind
+    newer pods, rather than trying the same hung peer back to back);
+  * the pod is assumed: its **binding cycle** runs in a task of its own, as
+    kube-scheduler's per-pod binding goroutine, so a hung call costs its own pod only:
+    wait on Permit if a plugin holds it (a Normal ``WaitingOnPermit`` event names the
+    plugin and the deadline), then PreBind (the volumes: the claimRef / selected-node
+    writes, then the wait for the PV controller, see ``volumebinding.py``), then Bind
+    (the first interested extender with a ``bindVerb``, else the Bind plugins:
+    DefaultBinder's ``pods/binding``), then PostBind. The cycle state the scheduling
+    cycle filled travels with it.
 
-  A binding refused for sure forgets the assumption and sends the pod back to the
-  queue with backoff; a 409 (someone bound it) and a 404 (deleted) are answers, handled
-  quietly. A binding with no clear answer (no reply within the deadline, a 5xx after
-  which the write may have happened) is verified: the watch, or a GET of the pod, says
-  whether it happened; until someone can tell, the assumption stays (the node is not
-  offered twice) and expires later (the pod is then decided again).
+  **Extenders**: a pod of a policy whose extenders are interested in it is decided in
+  that policy's *lane*, beside the loop, at most ``extender_concurrency`` pods of one
+  policy at a time: its extenders' calls (filter, prioritize, preempt) are awaited with
+  the cluster let go (``deciding.py``), and the node it is then given is checked again
+  against the cluster as it has become. A hung extender delays the pods of its own
+  policy only; pods of other policies, or that no extender cares about, never wait.
+
+  A binding refused for sure unreserves (every Reserve plugin's Unreserve, in reverse
+  order), forgets the assumption and sends the pod back to the queue with backoff; a
+  409 (someone bound it) and a 404 (deleted) are answers, handled quietly. A binding
+  with no clear answer (no reply within the deadline, a 5xx after which the write may
+  have happened) is verified: the watch, or a GET of the pod, says whether it happened;
+  until someone can tell, the assumption stays (the node is not offered twice) and
+  expires later (the pod is then decided again).
 
 * **Shadow policies** (``spec.mode: Shadow``, ``state/shadows.py``): in the same
   snapshot as the active decision, each sampled shadow of the pod's schedulerName decides
-  the pod too (not when the active decision failed: there is nothing to compare it with),
-  with a scheduler of its own and no extenders; it never binds, assumes,
-  preempts or reports on the pod, and its failures stay its own. Once the active
-  outcome stands (a node, or none fits), :meth:`SchedulerRuntime._compare_shadows` counts
-  each comparison (metrics, the shadow's window) and has its status written soon.
-
-Extenders' calls are bounded by each extender's ``httpTimeout``, API calls by
-``--api-timeout``, so a hung peer delays only the pods it is asked about and never
-stops the loop.
+  the pod too (Filter and Score plugins only: never Reserve, Permit nor binding), with a
+  scheduler of its own and no extenders; it never binds, assumes, preempts or reports
+  on the pod, and its failures stay its own. Once the active outcome stands (a node, or
+  none fits), :meth:`SchedulerRuntime._compare_shadows` counts each comparison
+  (metrics, the shadow's window) and has its status written soon.
 
 A pod is never bound twice by us: the cache marks it placed from the moment it is
 assumed, the world drops pods the cache holds placed, and bindings are sent only while
@@ -59,24 +66,31 @@ import logging
 import time
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from ..engine.algorithm import Decision, Scheduler, check_node
+from ..deciding import Attempt, Decider, Outcome
+from ..engine.algorithm import Decision
 from ..engine.compiler import CompiledPolicy, instrument
 from ..engine.extenders import CompiledExtender, ExtenderClient, ExtenderError
+from ..engine.functions import CycleState
+from ..engine.interface import Code, Status
+from ..engine.pipeline import run_bind, run_post_bind, run_pre_bind
 from ..engine.predicates.volumes import PodVolumes
-from ..engine.preemption import Preemption, PreemptionHook, extender_hook
+from ..engine.preemption import Preemption
 from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
 from ..objects import Pod
 from ..state.cache import VOLUME_KINDS, PodState, SchedulerCache
+from ..state.handles import CachePorts
 from ..state.policies import PolicyBook
 from ..state.queueing import QueuedPod, SchedulingQueue
 from ..state.shadows import ShadowAttempt, ShadowRunner
-from ..state.world import DELETED, Outcome, World
+from ..state.world import DELETED, World
+from ..state.world import Outcome as WorldOutcome
 from .health import Health
 from .kubeapi import Api, backoff
 from .policies import PolicyStats, PolicyStatusWriter
-from .reporting import Reporter, now_rfc3339
+from .reporting import Reporter, now_rfc3339, pod_reference
 from .volumebinding import DEFAULT_TIMEOUT, VolumeBinder, VolumeBindingError
 
 logger = logging.getLogger(__name__)
@@ -88,13 +102,21 @@ VERIFY_ATTEMPTS = 5
 AMBIGUOUS = -1
 #: PodScheduled reason of a failed binding (upstream's v1.PodReasonSchedulerError).
 SCHEDULER_ERROR_REASON = "SchedulerError"
-#: One attempt in this many is timed per predicate and priority (kube-scheduler samples
-#: its plugin metrics the same way: pluginMetricsSamplePercent = 10).
+#: The Normal event of a pod a Permit plugin holds.
+WAITING_ON_PERMIT = "WaitingOnPermit"
+#: One attempt in this many is timed per predicate, priority and plugin (kube-scheduler
+#: samples its plugin metrics the same way: pluginMetricsSamplePercent = 10).
 PLUGIN_METRICS_SAMPLE = 10
 #: Nodes checked between two yields to the event loop while deciding: about half a
 #: millisecond of filtering, so watches and bindings still flow, without paying a turn
 #: of the loop every 64 nodes (the engine's default).
 CHUNK_SIZE = 512
+#: Pods of one policy with extenders decided at once beside the loop (its lane).
+EXTENDER_CONCURRENCY = 4
+#: CycleState keys the binding cycle reads: DefaultBinder's HTTP answer, the volume
+#: binder's error.
+BIND_RESULT_KEY = "policy-scheduler/bind-result"
+VOLUME_ERROR_KEY = "policy-scheduler/volume-error"
 
 
 def nomination_patch(node: str | None) -> dict[str, Any]:
@@ -141,28 +163,93 @@ class MetricsSink(Protocol):
     def shadow(self, policy: str, result: str) -> None:
         return None
 
+    def plugin(self, point: str, plugin: str, status: str, seconds: float) -> None:
+        return None
+
+    def permit_wait(self, result: str, seconds: float) -> None:
+        return None
+
 
 class NullMetrics(MetricsSink):
     """Metrics off: every report is dropped."""
 
 
-class _Slot:
-    """A binding's bind slot: held while it talks to the API, lent back while it waits."""
+class RuntimePorts(CachePorts):
+    """The built-in plugins' ports in the operator: the cache's, plus the API's
+    binding call (DefaultBinder) and the volume binder (CheckVolumeBinding's PreBind)."""
 
-    __slots__ = ("_slots", "held")
+    def __init__(self, runtime: SchedulerRuntime) -> None:
+        super().__init__(runtime.cache)
+        self.runtime = runtime
 
-    def __init__(self, slots: asyncio.Semaphore) -> None:
-        self._slots = slots
-        self.held = True  # taken by schedule_one before the binding started
+    async def bind_volumes(self, state: Any, pod: Pod, volumes: PodVolumes) -> Status | None:
+        binder = self.runtime.volume_binder
+        try:
+            written = await binder.write(volumes)
+            await binder.wait(pod, volumes, written)
+        except VolumeBindingError as exc:
+            state.write(VOLUME_ERROR_KEY, exc)
+            return Status.unschedulable(f"binding volumes: {exc}")
+        # Bound: the assumptions stay until the watch reports the bound objects.
+        self.cache.finish_volumes(pod.uid)
+        return None
 
-    def release(self) -> None:
-        if self.held:
-            self.held = False
-            self._slots.release()
+    async def bind_pod(self, state: Any, pod: Pod, node: str) -> Status | None:
+        runtime = self.runtime
+        status = await runtime._bind_call(pod, node)
+        if status == 0 or status >= 500:
+            # No answer, or a server error: the binding may have been written anyway.
+            status = await runtime._verify_binding(pod, node, status)
+        state.write(BIND_RESULT_KEY, status)
+        if 200 <= status < 300:
+            return None
+        return Status(Code.ERROR, (f"HTTP {status}" if status > 0 else "no answer",))
 
-    async def acquire(self) -> None:
-        await self._slots.acquire()
-        self.held = True
+
+class RuntimeEvents:
+    """The plugins' event recorder: best effort, through the reporter, never awaited."""
+
+    def __init__(self, runtime: SchedulerRuntime) -> None:
+        self.runtime = runtime
+
+    def event(self, pod: Pod, *, type: str, reason: str, message: str, action: str = "") -> None:
+        runtime = self.runtime
+        runtime._report(
+            runtime.reporter.event(
+                namespace=pod.namespace,
+                involved=pod_reference(pod),
+                event_type=type,
+                reason=reason,
+                message=message,
+                action=action or reason,
+                component=pod.scheduler_name,
+            )
+        )
+
+
+class RuntimePluginApi:
+    """The plugins' API client: one JSON request through the operator's API door."""
+
+    def __init__(self, api: Api) -> None:
+        self._api = api
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | None = None,
+    ) -> tuple[int, Any]:
+        call = getattr(self._api, "request", None)
+        if call is None:
+            return 0, None
+        try:
+            return await call(method, path, body=body, content_type=content_type, timeout=timeout)  # type: ignore[no-any-return]
+        except Exception as exc:  # the door answers statuses; anything else is no answer
+            logger.warning("plugin API call %s %s failed: %r", method, path, exc)
+            return 0, None
 
 
 class SchedulerRuntime:
@@ -173,7 +260,7 @@ class SchedulerRuntime:
         api: Api,
         *,
         default_scheduler_name: str = "policy-scheduler",
-        bind_workers: int = 16,
+        bind_workers: int = 64,
         reporter: Reporter | None = None,
         metrics: MetricsSink | None = None,
         is_leader: Callable[[], bool] = lambda: True,
@@ -182,6 +269,7 @@ class SchedulerRuntime:
         health: Health | None = None,
         extenders: ExtenderClient | None = None,
         volume_binding_timeout: float = DEFAULT_TIMEOUT,
+        extender_concurrency: int = EXTENDER_CONCURRENCY,
     ) -> None:
         self.api = api
         self.health = health or Health(clock=clock)
@@ -208,18 +296,34 @@ class SchedulerRuntime:
             is_leader=lambda: self.is_leader(),
         )
         self._instrumented: dict[str, tuple[CompiledPolicy, CompiledPolicy]] = {}
-        self._attempts = 0  # scheduling attempts so far (which ones are timed per plugin)
         self._predicate_seconds: dict[str, float] = {}
         self._priority_seconds: dict[str, float] = {}
         self.is_leader = is_leader
         self.clock = clock
-        self._schedulers: dict[str, Scheduler] = {}
+        #: One scheduling cycle at a time holds the cluster (deciding.py).
+        self.decider = Decider(
+            self.world,
+            explain=False,  # the operator only needs the node and the message
+            extenders=extenders,
+            shadows=self.shadows,
+            chunk_size=CHUNK_SIZE,
+            clock=clock,
+            instrument=self._timed,
+            observe=self.metrics.plugin,
+            sample_every=PLUGIN_METRICS_SAMPLE,
+        )
         self.bind_workers = bind_workers
-        self._binding_slots = asyncio.Semaphore(bind_workers)
+        #: Binding calls in flight at once; the scheduling loop never waits for one.
+        self._bind_calls = asyncio.Semaphore(bind_workers)
+        self.extender_concurrency = extender_concurrency
+        self._lanes: dict[str, asyncio.Semaphore] = {}
+        #: Background tasks: binding cycles, lanes, preemptions' writes, reports.
         self._bindings: set[asyncio.Task[None]] = set()
-        #: Pods whose binding is in flight: their assumption belongs to that binding.
-        self._binding_uids: set[str] = set()
         self._reports: set[asyncio.Task[None]] = set()
+        #: Pods whose binding cycle is under way: their assumption belongs to it.
+        self._binding_uids: set[str] = set()
+        #: Pods whose preemption's writes are under way (one at a time per pod).
+        self._preempting: set[str] = set()
         #: The first LIST went through (events of type None now mean a re-list).
         self.primed = False
         #: Called when a watch started over with a LIST (deletions may have been missed).
@@ -230,8 +334,10 @@ class SchedulerRuntime:
             feed=lambda raw, kind: self.handle("MODIFIED", raw, kind),
             timeout=volume_binding_timeout,
         )
-        #: Pods reserved with volumes to bind first: their decision's volumes.
-        self._volume_plans: dict[str, PodVolumes] = {}
+        handle = self.world.handle
+        handle.ports = RuntimePorts(self)
+        handle.recorder = RuntimeEvents(self)
+        handle.plugin_api = RuntimePluginApi(api)
 
     @property
     def cache(self) -> SchedulerCache:
@@ -249,7 +355,7 @@ class SchedulerRuntime:
 
     def handle(
         self, event_type: str | None, raw: Mapping[str, Any], kind: Kind | None = None
-    ) -> Outcome:
+    ) -> WorldOutcome:
         """One object from a watch event or a LIST: file it, then tell whom it concerns.
 
         Kopf delivers the items of its own LISTs as events of type None; after the first
@@ -285,7 +391,7 @@ class SchedulerRuntime:
         return len(gone)
 
     def _tell(
-        self, outcome: Outcome, event_type: str | None, raw: Mapping[str, Any] | None
+        self, outcome: WorldOutcome, event_type: str | None, raw: Mapping[str, Any] | None
     ) -> None:
         """Report what an observed object changed to whom it concerns."""
         if outcome.kind in VOLUME_KINDS and outcome.error is None:
@@ -312,18 +418,10 @@ class SchedulerRuntime:
         elif outcome.kind is POD and event_type == DELETED and outcome.key:
             self.reporter.forget_pod(outcome.key)
             self.volume_binder.pod_deleted(outcome.key)
+            # A pod a Permit plugin holds is let go (kube-scheduler rejects it).
+            self.world.handle.waiting.reject(outcome.key, "", "the pod was deleted")
 
     # -- scheduling side -----------------------------------------------------------------
-
-    def scheduler_for(self, policy: CompiledPolicy) -> Scheduler:
-        # One rotation state per policy, as kube-scheduler keeps one per profile.
-        scheduler = self._schedulers.get(policy.name)
-        if scheduler is None:
-            # No per-node score tables: the operator only needs the node and the message.
-            scheduler = self._schedulers[policy.name] = Scheduler(
-                explain=False, extenders=self.extenders, chunk_size=CHUNK_SIZE
-            )
-        return scheduler
 
     def _timed(self, policy: CompiledPolicy) -> CompiledPolicy:
         """The policy with per-predicate/priority timing, built once per policy version."""
@@ -339,98 +437,112 @@ class SchedulerRuntime:
         try:
             while True:
                 queued = await self.queue.pop()
-                self.health.attempt_started()
-                try:
-                    await self.schedule_one(queued)
-                except Exception:
-                    # A bug must not stop the scheduler nor lose the pod.
-                    logger.exception("scheduling %s failed", queued.pod.key)
-                    self.metrics.attempt("error", queued.pod.scheduler_name, 0.0)
-                    if queued.pod.uid not in self._binding_uids:
-                        # Not yet handed to a binding: undo the assumption and retry.
-                        self._unreserve(queued.pod)
-                        self.queue.error(queued)
-                finally:
-                    self.health.attempt_finished()
+                policy = self.book.policy_for(queued.pod.scheduler_name)
+                if policy is not None and self._in_a_lane(policy, queued.pod):
+                    self._spawn(self._lane(queued, policy))
+                    continue
+                await self._attempt(queued)
         finally:
             # Pods waiting for their volumes give up now (unreserved, decided again by
-            # whoever schedules next), so that stopping never waits for the PV controller.
+            # whoever schedules next), so that stopping never waits for the PV controller;
+            # so do pods waiting at Permit.
             self.volume_binder.stop()
+            for waiting in list(self.world.handle.waiting):
+                waiting.reject("", "the scheduler stopped leading")
             await self.drain()
 
-    def _gone(self, queued: QueuedPod) -> bool:
-        """Deleted, or placed by someone: nothing left to decide."""
-        uid = queued.pod.uid
-        return queued.deleted or self.cache.is_placed(uid) or self.cache.was_deleted(uid)
+    def _in_a_lane(self, policy: CompiledPolicy, pod: Pod) -> bool:
+        """Whether an extender of the policy is asked about this pod (then its cycle
+        awaits HTTP peers: it runs beside the loop)."""
+        if self.extenders is None or not policy.extenders:
+            return False
+        return any(extender.is_interested(pod) for extender in policy.extenders)
+
+    async def _lane(self, queued: QueuedPod, policy: CompiledPolicy) -> None:
+        lane = self._lanes.get(policy.name)
+        if lane is None:
+            lane = self._lanes[policy.name] = asyncio.Semaphore(self.extender_concurrency)
+        async with lane:
+            await self._attempt(queued)
+
+    async def _attempt(self, queued: QueuedPod) -> None:
+        self.health.attempt_started()
+        try:
+            await self.schedule_one(queued)
+        except Exception:
+            # A bug must not stop the scheduler nor lose the pod.
+            logger.exception("scheduling %s failed", queued.pod.key)
+            self.metrics.attempt("error", queued.pod.scheduler_name, 0.0)
+            uid = queued.pod.uid
+            if uid not in self._binding_uids:
+                # Not yet handed to a binding cycle: undo any assumption and retry.
+                if self.cache.state_of(uid) in (PodState.ASSUMED, PodState.BINDING_FINISHED):
+                    self.cache.forget(uid)
+                self.queue.error(queued)
+        finally:
+            self.health.attempt_finished()
 
     async def schedule_one(self, queued: QueuedPod) -> Decision | None:
+        """One scheduling cycle, and what follows from it (module docstring)."""
+        attempt = await self.decider.decide(queued)
+        self._act(attempt)
+        self.metrics.pending(self._pending())
+        return attempt.decision
+
+    def _pending(self) -> dict[str, int]:
+        lengths = dict(self.queue.lengths())
+        lengths["waitingOnPermit"] = len(self.world.handle.waiting)
+        return lengths
+
+    def _act(self, attempt: Attempt) -> None:
+        queued, outcome = attempt.queued, attempt.outcome
         pod = queued.pod
-        if self._gone(queued):
+        if outcome is Outcome.GONE:
             self.queue.done(pod.uid)
-            return None
-        policy = self.book.policy_for(pod.scheduler_name)
-        if policy is None:
+            return
+        if outcome is Outcome.PARKED:
             self.queue.park(queued)  # waits for a policy to serve its name
-            return None
-        # Per-predicate and per-priority timing costs a timer around every call, on every
-        # node: like kube-scheduler's plugin metrics, only one attempt in ten pays it.
-        sampled = self._attempts % PLUGIN_METRICS_SAMPLE == 0
-        self._attempts += 1
-        started = self.clock()
-        with self.cache.snapshot() as cluster:
-            compiled = self._timed(policy) if sampled else policy
-            decision = await self.scheduler_for(policy).schedule(pod, cluster, compiled)
-            seen = cluster.nodes[decision.node].generation if decision.node is not None else 0
-            elapsed = self.clock() - started
-            # The shadow policies of the name decide the same pod on the same cluster;
-            # not when the active decision failed (an extender error): it will not be
-            # compared, and a shadow's budget is for decisions that are.
-            shadows = await self.shadows.decide(
-                pod, cluster, [] if decision.error else self.book.shadows_of(pod.scheduler_name)
-            )
-        # The writes held during the decision are applied now.
+            return
+        decision, policy = attempt.decision, attempt.policy
+        assert decision is not None and policy is not None
         self.metrics.phases(decision.filter_seconds, decision.score_seconds)
-        if sampled:
+        if attempt.sampled:
             self.metrics.per_plugin(self._predicate_seconds, self._priority_seconds)
             self._predicate_seconds.clear()
             self._priority_seconds.clear()
         stats = self.stats.setdefault(policy.name, PolicyStats())
         stats.last_decision = now_rfc3339()
         profile = policy.scheduler_name
-        if self._gone(queued):
-            self.queue.done(pod.uid)  # deleted or bound elsewhere while being decided
-            return decision
         for problem in decision.extender_errors:
             logger.warning("scheduling %s: %s", pod.key, problem)
-        if decision.error:
-            self._failed(queued, decision, policy, elapsed)
-        elif decision.node is None:
-            self._compare_shadows(shadows, decision)
-            await self._unschedulable(queued, decision, policy, elapsed)
-        elif (
-            stale := self._recheck(pod, decision.node, seen, policy)
-            or self._stale_volumes(decision)
-        ) is not None:
+        if outcome is Outcome.ERROR:
+            self._failed(queued, decision.error, profile, attempt.elapsed)
+        elif outcome is Outcome.UNSCHEDULABLE:
+            self._compare_shadows(attempt.shadows, decision)
+            self._unschedulable(attempt, policy)
+        elif outcome is Outcome.STALE:
             logger.info(
                 "decision for %s went stale while it was taken (%s); trying again",
                 pod.key,
-                stale,
+                attempt.stale,
             )
-            self.metrics.attempt("unschedulable", profile, elapsed)
+            self.metrics.attempt("unschedulable", profile, attempt.elapsed)
             self.queue.error(queued)
+        elif outcome is Outcome.REJECTED:
+            assert attempt.status is not None
+            self._rejected(queued, attempt.status, profile, attempt.elapsed)
         else:
-            self._compare_shadows(shadows, decision)
+            self._compare_shadows(attempt.shadows, decision)
             stats.scheduled += 1
-            self.metrics.attempt("scheduled", profile, elapsed)
-            self._reserve(pod, decision)
+            self.metrics.attempt("scheduled", profile, attempt.elapsed)
             self.queue.done(pod.uid)
-            await self._binding_slots.acquire()
             self._binding_uids.add(pod.uid)
-            task = asyncio.create_task(self._binding_cycle(queued, decision.node, policy))
-            self._bindings.add(task)
-            task.add_done_callback(self._bindings.discard)
-        self.metrics.pending(self.queue.lengths())
-        return decision
+            self._spawn(self._binding_cycle(attempt))
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coroutine)
+        self._bindings.add(task)
+        task.add_done_callback(self._bindings.discard)
 
     def _compare_shadows(self, shadows: list[ShadowAttempt], decision: Decision) -> None:
         """The active decision stands (a node, or none fits): compare the shadows' with
@@ -440,79 +552,64 @@ class SchedulerRuntime:
             if attempt.compared:
                 self.policy_status.touch(attempt.policy)
 
-    async def _unschedulable(
-        self, queued: QueuedPod, decision: Decision, policy: CompiledPolicy, elapsed: float
-    ) -> None:
-        """No node fits: say so, make room by preemption if allowed, and wait.
+    def _unschedulable(self, attempt: Attempt, policy: CompiledPolicy) -> None:
+        """No node fits: say so; if PostFilter made room, carry it out off the loop.
 
-        The pod waits in the queue either way: deleting the victims moves it back
-        (a pod deletion may help), and it is decided again when its turn comes.
+        The pod waits in the queue either way: deleting the victims moves it back (a
+        pod deletion may help), and it is decided again when its turn comes.
         """
+        queued, decision = attempt.queued, attempt.decision
+        assert decision is not None
         pod, profile = queued.pod, policy.scheduler_name
         self.stats.setdefault(policy.name, PolicyStats()).unschedulable += 1
-        self.metrics.attempt("unschedulable", profile, elapsed)
+        self.metrics.attempt("unschedulable", profile, attempt.elapsed)
         self.queue.unschedulable(queued)
         self._report(self.reporter.unschedulable(pod, decision.message, profile))
-        await self._preempt(pod, decision, policy)
-
-    def _preemption_hook(self, policy: CompiledPolicy) -> PreemptionHook | None:
-        """The extenders' say on a preemption (their ``preemptVerb``), or None."""
-
-        def ignored(problem: str) -> None:
-            logger.warning("preemption: %s", problem)
-
-        return extender_hook(self.extenders, policy.extenders, self.cache.cluster, ignored)
-
-    async def _preempt(self, pod: Pod, decision: Decision, policy: CompiledPolicy) -> None:
-        """kube-scheduler's ``sched.preempt``: find room for a pod that fits nowhere.
-
-        On a fresh snapshot (writes that arrived during the decision count), the engine
-        picks a node and its victims. Then, as upstream: the pod is nominated to the
-        node (in the cache at once, so the next decisions leave the room to it, then
-        ``status.nominatedNodeName`` through the API; if that fails, nothing else is
-        done), each victim is deleted (only if its uid is still the one chosen) and gets
-        a Normal ``Preempted`` event, and lower-priority pods nominated to that node lose
-        their nomination.
-        """
-        try:
-            with self.cache.snapshot() as cluster:
-                result = await self.scheduler_for(policy).preempt(
-                    decision, cluster, policy, process=self._preemption_hook(policy)
-                )
-        except ExtenderError as exc:
-            # As upstream: an extender's failure gives up this preemption, not the pod.
-            logger.warning("no preemption for %s at this attempt: %s", pod.key, exc)
-            return
+        result = attempt.preemption
         if result is None:
-            return  # the policy disables preemption, or not a fit error
-        self.metrics.preemption_attempt()
-        if self.cache.was_deleted(pod.uid) or self.cache.is_placed(pod.uid):
-            return  # deleted, or placed by someone, while preemption was evaluated
-        if result.node is not None and not await self._evict(pod, result, policy):
             return
-        for other in result.clear:
-            self.cache.unnominate(other.uid)
-            status = await self._api_call(
-                self.api.patch_pod_status(other.namespace, other.name, nomination_patch(None)),
-                f"clearing the nominated node of {other.key}",
-            )
-            if not 200 <= status < 300 and status != 404:
-                logger.warning(
-                    "could not clear the nominated node of %s: HTTP %s", other.key, status
+        self.metrics.preemption_attempt()
+        if result.node is None and not result.clear:
+            return
+        if pod.uid in self._preempting:
+            return  # the previous attempt's writes are still on their way
+        self._preempting.add(pod.uid)
+        self._spawn(self._carry_out(pod, result, policy))
+
+    async def _carry_out(self, pod: Pod, result: Preemption, policy: CompiledPolicy) -> None:
+        """A preemption's writes, in a task of their own: the nomination (if it fails,
+        nothing else is done and the nomination is taken back), each victim's deletion
+        (only if its uid is still the one chosen) with a Normal ``Preempted`` event, and
+        the nominations it overrides cleared."""
+        try:
+            if result.node is not None and not await self._evict(pod, result, policy):
+                return
+            for other in result.clear:
+                status = await self._api_call(
+                    self.api.patch_pod_status(other.namespace, other.name, nomination_patch(None)),
+                    f"clearing the nominated node of {other.key}",
                 )
+                if not 200 <= status < 300 and status != 404:
+                    logger.warning(
+                        "could not clear the nominated node of %s: HTTP %s", other.key, status
+                    )
+        finally:
+            self._preempting.discard(pod.uid)
 
     async def _evict(self, pod: Pod, result: Preemption, policy: CompiledPolicy) -> bool:
         """Nominate ``pod`` and delete the victims; False when upstream would stop there."""
         node = result.node
         assert node is not None
-        self.cache.nominate(pod, node)
+        if self.cache.was_deleted(pod.uid) or self.cache.is_placed(pod.uid):
+            return False  # gone, or placed by someone, since it was decided
         status = await self._api_call(
             self.api.patch_pod_status(pod.namespace, pod.name, nomination_patch(node)),
             f"nominating {pod.key} to {node}",
         )
         if not 200 <= status < 300:
             logger.warning("could not nominate %s to %s: HTTP %s", pod.key, node, status)
-            self.cache.unnominate(pod.uid)
+            if self.cache.nominated_node(pod.uid) == node:
+                self.cache.unnominate(pod.uid)
             return False
         for victim in result.victims:
             status = await self._api_call(
@@ -538,120 +635,100 @@ class SchedulerRuntime:
             logger.warning("%s failed: %r", what, exc)
             return 0
 
-    def _failed(
-        self, queued: QueuedPod, decision: Decision, policy: CompiledPolicy, elapsed: float
-    ) -> None:
-        """The attempt itself failed (an extender's error): say so, retry with backoff."""
-        pod, profile = queued.pod, policy.scheduler_name
-        logger.warning("scheduling %s failed: %s", pod.key, decision.error)
+    def _failed(self, queued: QueuedPod, error: str, profile: str, elapsed: float) -> None:
+        """The attempt itself failed (an extender's or a plugin's error): say so, retry
+        with backoff."""
+        pod = queued.pod
+        logger.warning("scheduling %s failed: %s", pod.key, error)
         self.metrics.attempt("error", profile, elapsed)
         self.queue.error(queued)
         # kube-scheduler reported any failed attempt as Unschedulable with the error.
-        self._report(self.reporter.unschedulable(pod, decision.error, profile))
+        self._report(self.reporter.unschedulable(pod, error, profile))
 
-    def _reserve(self, pod: Pod, decision: Decision) -> None:
-        """Assume the decision in the cache at once, so the next decision sees it: the
-        pod on its node, and the PVs and claims its volumes bind with (AssumePodVolumes)."""
-        assert decision.node is not None
-        self.cache.assume(pod, decision.node)
-        volumes = decision.volumes
-        if volumes is not None and volumes.needs_binding:
-            self.cache.assume_volumes(pod.uid, volumes)
-            self._volume_plans[pod.uid] = volumes
+    def _rejected(self, queued: QueuedPod, status: Status, profile: str, elapsed: float) -> None:
+        """A Reserve or Permit plugin (or a wait at Permit) refused the pod: it was
+        unreserved; FailedScheduling with the plugin's message, and the pod waits."""
+        pod = queued.pod
+        message = _plugin_message(status)
+        if status.is_rejected:
+            logger.info("%s was not scheduled: %s", pod.key, message)
+            self.metrics.attempt("unschedulable", profile, elapsed)
+            self.queue.unschedulable(queued)
+        else:
+            logger.warning("scheduling %s failed: %s", pod.key, message)
+            self.metrics.attempt("error", profile, elapsed)
+            self.queue.error(queued)
+        self._report(self.reporter.unschedulable(pod, message, profile))
 
-    def _unreserve(self, pod: Pod) -> None:
-        """Undo :meth:`_reserve` (the binding failed or will not be sent)."""
-        self._forget(pod.uid)
-        if self._volume_plans.pop(pod.uid, None) is not None:
-            self.cache.forget_volumes(pod.uid)
+    # -- the binding cycle ---------------------------------------------------------------
 
-    def _stale_volumes(self, decision: Decision) -> str | None:
-        """Why the PVs and claims the decision matched changed meanwhile; None if not."""
-        volumes = decision.volumes
-        if volumes is None or not volumes.needs_binding:
-            return None
-        return self.cache.stale_volumes(volumes)
-
-    def _recheck(self, pod: Pod, node: str, seen: int, policy: CompiledPolicy) -> str | None:
-        """Why a decision taken on the snapshot no longer holds; None when it does.
-
-        Only a node that changed since the snapshot (its generation moved) is checked
-        again, with the policy's predicates on the state as it is now.
-        """
-        info = self.cache.cluster.nodes.get(node)
-        if info is None:
-            return f'node "{node}" was deleted'
-        if info.generation == seen:
-            return None
-        reasons = check_node(pod, self.cache.cluster, policy, node)
-        return f'node "{node}" changed: {"; ".join(reasons)}' if reasons else None
-
-    def _forget(self, uid: str) -> None:
-        """Undo our assumption of ``uid``, unless the watch already says where it is."""
-        if self.cache.state_of(uid) in (PodState.ASSUMED, PodState.BINDING_FINISHED):
-            self.cache.forget(uid)
-
-    async def _binding_cycle(self, queued: QueuedPod, node: str, policy: CompiledPolicy) -> None:
-        """Bind the reserved pod, asynchronously; on failure unreserve and retry."""
-        slot = _Slot(self._binding_slots)
+    async def _binding_cycle(self, attempt: Attempt) -> None:
+        """Wait on Permit, PreBind, Bind, PostBind: asynchronously, one task per pod."""
+        queued, policy, node, state = attempt.queued, attempt.policy, attempt.node, attempt.state
+        assert policy is not None and node is not None and state is not None
         try:
-            await self._bind_reserved(queued, node, policy, slot)
+            await self._bind_assumed(attempt, queued, policy, node, state)
         except Exception:
             # A bug must not lose the pod: undo and decide it again.
             logger.exception("binding %s to %s failed", queued.pod.key, node)
-            self._unreserve(queued.pod)
+            self.decider.unreserve(queued.pod.uid, state, policy, node)
             self.queue.error(queued)
         finally:
             self._binding_uids.discard(queued.pod.uid)
-            slot.release()
 
-    async def _bind_reserved(
-        self, queued: QueuedPod, node: str, policy: CompiledPolicy, slot: _Slot
+    async def _bind_assumed(
+        self,
+        attempt: Attempt,
+        queued: QueuedPod,
+        policy: CompiledPolicy,
+        node: str,
+        state: CycleState,
     ) -> None:
         pod, profile = queued.pod, policy.scheduler_name
+        if attempt.waiting is not None:
+            allowed = await self._wait_on_permit(attempt)
+            if not allowed.is_success:
+                self.decider.unreserve(pod.uid, state, policy, node)
+                if not self.cache.was_deleted(pod.uid):
+                    self._rejected(queued, allowed, profile, 0.0)
+                return
         if not self.is_leader():
             # Lost leadership after deciding: another replica will decide again.
-            self._unreserve(pod)
+            self.decider.unreserve(pod.uid, state, policy, node)
             return
-        try:
-            await self._prebind(pod, slot)
-        except VolumeBindingError as exc:
-            self._volume_binding_failed(queued, exc, profile)
+        status = await run_pre_bind(policy.pipeline, state, pod, node)
+        if status is not None:
+            error = state.read(VOLUME_ERROR_KEY) if VOLUME_ERROR_KEY in state else None
+            if isinstance(error, VolumeBindingError):
+                self._volume_binding_failed(queued, state, policy, node, error)
+            else:
+                self._bind_failed(queued, state, policy, node, _plugin_message(status))
             return
         if not self.is_leader():  # lost while the volumes were being bound
-            self._unreserve(pod)
+            self.decider.unreserve(pod.uid, state, policy, node)
             return
         started = self.clock()
-        binder = self._binder(pod, policy)
-        problem = ""
-        if binder is None:
-            status = await self._bind_call(pod, node)
-        else:
-            status, problem = await self._extender_bind_call(binder, pod, node)
-        if status == 0 or status >= 500:
-            # No answer, or a server error: the binding may have been written anyway.
-            status = await self._verify_binding(pod, node, status)
-        result = "success" if 200 <= status < 300 else "conflict" if status == 409 else "error"
+        code, problem = await self._bind(pod, node, policy, state)
+        result = "success" if 200 <= code < 300 else "conflict" if code == 409 else "error"
         self.metrics.binding(result, self.clock() - started)
-        if status == AMBIGUOUS:
+        if code == AMBIGUOUS:
             # Nobody could tell: the assumption stays until the watch says where the
             # pod is, or expires and the pod is tried again (``requeue_expired``).
             self.cache.finish_binding(pod.uid)
             return
-        if 200 <= status < 300:
+        if 200 <= code < 300:
             self.cache.finish_binding(pod.uid)
             self.metrics.e2e("scheduled", profile, self.clock() - queued.enqueued)
             self.metrics.attempts_until_scheduled(queued.attempts)
-            # The event is sent by this task (one task per pod, not two), once the bind
-            # slot is free for the next binding.
             self._binding_uids.discard(pod.uid)
-            slot.release()
             await self.reporter.scheduled(pod, node, profile)
+            if policy.pipeline.post_bind:
+                await run_post_bind(policy.pipeline, state, pod, node)
             return
-        self._unreserve(pod)
-        if status == 404 or self.cache.was_deleted(pod.uid):
+        self.decider.unreserve(pod.uid, state, policy, node)
+        if code == 404 or self.cache.was_deleted(pod.uid):
             return  # the pod is gone
-        if status == 409:
+        if code == 409:
             # Already bound (by another scheduler, or by us before a restart): the
             # watch will show where. Requeued with backoff in case it is not.
             logger.info("binding %s to %s: conflict, the pod is bound elsewhere", pod.key, node)
@@ -659,8 +736,72 @@ class SchedulerRuntime:
             return
         self.queue.error(queued)
         if not problem:
-            problem = f"HTTP {status}" if status else "HTTP connection error"
-        message = f"Binding rejected: {problem}"
+            problem = f"HTTP {code}" if code else "HTTP connection error"
+        self._report_bind_failure(pod, f"Binding rejected: {problem}", profile)
+
+    async def _bind(
+        self, pod: Pod, node: str, policy: CompiledPolicy, state: CycleState
+    ) -> tuple[int, str]:
+        """The Bind point: the first interested binding extender, else the Bind plugins.
+        As an HTTP status (201 bound, 409 bound elsewhere, 404 gone, AMBIGUOUS) and what
+        went wrong."""
+        binder = self._binder(pod, policy)
+        if binder is not None:
+            async with self._bind_calls:
+                return await self._extender_bind_call(binder, pod, node)
+        async with self._bind_calls:
+            status = await run_bind(policy.pipeline.bind, state, pod, node)
+        if BIND_RESULT_KEY in state:  # DefaultBinder spoke: its HTTP answer
+            code: int = state.read(BIND_RESULT_KEY)
+            return code, ""
+        if status.is_success:
+            return 201, ""
+        if status.is_skip:
+            return 0, "no Bind plugin bound the pod"
+        return 0, _plugin_message(status)
+
+    async def _wait_on_permit(self, attempt: Attempt) -> Status:
+        """Hold the pod until its Permit plugins allow it (or one rejects, or time out);
+        a Normal ``WaitingOnPermit`` event names the plugins and the deadline."""
+        waiting = attempt.waiting
+        assert waiting is not None
+        pod = waiting.pod
+        deadline = datetime.now(UTC) + timedelta(seconds=max(waiting.timeouts.values()))
+        plugins = ", ".join(sorted(waiting.timeouts))
+        self.world.handle.recorder.event(
+            pod,
+            type="Normal",
+            reason=WAITING_ON_PERMIT,
+            message=(
+                f"waiting on permit of {plugins} until "
+                f"{deadline.strftime('%Y-%m-%dT%H:%M:%SZ')}, assumed on node {waiting.node_name}"
+            ),
+            action="Permit",
+        )
+        started = self.clock()
+        status = await waiting.outcome
+        self.metrics.permit_wait(
+            "allowed" if status.is_success else "rejected", self.clock() - started
+        )
+        return status
+
+    def _bind_failed(
+        self,
+        queued: QueuedPod,
+        state: CycleState,
+        policy: CompiledPolicy,
+        node: str,
+        message: str,
+    ) -> None:
+        pod = queued.pod
+        self.decider.unreserve(pod.uid, state, policy, node)
+        if self.cache.was_deleted(pod.uid):
+            return
+        logger.warning("binding %s to %s failed: %s", pod.key, node, message)
+        self.queue.error(queued)
+        self._report_bind_failure(pod, message, policy.scheduler_name)
+
+    def _report_bind_failure(self, pod: Pod, message: str, profile: str) -> None:
         # As upstream's recordSchedulingFailure: the condition says it too.
         self._report(
             self.reporter.unschedulable(
@@ -668,37 +809,27 @@ class SchedulerRuntime:
             )
         )
 
-    async def _prebind(self, pod: Pod, slot: _Slot) -> None:
-        """Bind the pod's volumes, if its decision has any to bind (BindPodVolumes).
-
-        The writes hold the binding's slot; the wait lends it back (see the module
-        docstring). Raises VolumeBindingError.
-        """
-        volumes = self._volume_plans.get(pod.uid)
-        if volumes is None:
-            return
-        written = await self.volume_binder.write(volumes)
-        slot.release()
-        try:
-            await self.volume_binder.wait(pod, volumes, written)
-        finally:
-            await slot.acquire()
-        # Bound: the assumptions stay until the watch reports the bound objects.
-        del self._volume_plans[pod.uid]
-        self.cache.finish_volumes(pod.uid)
-
     def _volume_binding_failed(
-        self, queued: QueuedPod, error: VolumeBindingError, profile: str
+        self,
+        queued: QueuedPod,
+        state: CycleState,
+        policy: CompiledPolicy,
+        node: str,
+        error: VolumeBindingError,
     ) -> None:
         """Undo everything the decision assumed; tell why, and retry with backoff."""
         pod = queued.pod
-        self._unreserve(pod)
+        self.decider.unreserve(pod.uid, state, policy, node)
         if error.quiet or self.cache.was_deleted(pod.uid):
             logger.info("binding volumes of %s stopped: %s", pod.key, error)
             return
         logger.warning("binding volumes of %s failed: %s", pod.key, error)
         self.queue.error(queued)
-        self._report(self.reporter.volume_binding_failed(pod, f"binding volumes: {error}", profile))
+        self._report(
+            self.reporter.volume_binding_failed(
+                pod, f"binding volumes: {error}", policy.scheduler_name
+            )
+        )
 
     async def _verify_binding(self, pod: Pod, node: str, status: int) -> int:
         """Where did an ambiguous binding leave the pod? As a status: 201 bound to
@@ -824,3 +955,9 @@ class SchedulerRuntime:
                 component=str(scheduler_name),
             )
         )
+
+
+def _plugin_message(status: Status) -> str:
+    """A plugin's refusal as people read it: the plugin, then its reasons."""
+    text = status.message or ("rejected" if status.is_rejected else "failed")
+    return f"{status.plugin}: {text}" if status.plugin and not text.startswith("running ") else text

@@ -240,8 +240,11 @@ class SchedulingQueue:
             if queued is not None:
                 return queued
             self._wake.clear()
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for loses a cancellation
+            # that arrives as the wait ends (the stopping loop would wait on forever).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=self._next_wakeup())
+                async with asyncio.timeout(self._next_wakeup()):
+                    await self._wake.wait()
 
     def _next_wakeup(self) -> float:
         now = self.clock()
