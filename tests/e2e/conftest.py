@@ -72,7 +72,7 @@ from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.config import kube_config as k8s_kube_config
 
-from e2e.emulator import EmulatorServer, Validator
+from e2e.emulator import DEFAULT_WATCH_WINDOW, EmulatorServer, Validator
 from e2e.harness import KubeClient, run_kopf_in_thread, write_kubeconfig
 
 # Captured when pytest imports this conftest (collection), before any test touches the env.
@@ -92,11 +92,18 @@ def policy_validator() -> Validator | None:
 
 
 @pytest.fixture
-def _emulator_server(policy_validator: Validator | None) -> Iterator[EmulatorServer | None]:
+def watch_window() -> int:
+    return DEFAULT_WATCH_WINDOW
+
+
+@pytest.fixture
+def _emulator_server(
+    policy_validator: Validator | None, watch_window: int
+) -> Iterator[EmulatorServer | None]:
     if SESSION_KUBECONFIG:
         yield None
         return
-    with EmulatorServer(validator=policy_validator) as server:
+    with EmulatorServer(validator=policy_validator, watch_window=watch_window) as server:
         yield server
         errors = server.unexpected_errors
         if errors:  # the emulator's own bugs (500s), not the API errors it is meant to answer

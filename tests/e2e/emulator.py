@@ -37,26 +37,33 @@ What it emulates (and how it differs from a real kube-apiserver):
   no-op: same resourceVersion, no watch event (as on a real server).
 * Delete: immediate (there is no kubelet, so no graceful pod termination) unless
   finalizers are present; then ``deletionTimestamp`` is set and the object goes away
-  when the last finalizer is removed. No cascading (deleting a namespace does not
-  delete its objects), no garbage collection by ownerReferences.
+  when the last finalizer is removed (one DELETED event, no MODIFIED). No cascading
+  (deleting a namespace does not delete its objects), no garbage collection by
+  ownerReferences.
 * ``POST /api/v1/namespaces/NS/pods/NAME/binding``: see ``_serve_binding``; every
   attempt is recorded in ``binding_log`` (``BindingRecord``).
 * Validation hooks (``validator_from_crd(path)`` builds one from a CRD's
   openAPIV3Schema): ``validators[resource](obj) -> list[str]`` run on the object as it
   would be stored (after the patch is applied, not the patch body) on create,
   patch, replace and status writes; any message -> 422 Invalid with the messages.
-* List: ``labelSelector`` / ``fieldSelector`` (equality, set-based, existence), the
-  current ``metadata.resourceVersion``, ``limit``/``continue`` pagination.
-* Watch: see ``_serve_watch``. IMPORTANT: every watch request (every reconnect)
-  first replays every current object as ``ADDED``, whatever ``resourceVersion`` the
-  client asked to resume from, then streams live events. A replay is a snapshot
-  taken when the watch connects; the client may process it after it has already
-  written newer versions itself (e.g. Kopf reconnects, snapshots a pod, the
-  scheduler binds it, then Kopf delivers the older replayed ``ADDED``, then the
-  ``MODIFIED``). Consumers must compare ``resourceVersion`` or tolerate stale
-  replays. ``timeoutSeconds`` ends the stream; ``disconnect_watches()`` ends all
-  streams on demand (to test reconnects). Selectors are honoured, incl. the
-  ADDED/DELETED transitions when an object starts/stops matching.
+* List: ``labelSelector`` (equality, set-based, existence) and ``fieldSelector`` (the
+  fields kube-apiserver indexes per kind, ``FIELD_LABELS``; ``=``, ``==``, ``!=``,
+  comma-joined; any other field is a 400 as on a real server), the collection's
+  ``metadata.resourceVersion`` (the latest handed out), ``limit``/``continue``
+  pagination. A LIST always serves the latest state (``resourceVersion`` and
+  ``resourceVersionMatch`` are not honoured: no reads of older versions).
+* Watch: see ``_serve_watch``. As kube-apiserver's watch cache: without a
+  ``resourceVersion`` (or with "0") the current objects come first as ``ADDED``; from a
+  version N (a LIST's, or the last event a client saw) only the events after N,
+  DELETED included, while N is within the last ``watch_window`` events of that
+  resource, else one ``ERROR`` event with a ``410 Expired`` Status (the client must
+  LIST again; each is recorded in ``expired_watches``). The informer pattern (LIST,
+  then WATCH from the list's version, resume from the last event's version after a
+  disconnect) thus sees every change exactly once. ``timeoutSeconds`` ends the
+  stream; ``disconnect_watches()`` ends all streams on demand, ``hold_watches()`` /
+  ``release_watches()`` keep reconnecting clients waiting (so that they fall behind).
+  Selectors are honoured, incl. the ADDED/DELETED transitions when an object
+  starts/stops matching.
 
 KMock 0.8 misparses ``/api/v1/namespaces[/NAME]`` (namespaces can be neither listed nor
 watched); importing this module fixes its URL parser process-wide (see ``_parse_path``).
@@ -81,6 +88,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import copy
 import dataclasses
 import datetime
@@ -134,6 +142,8 @@ class ResourceSpec:
     subresources: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
     categories: tuple[str, ...] = ()
+    #: Served from a CustomResourceDefinition (field selectors and tables follow CRD rules).
+    custom: bool = False
 
     @property
     def api_version(self) -> str:
@@ -242,6 +252,7 @@ RESOURCES: tuple[ResourceSpec, ...] = (
         ("schedpol",),
         ("status",),
         categories=("policy-scheduler",),
+        custom=True,
     ),
 )
 
@@ -350,6 +361,69 @@ class Fault:
 
 class _WatchClosed(Exception):
     """Put into a bus to end the watch streams consuming it (server-side disconnect)."""
+
+
+#: How many events per resource a watch can resume over, unless told otherwise. A real
+#: kube-apiserver keeps a watch cache per resource (100 events at first, more under load,
+#: about 75 s of history); this is generous so that only tests that ask for it see a 410.
+DEFAULT_WATCH_WINDOW = 10_000
+
+
+@dataclasses.dataclass
+class _History:
+    """The events of one resource a watch can resume over (the watch cache's ring buffer).
+
+    ``floor`` is the oldest resourceVersion a watch may resume from: 0 while nothing was
+    dropped, then the version just before the oldest retained event (the cacher's
+    ``oldest - 1``): a watch from an older one gets "410 Expired".
+    """
+
+    capacity: int
+    events: collections.deque[tuple[int, dict[str, Any]]] = dataclasses.field(
+        default_factory=collections.deque
+    )
+    floor: int = 0
+
+    def append(self, rv: int, event: dict[str, Any]) -> None:
+        self.events.append((rv, event))
+        while len(self.events) > self.capacity:
+            dropped, _ = self.events.popleft()
+            self.floor = self.events[0][0] - 1 if self.events else dropped
+
+    def since(self, rv: int) -> list[dict[str, Any]]:
+        """The events after ``rv``, oldest first (the caller checked ``rv >= floor``)."""
+        newer: list[dict[str, Any]] = []
+        for event_rv, event in reversed(self.events):
+            if event_rv <= rv:
+                break
+            newer.append(event)
+        newer.reverse()
+        return newer
+
+
+@dataclasses.dataclass(frozen=True)
+class ExpiredWatch:
+    """A watch refused with "410 Expired": it asked for events the emulator no longer has."""
+
+    resource: str  # the ResourceSpec key, e.g. "v1/pods"
+    requested: int  # the resourceVersion the client asked to resume from
+    floor: int  # the oldest one it could have resumed from
+
+
+def _status(code: int, reason: str, message: str, **details: Any) -> dict[str, Any]:
+    """A v1 Status object, as in an error response or a watch ERROR event."""
+    status: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if details:
+        status["details"] = details
+    return status
 
 
 def _now() -> str:
@@ -559,17 +633,165 @@ def _field_value(obj: Mapping[str, Any], path: str) -> str:
     return str(value)
 
 
-def field_selector_matcher(selector: str | None) -> Callable[[Mapping[str, Any]], bool]:
+FieldGetter = Callable[[Mapping[str, Any]], str]
+
+
+def _plain(path: str) -> FieldGetter:
+    return lambda obj: _field_value(obj, path)
+
+
+def _flag(path: str) -> FieldGetter:
+    # strconv.FormatBool of a Go bool: an absent field is false, not "".
+    return lambda obj: _field_value(obj, path) or "false"
+
+
+def _count(path: str) -> FieldGetter:
+    # An absent int32 is 0 in the Go struct the field set is built from.
+    return lambda obj: _field_value(obj, path) or "0"
+
+
+def _first_pod_ip(obj: Mapping[str, Any]) -> str:
+    ips = (obj.get("status") or {}).get("podIPs") or []
+    first = ips[0] if ips and isinstance(ips[0], Mapping) else {}
+    return str(first.get("ip") or "")
+
+
+_NAME = {"metadata.name": _plain("metadata.name")}
+_NAME_NS = _NAME | {"metadata.namespace": _plain("metadata.namespace")}
+
+#: The field labels kube-apiserver (v1.30) accepts per kind, and how each object's value is
+#: computed (pkg/apis/core/v1/conversion.go's AddFieldLabelConversionFunc and the kinds'
+#: ToSelectableFields). Kinds not listed accept metadata.name/metadata.namespace only
+#: (runtime.DefaultMetaV1FieldSelectorConversion); custom resources metadata.name, and
+#: metadata.namespace when namespaced (apiextensions' crConverter).
+FIELD_LABELS: dict[tuple[str, str], dict[str, FieldGetter]] = {
+    ("", "Pod"): _NAME_NS
+    | {
+        "spec.nodeName": _plain("spec.nodeName"),
+        "spec.restartPolicy": _plain("spec.restartPolicy"),
+        "spec.schedulerName": _plain("spec.schedulerName"),
+        "spec.serviceAccountName": _plain("spec.serviceAccountName"),
+        "spec.hostNetwork": _flag("spec.hostNetwork"),
+        "status.phase": _plain("status.phase"),
+        "status.podIP": _first_pod_ip,
+        "status.podIPs": lambda obj: "",  # accepted, but not in the pod's field set
+        "status.nominatedNodeName": _plain("status.nominatedNodeName"),
+    },
+    ("", "Node"): _NAME | {"spec.unschedulable": _flag("spec.unschedulable")},
+    ("", "Namespace"): _NAME | {"status.phase": _plain("status.phase")},
+    ("", "Event"): _NAME_NS
+    | {
+        f"involvedObject.{f}": _plain(f"involvedObject.{f}")
+        for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+    }
+    | {
+        "reason": _plain("reason"),
+        "reportingComponent": _plain("reportingComponent"),
+        "source": _plain("source.component"),
+        "type": _plain("type"),
+    },
+    ("", "ReplicationController"): _NAME_NS | {"status.replicas": _count("status.replicas")},
+    ("apps", "ReplicaSet"): _NAME_NS | {"status.replicas": _count("status.replicas")},
+}
+#: Old names a kind still accepts for a field (v1 clients sent spec.host).
+FIELD_ALIASES: dict[tuple[str, str], dict[str, str]] = {("", "Pod"): {"spec.host": "spec.nodeName"}}
+
+
+def _unescape_field_value(value: str, selector: str) -> str:
+    """fields.UnescapeValue: ``\\``, ``,`` and ``=`` must be escaped with a backslash."""
+    out, escaped = [], False
+    for char in value:
+        if escaped:
+            if char not in "\\,=":
+                raise _error(
+                    400, "BadRequest", f"invalid field selector: invalid escape sequence: \\{char}"
+                )
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in ",=":
+            raise _error(
+                400,
+                "BadRequest",
+                f"invalid field selector: unescaped character in value: {ord(char)}",
+            )
+        else:
+            out.append(char)
+    if escaped:
+        raise _error(400, "BadRequest", "invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
+
+
+def _split_field_terms(selector: str) -> list[str]:
+    """fields.splitTerms: commas split terms unless escaped with a backslash."""
+    terms, start, escaped = [], 0, False
+    for i, char in enumerate(selector):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == ",":
+            terms.append(selector[start:i])
+            start = i + 1
+    terms.append(selector[start:])
+    return terms
+
+
+def field_selector_matcher(
+    selector: str | None, spec: ResourceSpec | None = None
+) -> Callable[[Mapping[str, Any]], bool]:
+    """A ``fieldSelector`` as kube-apiserver reads it: ``=``/``==``/``!=`` terms joined by
+    commas, values escaped with a backslash; a field the kind does not index is a 400
+    (``field label not supported: ...``), as is a term without an operator. Without
+    ``spec`` any dotted path is accepted (for callers outside a request)."""
     if not selector:
         return lambda obj: True
-    checks: list[tuple[str, bool, str]] = []
-    for term in _split_terms(selector):
-        m = re.match(r"^([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*)$", term)
-        if not m:
-            raise _error(400, "BadRequest", f"invalid field selector: {term!r}")
-        checks.append((m.group(1), m.group(2) != "!=", m.group(3).strip()))
-    return lambda obj: all(
-        (_field_value(obj, path) == value) == positive for path, positive, value in checks
+    checks: list[tuple[FieldGetter, bool, str]] = []
+    for term in _split_field_terms(selector):
+        if not term:
+            continue
+        # fields.splitTerm: the first operator found splits the term ("!=" before "==", "=").
+        found = next(
+            (
+                (i, op)
+                for i in range(len(term))
+                for op in ("!=", "==", "=")
+                if term.startswith(op, i)
+            ),
+            None,
+        )
+        if found is None:
+            raise _error(
+                400, "BadRequest", f"invalid selector: '{selector}'; can't understand '{term}'"
+            )
+        index, op = found
+        field, value = term[:index], _unescape_field_value(term[index + len(op) :], selector)
+        checks.append((_field_getter(spec, field), op != "!=", value))
+    return lambda obj: all((get(obj) == value) == equal for get, equal, value in checks)
+
+
+def _field_getter(spec: ResourceSpec | None, field: str) -> FieldGetter:
+    if spec is None:
+        return _plain(field)
+    key = (spec.group, spec.kind)
+    field = FIELD_ALIASES.get(key, {}).get(field, field)
+    if key in FIELD_LABELS:
+        known = FIELD_LABELS[key]
+        if field in known:
+            return known[field]
+        raise _error(400, "BadRequest", f"field label not supported: {field}")
+    if spec.custom:
+        known = _NAME_NS if spec.namespaced else _NAME
+        if field in known:
+            return known[field]
+        raise _error(400, "BadRequest", f"field label not supported: {field}")
+    if field in _NAME_NS:
+        return _NAME_NS[field]
+    raise _error(
+        400,
+        "BadRequest",
+        f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"',
     )
 
 
@@ -588,6 +810,8 @@ class ApiEmulator(kmock.KubernetesEmulator):
     validators: dict[str, Validator] = attrs.field(factory=dict)
     resource_specs: Sequence[ResourceSpec] = RESOURCES
     initial_namespaces: Sequence[str] = INITIAL_NAMESPACES
+    #: Events per resource a watch can resume over (see ``_serve_watch``).
+    watch_window: int = DEFAULT_WATCH_WINDOW
 
     # Every pods/binding request (read via .bindings from any thread).
     binding_log: list[BindingRecord] = attrs.field(factory=list, init=False)
@@ -598,11 +822,20 @@ class ApiEmulator(kmock.KubernetesEmulator):
     _specs: dict[kmock.resource, ResourceSpec] = attrs.field(factory=dict, init=False)
     _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
     _last_rv: int = attrs.field(default=0, init=False)
+    #: The events a watch can resume over, per resource.
+    _histories: dict[kmock.resource, _History] = attrs.field(factory=dict, init=False)
+    #: Watches refused with "410 Expired", in order (read them in the emulator's loop).
+    expired_watches: list[ExpiredWatch] = attrs.field(factory=list, init=False)
+    #: Cleared by ``hold_watches()``: new watch requests then wait, unanswered.
+    _watch_gate: asyncio.Event = attrs.field(factory=asyncio.Event, init=False)
 
     def __attrs_post_init__(self) -> None:
         # The parent registers discovery and the fallbacks for LIST/WATCH/FETCH/CREATE/UPDATE/DELETE
         # as bound methods (self._serve_list...), so the overrides below serve them.
         super().__attrs_post_init__()
+        if self.watch_window < 1:
+            raise ValueError(f"watch_window must be at least 1, got {self.watch_window}")
+        self._watch_gate.set()
         self.fallback[kmock.method.PUT] << self._serve_replace
         self.fallback[kmock.method.POST, kmock.subresource("binding")] << self._serve_binding
         if self.validator is not None:
@@ -623,6 +856,18 @@ class ApiEmulator(kmock.KubernetesEmulator):
             self.objects[ns_spec.resource, None, name] = self._fill_new(
                 {"metadata": {"name": name}}, ns_spec
             )
+
+    async def _render_error(self, exc: Exception) -> aiohttp.web.StreamResponse:
+        # An API error as kube-apiserver sends it: a Status, details only when there are
+        # some (KMock would put its traceback there). The emulator's own failures keep it.
+        if not isinstance(exc, kmock.KubernetesError):
+            return await super()._render_error(exc)
+        details = dict(exc.details or {})
+        reason, message = exc.reason or "", exc.message or ""
+        if isinstance(exc, kmock.KubernetesNotFoundError):  # KMock's own 404s (URL unknown)
+            reason, message = "NotFound", "the server could not find the requested resource"
+        status = _status(exc.status, reason, message, **details)
+        return aiohttp.web.json_response(status, status=exc.status)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -735,7 +980,15 @@ class ApiEmulator(kmock.KubernetesEmulator):
         obj: Mapping[str, Any],
         old: Mapping[str, Any] | None = None,
     ) -> None:
-        await self._buses[spec.resource].put({"type": type_, "object": dict(obj), "old": old})
+        event = {"type": type_, "object": dict(obj), "old": old}
+        self._history(spec).append(int(obj["metadata"]["resourceVersion"]), event)
+        await self._buses[spec.resource].put(event)
+
+    def _history(self, spec: ResourceSpec) -> _History:
+        history = self._histories.get(spec.resource)
+        if history is None:
+            history = self._histories[spec.resource] = _History(self.watch_window)
+        return history
 
     async def _store_update(
         self,
@@ -795,10 +1048,14 @@ class ApiEmulator(kmock.KubernetesEmulator):
         meta["resourceVersion"] = self._next_rv()
         obj = self.objects[self._key(spec, namespace, name)]
         obj.history.append(new)
-        await self._emit(spec, "MODIFIED", new, old)
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            # The last finalizer gone: the API server deletes instead of updating (one
+            # DELETED event, no MODIFIED before it; a watch resumed from a MODIFIED's
+            # version would otherwise skip a DELETED carrying the same version).
             obj.delete()
             await self._emit(spec, "DELETED", new)
+        else:
+            await self._emit(spec, "MODIFIED", new, old)
         return new
 
     # -- reading -----------------------------------------------------------------------------
@@ -815,9 +1072,11 @@ class ApiEmulator(kmock.KubernetesEmulator):
                 raise self._not_found(spec, request.name or "")
             return obj.raw
 
-    def _matcher(self, request: rendering.Request) -> Callable[[Mapping[str, Any]], bool]:
+    def _matcher(
+        self, request: rendering.Request, spec: ResourceSpec
+    ) -> Callable[[Mapping[str, Any]], bool]:
         labels = label_selector_matcher(request.params.get("labelSelector"))
-        fields = field_selector_matcher(request.params.get("fieldSelector"))
+        fields = field_selector_matcher(request.params.get("fieldSelector"), spec)
         namespace, name = request.namespace, request.name
 
         def matcher(obj: Mapping[str, Any]) -> bool:
@@ -847,7 +1106,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
 
     async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
         spec = self._spec_of(request)
-        matcher = self._matcher(request)
+        matcher = self._matcher(request, spec)
         async with self._lock:
             items = self._snapshot(spec, matcher)
             rv = str(self._last_rv)
@@ -873,26 +1132,73 @@ class ApiEmulator(kmock.KubernetesEmulator):
         }
 
     async def _serve_watch(self, request: rendering.Request) -> AsyncIterator[rendering.Payload]:
-        """Replay all matching objects as ADDED, then stream the live events.
+        """A watch, as kube-apiserver's watch cache serves it.
 
-        Unlike KMock's own watch, the bus position is marked under the same lock as the
-        snapshot, so no event between the snapshot and the subscription is lost.
-        ``resourceVersion`` is ignored (the replay always happens, see the module doc).
-        ``timeoutSeconds`` ends the stream (an event arriving exactly at the deadline may
-        be lost to that stream; the next connection replays the state anyway, though not
-        deletions). ``sendInitialEvents=true`` adds the initial-events-end BOOKMARK.
+        Where it starts depends on ``resourceVersion``:
+
+        * absent, ``""`` or ``"0"``: every matching object as ``ADDED`` (a snapshot taken
+          under the lock, so nothing between it and the live stream is lost), then the
+          live events; ``sendInitialEvents=true`` adds the initial-events-end BOOKMARK;
+        * ``N``: the events after N, DELETED included (from the resource's history of the
+          last ``watch_window`` events), then the live ones: nothing is replayed, which is
+          what a client resuming a watch, or watching from a LIST's version, expects;
+        * ``N`` older than the history: HTTP 200 and one ``ERROR`` event carrying a Status
+          ``410 Expired`` ("too old resource version: N (FLOOR)"), then the end of the
+          stream, as the cacher answers (the client must LIST again);
+        * ``N`` newer than any version handed out: an ``ERROR`` event ``504 Timeout``
+          ("Too large resource version") at once (a real server first waits 3 s for its
+          cache to catch up; this one is never behind).
+
+        Selectors apply to the events: an object that starts matching is sent as ADDED,
+        one that stops as DELETED. A bad selector or resourceVersion is a 400 before any
+        byte is streamed. ``timeoutSeconds`` ends the stream (an event arriving exactly at
+        the deadline may be lost to that stream; a client resuming from the last version
+        it saw gets it). ``hold_watches()`` makes new watches wait before answering.
         """
         spec = self._spec_of(request)
-        matcher = self._matcher(request)
+        matcher = self._matcher(request, spec)
+        since = self._watch_start(request)
+        await self._watch_gate.wait()
         bus = self._buses[spec.resource]
         yield b""  # send the headers now, even if nothing happens for a while
+        error: dict[str, Any] | None = None
+        initial: list[dict[str, Any]] = []
         async with self._lock:
             marker = await bus.mark()
-            items = self._snapshot(spec, matcher)
             rv = str(self._last_rv)
+            if since is None:
+                initial = [
+                    {"type": "ADDED", "object": item} for item in self._snapshot(spec, matcher)
+                ]
+            elif since > self._last_rv:
+                error = _status(
+                    504,
+                    "Timeout",
+                    f"Timeout: Too large resource version: {since}, current: {self._last_rv}",
+                    causes=[
+                        {
+                            "reason": "ResourceVersionTooLarge",
+                            "message": "Too large resource version",
+                        }
+                    ],
+                    retryAfterSeconds=1,
+                )
+            else:
+                history = self._history(spec)
+                if since < history.floor:
+                    error = _status(
+                        410, "Expired", f"too old resource version: {since} ({history.floor})"
+                    )
+                    self.expired_watches.append(ExpiredWatch(spec.key, since, history.floor))
+                else:
+                    seen = (self._visible(e, matcher) for e in history.since(since))
+                    initial = [event for event in seen if event is not None]
         try:
-            for item in items:
-                yield {"type": "ADDED", "object": item}
+            if error is not None:
+                yield {"type": "ERROR", "object": error}
+                return
+            for event in initial:
+                yield event
             if request.params.get("sendInitialEvents") == "true":
                 yield {
                     "type": "BOOKMARK",
@@ -922,21 +1228,60 @@ class ApiEmulator(kmock.KubernetesEmulator):
                         )
                 except (_WatchClosed, TimeoutError):
                     return
-                new_ok = matcher(event["object"])
-                old_ok = event.get("old") is not None and matcher(event["old"])
-                if event["type"] == "MODIFIED" and new_ok and not old_ok:
-                    yield {"type": "ADDED", "object": event["object"]}
-                elif event["type"] == "MODIFIED" and old_ok and not new_ok:
-                    yield {"type": "DELETED", "object": event["object"]}
-                elif new_ok:
-                    yield {"type": event["type"], "object": event["object"]}
+                if event.get("type") == "ERROR":  # injected by a test: sent as it is
+                    yield {"type": "ERROR", "object": event["object"]}
+                    continue
+                visible = self._visible(event, matcher)
+                if visible is not None:
+                    yield visible
         finally:
             await bus.unmark(marker)
 
+    @staticmethod
+    def _visible(
+        event: Mapping[str, Any], matcher: Callable[[Mapping[str, Any]], bool]
+    ) -> dict[str, Any] | None:
+        """The event as a watch with this selector sees it (None: not at all)."""
+        new_ok = matcher(event["object"])
+        old_ok = event.get("old") is not None and matcher(event["old"])
+        if event["type"] == "MODIFIED" and new_ok and not old_ok:
+            return {"type": "ADDED", "object": event["object"]}
+        if event["type"] == "MODIFIED" and old_ok and not new_ok:
+            return {"type": "DELETED", "object": event["object"]}
+        if new_ok:
+            return {"type": event["type"], "object": event["object"]}
+        return None
+
+    @staticmethod
+    def _watch_start(request: rendering.Request) -> int | None:
+        """The resourceVersion a watch resumes after; None for "the state, then changes"."""
+        raw = request.params.get("resourceVersion") or ""
+        if raw in ("", "0"):
+            return None
+        try:
+            since = int(raw)
+            if since < 0:
+                raise ValueError(raw)
+        except ValueError:
+            raise _error(
+                400,
+                "BadRequest",
+                f'resourceVersion: Invalid value: "{raw}": invalid resource version',
+            ) from None
+        return since
+
     async def disconnect_watches(self) -> None:
-        """End all open watch streams server-side (clients will reconnect and get replays)."""
+        """End all open watch streams server-side (clients resume from their last version)."""
         for bus in list(self._buses.values()):
             await bus.put(_WatchClosed)
+
+    def hold_watches(self) -> None:
+        """New watch requests wait unanswered until ``release_watches()`` (a watch-only
+        partition: with ``disconnect_watches()``, clients fall behind while writes go on)."""
+        self._watch_gate.clear()
+
+    def release_watches(self) -> None:
+        self._watch_gate.set()
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -1425,6 +1770,7 @@ class EmulatorServer:
             self._ready.set()
             await self._stop.wait()
             emulator.stop_hanging()
+            emulator.release_watches()
             await emulator.disconnect_watches()
 
     def call(self, fn: Callable[[ApiEmulator], Any], timeout: float = 5.0) -> Any:
@@ -1463,3 +1809,15 @@ class EmulatorServer:
                 em.validators[resource] = validator
 
         self.call(setter)
+
+    def hold_watches(self) -> None:
+        """New watch requests wait unanswered until ``release_watches()``."""
+        self.call(lambda em: em.hold_watches())
+
+    def release_watches(self) -> None:
+        self.call(lambda em: em.release_watches())
+
+    @property
+    def expired_watches(self) -> list[ExpiredWatch]:
+        """Every watch refused with "410 Expired" so far."""
+        return list(self.call(lambda em: list(em.expired_watches)))

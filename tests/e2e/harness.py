@@ -221,14 +221,33 @@ class KubeClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> list[dict[str, Any]]:
+        body = await self.list_body(
+            api_version,
+            kind,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+        )
+        return list(body.get("items") or [])
+
+    async def list_body(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> dict[str, Any]:
+        """The whole LIST answer (``metadata.resourceVersion``, ``items``)."""
         spec = find_resource(api_version, kind)
         params = {
             k: v
             for k, v in {"labelSelector": label_selector, "fieldSelector": field_selector}.items()
             if v
         }
-        body = await self._checked("GET", spec.path(namespace), params=params)
-        return list(body.get("items") or [])
+        body: dict[str, Any] = await self._checked("GET", spec.path(namespace), params=params)
+        return body
 
     async def patch(
         self,
@@ -299,17 +318,21 @@ class KubeClient:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        resource_version: str | None = None,
         timeout: float = 30.0,
     ) -> AsyncIterator[dict[str, Any]]:
         """Stream watch events ``{'type', 'object'}``; ends when the server ends the stream.
 
         ``async for event in kube.watch('v1', 'Pod', ns): ...`` -- break out to disconnect.
-        The emulator first replays all matching objects as ADDED.
+        Without ``resource_version`` (or with "0") the server first sends every matching
+        object as ADDED; with a LIST's or an event's version, only what changed since (or
+        one ERROR event, 410 Expired, when that version is too old).
         """
         spec = find_resource(api_version, kind)
         params = {"watch": "true", "allowWatchBookmarks": "true"}
         params |= {"labelSelector": label_selector} if label_selector else {}
         params |= {"fieldSelector": field_selector} if field_selector else {}
+        params |= {"resourceVersion": resource_version} if resource_version is not None else {}
         if self._session is None:
             self._session = aiohttp.ClientSession(headers=self._headers)
         async with self._session.get(
@@ -319,7 +342,12 @@ class KubeClient:
             timeout=aiohttp.ClientTimeout(total=timeout),
         ) as response:
             if response.status >= 300:
-                raise ApiError(response.status, await response.text(), "GET", spec.path(namespace))
+                text = await response.text()
+                try:
+                    body: Any = jsonlib.loads(text)
+                except ValueError:
+                    body = text
+                raise ApiError(response.status, body, "GET", spec.path(namespace))
             async for line in response.content:
                 if line.strip():
                     yield jsonlib.loads(line)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -331,7 +332,7 @@ async def test_kubeconfig_fixture_clears_in_cluster_env(
         assert os.environ["KUBECONFIG"] == str(path) and emulated.url in path.read_text()
 
 
-async def test_watch_replays_on_reconnect_and_login_with_kubeconfig(
+async def test_kopf_lists_then_resumes_its_watch_and_hears_what_changed_while_away(
     emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Any
 ) -> None:
     await emulator.create(pod_body("p"), namespace=namespace)
@@ -341,17 +342,22 @@ async def test_watch_replays_on_reconnect_and_login_with_kubeconfig(
     def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
         return kopf.login_with_kubeconfig(**kwargs)
 
+    def heard() -> list[tuple[str | None, str]]:
+        return [(e["type"], e["name"]) for e in seen]
+
     async with run_kopf_in_thread(registry, namespaces=[namespace]):
-        await wait_until(
-            lambda: any(e["type"] == "ADDED" for e in seen), message="the first watch replay"
-        )
-        count = sum(e["type"] == "ADDED" for e in seen)
+        await wait_until(lambda: heard() == [(None, "p")], message="Kopf's first LIST")
+        # Its watch goes away and cannot come back while the pods change.
+        await asyncio.to_thread(emulator_server.hold_watches)
         await asyncio.to_thread(emulator_server.disconnect_watches)
-        await wait_until(
-            lambda: sum(e["type"] == "ADDED" for e in seen) > count, message="a replay"
-        )
         await emulator.patch("v1", "Pod", "p", {"metadata": {"labels": {"x": "y"}}}, namespace)
-        await wait_until(lambda: any(e["type"] == "MODIFIED" for e in seen), message="a live event")
+        await emulator.create(pod_body("q"), namespace=namespace)
+        await emulator.delete("v1", "Pod", "p", namespace)
+        await asyncio.to_thread(emulator_server.release_watches)
+        await wait_until(lambda: ("DELETED", "p") in heard(), message="the deletion")
+    # Resumed from the last version it saw: each change once, no replay of what it knew.
+    assert heard() == [(None, "p"), ("MODIFIED", "p"), ("ADDED", "q"), ("DELETED", "p")]
+    assert emulator_server.expired_watches == []
 
 
 async def test_watch_selectors_and_transitions(emulator: KubeClient, namespace: str) -> None:
@@ -491,3 +497,173 @@ async def test_injected_faults_apply_to_the_requests_they_name(
     assert status == 503 and fault.hits == 1
     status, _ = await emulator.request("POST", path, json=body)
     assert status == 201
+
+
+# -- watches from a resourceVersion ----------------------------------------------------------
+
+
+async def watch_events(
+    kube: KubeClient, kind: str, namespace: str | None, count: int, **kwargs: Any
+) -> list[dict[str, Any]]:
+    """The first ``count`` events of a watch (fewer if the server ends the stream)."""
+    events: list[dict[str, Any]] = []
+    async with asyncio.timeout(10):
+        async for event in kube.watch("v1", kind, namespace, **kwargs):
+            if event["type"] != "BOOKMARK":
+                events.append(event)
+            if len(events) >= count:
+                break
+    return events
+
+
+def names(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(e["type"], e["object"]["metadata"]["name"]) for e in events]
+
+
+def version(obj: dict[str, Any]) -> int:
+    return int(obj["metadata"]["resourceVersion"])
+
+
+async def test_a_watch_from_a_lists_version_gets_only_later_events_deletions_included(
+    emulator: KubeClient, namespace: str
+) -> None:
+    a = await emulator.create(pod_body("a"), namespace=namespace)
+    b = await emulator.create(pod_body("b"), namespace=namespace)
+    listed = await emulator.list_body("v1", "Pod", namespace)
+    assert [p["metadata"]["name"] for p in listed["items"]] == ["a", "b"]
+    since = listed["metadata"]["resourceVersion"]
+    assert int(since) >= max(version(a), version(b))  # the collection's version, not an item's
+
+    await emulator.patch("v1", "Pod", "a", {"metadata": {"labels": {"x": "y"}}}, namespace)
+    await emulator.delete("v1", "Pod", "b", namespace)
+    await emulator.create(pod_body("c"), namespace=namespace)
+    events = await watch_events(emulator, "Pod", namespace, 3, resource_version=since)
+    assert names(events) == [("MODIFIED", "a"), ("DELETED", "b"), ("ADDED", "c")]
+
+    # Resuming from the last event's version: nothing again, only what happens next.
+    last = str(version(events[-1]["object"]))
+    watch = asyncio.create_task(watch_events(emulator, "Pod", namespace, 1, resource_version=last))
+    await emulator.create(pod_body("d"), namespace=namespace)
+    assert names(await watch) == [("ADDED", "d")]
+
+
+@pytest.mark.parametrize("start", [pytest.param(None, id="absent"), pytest.param("0", id="zero")])
+async def test_a_watch_without_a_version_sends_the_state_first(
+    emulator: KubeClient, namespace: str, start: str | None
+) -> None:
+    await emulator.create(pod_body("a"), namespace=namespace)
+    b = await emulator.create(pod_body("b"), namespace=namespace)
+    await emulator.delete("v1", "Pod", "b", namespace)
+    await emulator.patch("v1", "Pod", "a", {"metadata": {"labels": {"x": "y"}}}, namespace)
+    events = await watch_events(emulator, "Pod", namespace, 1, resource_version=start)
+    # The state as it is now: "a" with its label, "b" neither added nor deleted.
+    assert names(events) == [("ADDED", "a")]
+    assert events[0]["object"]["metadata"]["labels"] == {"x": "y"}
+    assert version(events[0]["object"]) > version(b)
+
+
+@pytest.mark.parametrize("watch_window", [3])
+async def test_a_watch_from_a_version_older_than_the_window_is_410_expired(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, watch_window: int
+) -> None:
+    before = (await emulator.list_body("v1", "Pod", namespace))["metadata"]["resourceVersion"]
+    pods = [await emulator.create(pod_body(f"p{i}"), namespace=namespace) for i in range(5)]
+    floor = version(pods[2]) - 1  # the last three pod events are kept
+
+    # As kube-apiserver's watch cache: HTTP 200, one ERROR event, the end of the stream.
+    events = await watch_events(emulator, "Pod", namespace, 10, resource_version=before)
+    assert events == [
+        {
+            "type": "ERROR",
+            "object": {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": f"too old resource version: {before} ({floor})",
+                "reason": "Expired",
+                "code": 410,
+            },
+        }
+    ]
+    assert [(w.resource, w.requested, w.floor) for w in emulator_server.expired_watches] == [
+        ("v1/pods", int(before), floor)
+    ]
+    # From the oldest version kept, the kept events.
+    events = await watch_events(emulator, "Pod", namespace, 3, resource_version=str(floor))
+    assert names(events) == [("ADDED", "p2"), ("ADDED", "p3"), ("ADDED", "p4")]
+    # The window is per resource (a watch cache each): nodes lost nothing.
+    watch = asyncio.create_task(watch_events(emulator, "Node", None, 1, resource_version=before))
+    await emulator.create(node_body("n1"))
+    assert names(await watch) == [("ADDED", "n1")]
+
+
+async def test_a_watch_from_an_impossible_version_is_refused(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str
+) -> None:
+    # Newer than any version handed out: an ERROR event once the stream started.
+    [event] = await watch_events(emulator, "Pod", namespace, 10, resource_version="999999")
+    assert event["type"] == "ERROR"
+    status = event["object"]
+    assert (status["code"], status["reason"]) == (504, "Timeout")
+    assert status["message"].startswith("Timeout: Too large resource version: 999999, current: ")
+    # Not a version at all: refused before streaming.
+    with pytest.raises(ApiError) as error:
+        await watch_events(emulator, "Pod", namespace, 10, resource_version="abc")
+    assert (error.value.status, error.value.body["reason"]) == (400, "BadRequest")
+    assert error.value.body["message"].startswith('resourceVersion: Invalid value: "abc"')
+
+
+def requesting(name: str, cpu: str) -> dict[str, Any]:
+    container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}
+    return pod_body(name, containers=[container])
+
+
+@pytest.mark.parametrize("watch_window", [4])
+async def test_the_operator_lists_again_after_a_410_and_binds_every_pod_once(
+    emulator: KubeClient,
+    emulator_server: EmulatorServer,
+    namespace: str,
+    kubeconfig: Path,
+    watch_window: int,
+) -> None:
+    from e2e.operator_harness import OperatorThread
+
+    await emulator.create(node_body("only"))  # 4 CPUs
+    await emulator.create(requesting("hog", "3"), namespace=namespace)
+    later = ["after", "s0", "s1", "s2"]
+
+    async def placed() -> dict[str, str | None]:
+        pods = await emulator.list("v1", "Pod", namespace)
+        return {p["metadata"]["name"]: p["spec"].get("nodeName") for p in pods}
+
+    async with OperatorThread(kubeconfig, api_timeout=1.0, shutdown_timeout=5.0):
+        await wait_until(
+            lambda: placed_is(placed, {"hog": "only"}), timeout=15, message="the hog bound"
+        )
+        # The operator's watches go away; meanwhile more pod events than the window
+        # keeps: the hog is deleted, and "after" fits only in the room it leaves.
+        await asyncio.to_thread(emulator_server.hold_watches)
+        await asyncio.to_thread(emulator_server.disconnect_watches)
+        await emulator.delete("v1", "Pod", "hog", namespace)
+        await emulator.create(requesting("after", "3"), namespace=namespace)
+        for name in later[1:]:
+            await emulator.create(requesting(name, "300m"), namespace=namespace)
+        await asyncio.to_thread(emulator_server.release_watches)
+        await wait_until(
+            lambda: placed_is(placed, dict.fromkeys(later, "only")),
+            timeout=20,
+            message="every later pod bound",
+        )
+    # It did resume from a version the window no longer had, and started over with a LIST.
+    assert "v1/pods" in {w.resource for w in emulator_server.expired_watches}
+    # Each pod bound once, and never a binding the API refused (no stale decision).
+    assert sorted((b.pod, b.node, b.status) for b in emulator_server.bindings) == sorted(
+        [("hog", "only", 201)] + [(name, "only", 201) for name in later]
+    )
+
+
+async def placed_is(
+    placed: Callable[[], Awaitable[dict[str, str | None]]], expected: dict[str, str]
+) -> bool:
+    return await placed() == expected
