@@ -13,7 +13,7 @@ import kopf
 import pytest
 from kubernetes_asyncio import client as k8s_client
 
-from e2e.emulator import EmulatorServer, validator_from_crd
+from e2e.emulator import EmulatorServer, find_resource, validator_from_crd
 from e2e.harness import ApiError, KubeClient, run_kopf_in_thread, wait_until
 
 CRD_PATH = Path(__file__).parents[2] / "crds" / "schedulingpolicies.policyscheduler.io.yaml"
@@ -667,3 +667,149 @@ async def placed_is(
     placed: Callable[[], Awaitable[dict[str, str | None]]], expected: dict[str, str]
 ) -> bool:
     return await placed() == expected
+
+
+# -- field selectors ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        pytest.param("spec.nodeName=n1", ["on-n1"], id="equals"),
+        pytest.param("spec.nodeName==n1", ["on-n1"], id="double-equals"),
+        pytest.param("spec.nodeName!=n1", ["on-n2", "pending"], id="not-equals"),
+        pytest.param("spec.nodeName=", ["pending"], id="unset"),
+        pytest.param("spec.host=n2", ["on-n2"], id="old-name-of-nodeName"),
+        pytest.param("metadata.name=pending", ["pending"], id="name"),
+        pytest.param("metadata.namespace=NS", ["on-n1", "on-n2", "pending"], id="namespace"),
+        pytest.param("metadata.namespace=elsewhere", [], id="other-namespace"),
+        pytest.param("status.phase=Running", ["on-n1"], id="phase"),
+        pytest.param("status.phase!=Running,spec.nodeName!=", ["on-n2"], id="comma-joined"),
+        pytest.param(
+            "spec.schedulerName=policy-scheduler", ["on-n1", "on-n2", "pending"], id="sched"
+        ),
+        pytest.param("spec.hostNetwork=false", ["on-n1", "on-n2", "pending"], id="absent-bool"),
+    ],
+)
+async def test_field_selectors_on_pods_list_and_watch(
+    emulator: KubeClient, namespace: str, selector: str, expected: list[str]
+) -> None:
+    for name in ("on-n1", "on-n2", "pending"):
+        await emulator.create(pod_body(name), namespace=namespace)
+    for name, node in (("on-n1", "n1"), ("on-n2", "n2")):
+        status, _ = await emulator.bind(namespace, name, node)
+        assert status == 201
+    await emulator.patch(
+        "v1", "Pod", "on-n1", {"status": {"phase": "Running"}}, namespace, subresource="status"
+    )
+    selector = selector.replace("NS", namespace)
+    listed = await emulator.list("v1", "Pod", namespace, field_selector=selector)
+    assert [p["metadata"]["name"] for p in listed] == expected
+    # Everywhere: the same, with the other namespaces' pods filtered out by the selector.
+    everywhere = await emulator.list(
+        "v1", "Pod", field_selector=f"{selector},metadata.namespace={namespace}"
+    )
+    assert [p["metadata"]["name"] for p in everywhere] == expected
+    if expected:  # (a watch that should send nothing cannot tell it without waiting)
+        watched = await watch_events(
+            emulator, "Pod", namespace, len(expected), field_selector=selector
+        )
+        assert sorted(e["object"]["metadata"]["name"] for e in watched) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "selector", "message"),
+    [
+        pytest.param("Pod", "spec.foo=x", "field label not supported: spec.foo", id="pod-field"),
+        pytest.param(
+            "Node",
+            "metadata.namespace=x",
+            "field label not supported: metadata.namespace",
+            id="node-has-no-namespace",
+        ),
+        pytest.param(
+            "PersistentVolumeClaim",
+            "spec.volumeName=pv",
+            '"spec.volumeName" is not a known field selector: only "metadata.name", '
+            '"metadata.namespace"',
+            id="kind-without-own-fields",
+        ),
+        pytest.param(
+            "Pod",
+            "spec.nodeName",
+            "invalid selector: 'spec.nodeName'; can't understand 'spec.nodeName'",
+            id="no-operator",
+        ),
+        pytest.param(
+            "Pod",
+            "spec.nodeName=a=b",
+            "invalid field selector: unescaped character in value: 61",
+            id="unescaped",
+        ),
+    ],
+)
+async def test_a_field_a_kind_does_not_index_is_a_400(
+    emulator: KubeClient, kind: str, selector: str, message: str
+) -> None:
+    spec = find_resource("v1", kind)
+    path = spec.path("default" if spec.namespaced else None)
+    status, body = await emulator.request("GET", path, params={"fieldSelector": selector})
+    assert (status, body["reason"], body["message"]) == (400, "BadRequest", message)
+    with pytest.raises(ApiError) as error:
+        await watch_events(
+            emulator, kind, "default" if spec.namespaced else None, 1, field_selector=selector
+        )
+    assert (error.value.status, error.value.body["message"]) == (400, message)
+
+
+async def test_field_selectors_on_custom_resources_and_events(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str
+) -> None:
+    await emulator.create(policy_body("a"))
+    await emulator.create(policy_body("b"))
+    policies = ("policyscheduler.io/v1alpha1", "SchedulingPolicy")
+    assert [
+        p["metadata"]["name"]
+        for p in await emulator.list(*policies, field_selector="metadata.name!=a")
+    ] == ["b"]
+    with pytest.raises(ApiError) as error:
+        await emulator.list(*policies, field_selector="spec.schedulerName=x")
+    assert error.value.body["message"] == "field label not supported: spec.schedulerName"
+    with pytest.raises(ApiError) as error:  # cluster-scoped: no namespace field either
+        await emulator.list(*policies, field_selector="metadata.namespace=")
+    assert error.value.status == 400
+
+    # What `kubectl describe pod` asks for: the pod's events.
+    pod = await emulator.create(pod_body("p"), namespace=namespace)
+    for name, involved in (
+        ("p.1", pod),
+        ("q.1", {**pod, "metadata": {**pod["metadata"], "name": "q", "uid": "other"}}),
+    ):
+        meta = involved["metadata"]
+        await emulator.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": name},
+                "involvedObject": {
+                    "kind": "Pod",
+                    "namespace": namespace,
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                },
+                "reason": "FailedScheduling",
+                "type": "Warning",
+                "source": {"component": "policy-scheduler"},
+            },
+            namespace=namespace,
+        )
+    selector = (
+        f"involvedObject.name=p,involvedObject.namespace={namespace},"
+        f"involvedObject.kind=Pod,involvedObject.uid={pod['metadata']['uid']}"
+    )
+    events = await emulator.list("v1", "Event", namespace, field_selector=selector)
+    assert [e["metadata"]["name"] for e in events] == ["p.1"]
+    events = await emulator.list(
+        "v1", "Event", namespace, field_selector="source=policy-scheduler,type=Warning"
+    )
+    assert [e["metadata"]["name"] for e in events] == ["p.1", "q.1"]
