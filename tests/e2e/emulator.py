@@ -111,6 +111,9 @@ import kmock
 from kmock._internal import dsl as kmock_dsl
 from kmock._internal import parsing, rendering  # internals: see _parse_path() below
 
+from e2e.emulator_openapi import OpenApi
+from e2e.emulator_tables import render_table, table_version
+
 __all__ = [
     "RESOURCES",
     "ApiEmulator",
@@ -121,6 +124,7 @@ __all__ = [
     "Validator",
     "find_resource",
     "validator_from_crd",
+    "write_kubeconfig",
 ]
 
 Validator = Callable[[Mapping[str, Any]], Iterable[str]]
@@ -257,6 +261,16 @@ RESOURCES: tuple[ResourceSpec, ...] = (
 )
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+#: The Kubernetes version the emulator says it is (``/version``): the one whose API
+#: behaviour it follows (field selectors, watch cache, discovery).
+SERVER_VERSION = "v1.30.0"
+
+#: Subresource -> (its kind when not the parent's, its verbs), as discovery lists them.
+SUBRESOURCES: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "status": (None, ("get", "patch", "update")),
+    "binding": ("Binding", ("create",)),
+}
 
 
 def find_resource(api_version: str, kind_or_plural: str) -> ResourceSpec:
@@ -424,6 +438,10 @@ def _status(code: int, reason: str, message: str, **details: Any) -> dict[str, A
     if details:
         status["details"] = details
     return status
+
+
+def _header(request: rendering.Request, name: str) -> str:
+    return next((v for k, v in request.headers.items() if k.lower() == name.lower()), "")
 
 
 def _now() -> str:
@@ -828,6 +846,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
     expired_watches: list[ExpiredWatch] = attrs.field(factory=list, init=False)
     #: Cleared by ``hold_watches()``: new watch requests then wait, unanswered.
     _watch_gate: asyncio.Event = attrs.field(factory=asyncio.Event, init=False)
+    _openapi: OpenApi = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # The parent registers discovery and the fallbacks for LIST/WATCH/FETCH/CREATE/UPDATE/DELETE
@@ -836,6 +855,9 @@ class ApiEmulator(kmock.KubernetesEmulator):
         if self.watch_window < 1:
             raise ValueError(f"watch_window must be at least 1, got {self.watch_window}")
         self._watch_gate.set()
+        self._openapi = OpenApi(self.resource_specs, SERVER_VERSION, self._crd_schema)
+        self.fallback["get /openapi/v3"] << self._serve_openapi_root
+        self.fallback["get", re.compile(r"/openapi/v3/.+")] << self._serve_openapi_document
         self.fallback[kmock.method.PUT] << self._serve_replace
         self.fallback[kmock.method.POST, kmock.subresource("binding")] << self._serve_binding
         if self.validator is not None:
@@ -868,6 +890,152 @@ class ApiEmulator(kmock.KubernetesEmulator):
             reason, message = "NotFound", "the server could not find the requested resource"
         status = _status(exc.status, reason, message, **details)
         return aiohttp.web.json_response(status, status=exc.status)
+
+    # -- discovery ---------------------------------------------------------------------------
+    # KMock's own discovery names the core group version "/v1" (kubectl then finds no core
+    # kind) and gives every subresource its parent's kind and verbs. These serve the
+    # documents kube-apiserver serves, built from ``resource_specs``.
+
+    async def _serve_server_version(self, request: rendering.Request) -> rendering.Payload:
+        major, minor, _ = SERVER_VERSION.lstrip("v").split(".", 2)
+        return {
+            "major": major,
+            "minor": minor,
+            "gitVersion": SERVER_VERSION,
+            "gitCommit": "0000000000000000000000000000000000000000",
+            "gitTreeState": "clean",
+            "buildDate": "2024-04-17T00:00:00Z",
+            "goVersion": "go1.22.2",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        }
+
+    async def _serve_root(self, request: rendering.Request) -> rendering.Payload:
+        paths = {"/api", "/api/v1", "/apis", "/openapi/v3", "/version"}
+        for group, versions in self._groups().items():
+            paths.add(f"/apis/{group}")
+            paths.update(f"/apis/{group}/{version}" for version in versions)
+        return {"paths": sorted(paths)}
+
+    async def _serve_api(self, request: rendering.Request) -> rendering.Payload:
+        raw = request._raw_request
+        address = raw.host if raw is not None else "127.0.0.1"
+        return {
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}],
+        }
+
+    def _groups(self) -> dict[str, list[str]]:
+        """Group -> its versions, in the order ``resource_specs`` names them (core excluded)."""
+        groups: dict[str, list[str]] = {}
+        for spec in self.resource_specs:
+            if spec.group and spec.version not in groups.setdefault(spec.group, []):
+                groups[spec.group].append(spec.version)
+        return groups
+
+    @staticmethod
+    def _group_document(group: str, versions: Sequence[str]) -> dict[str, Any]:
+        listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"name": group, "versions": listed, "preferredVersion": listed[0]}
+
+    async def _serve_apis(self, request: rendering.Request) -> rendering.Payload:
+        return {
+            "kind": "APIGroupList",
+            "apiVersion": "v1",
+            "groups": [self._group_document(g, vs) for g, vs in self._groups().items()],
+        }
+
+    async def _serve_group(self, request: rendering.Request) -> rendering.Payload:
+        group = request.resource.group if request.resource is not None else None
+        versions = self._groups().get(group or "")
+        if not versions:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        return {
+            "kind": "APIGroup",
+            "apiVersion": "v1",
+            **self._group_document(group or "", versions),
+        }
+
+    async def _serve_version(self, request: rendering.Request) -> rendering.Payload:
+        group = request.resource.group if request.resource is not None else None
+        version = request.resource.version if request.resource is not None else None
+        specs = [s for s in self.resource_specs if (s.group, s.version) == (group, version)]
+        if not specs:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        resources: list[dict[str, Any]] = []
+        for spec in specs:
+            entry: dict[str, Any] = {
+                "name": spec.plural,
+                "singularName": spec.singular,
+                "namespaced": spec.namespaced,
+                "kind": spec.kind,
+                "verbs": list(spec.verbs),
+            }
+            if spec.shortnames:
+                entry["shortNames"] = list(spec.shortnames)
+            if spec.categories:
+                entry["categories"] = list(spec.categories)
+            resources.append(entry)
+            for sub in spec.subresources:
+                kind, verbs = SUBRESOURCES.get(sub, (None, ("get", "patch", "update")))
+                resources.append(
+                    {
+                        "name": f"{spec.plural}/{sub}",
+                        "singularName": "",
+                        "namespaced": spec.namespaced,
+                        "kind": kind or spec.kind,
+                        "verbs": list(verbs),
+                    }
+                )
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": specs[0].api_version,
+            "resources": resources,
+        }
+
+    async def _serve_openapi_root(self, request: rendering.Request) -> rendering.Payload:
+        async with self._lock:  # the CRDs' schemas are read: not while one is written
+            return self._openapi.root()
+
+    async def _serve_openapi_document(self, request: rendering.Request) -> rendering.Payload:
+        raw = request._raw_request
+        parts = (raw.path if raw is not None else "").split("/")[3:]  # "", openapi, v3
+        document = None
+        if len(parts) == 2 and parts[0] == "api":
+            document = self._openapi.document("", parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            document = self._openapi.document(parts[1], parts[2])
+        if document is None:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        return document
+
+    def _check_fields(
+        self, request: rendering.Request, spec: ResourceSpec, body: Any, *, patch: bool = False
+    ) -> tuple[Any, dict[str, str]]:
+        """``fieldValidation``: Strict refuses a body with fields the kind's schema lacks;
+        Warn drops them and names them in a Warning header. Returns the body to use and the
+        headers to answer with. Without the parameter nothing is checked (kube-apiserver
+        then warns and drops; here that would cost every write a schema walk)."""
+        directive = request.params.get("fieldValidation") or ""
+        if directive not in ("Strict", "Warn") or not isinstance(body, Mapping):
+            return body, {}
+        body = copy.deepcopy(dict(body))
+        unknown = self._openapi.unknown_fields(spec, body, patch=patch, prune=True)
+        if not unknown:
+            return body, {}
+        if directive == "Warn":
+            warnings = ", ".join(f'299 - "unknown field \\"{f}\\""' for f in unknown)
+            return body, {"Warning": warnings}
+        error = "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in unknown)
+        if patch:
+            raise _error(422, "Invalid", f'{spec.kind} "{request.name}" is invalid: patch: {error}')
+        raise _error(
+            400,
+            "BadRequest",
+            f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: {error}',
+        )
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -1020,6 +1188,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
             old.get("apiVersion", spec.api_version),
             old.get("kind", spec.kind),
         )
+        self._openapi.apply_defaults(spec, new)
         meta = new["metadata"] = dict(new.get("metadata") or {})
         old_meta = old.get("metadata") or {}
         for field in (
@@ -1070,7 +1239,51 @@ class ApiEmulator(kmock.KubernetesEmulator):
             obj = self._current(spec, request.namespace, request.name or "")
             if obj is None:
                 raise self._not_found(spec, request.name or "")
-            return obj.raw
+            raw = obj.raw
+        table = self._table(request, spec, [raw], raw["metadata"].get("resourceVersion", ""))
+        return raw if table is None else table
+
+    def _table(
+        self,
+        request: rendering.Request,
+        spec: ResourceSpec,
+        items: Sequence[Mapping[str, Any]],
+        resource_version: str,
+        continue_token: str = "",
+    ) -> dict[str, Any] | None:
+        """The Table ``kubectl get`` asks for in its Accept header, if there is a printer."""
+        version = table_version(_header(request, "Accept"))
+        if version is None:
+            return None
+        columns: list[Mapping[str, Any]] | None = None
+        if spec.custom:
+            columns = list((self._crd_version(spec) or {}).get("additionalPrinterColumns") or [])
+        return render_table(
+            version,
+            (spec.group, spec.kind),
+            items,
+            resource_version,
+            include_object=request.params.get("includeObject") or "Metadata",
+            crd_columns=columns,
+            continue_token=continue_token,
+        )
+
+    def _crd_version(self, spec: ResourceSpec) -> Mapping[str, Any] | None:
+        """The stored CRD's entry for a custom resource's version (None if no CRD)."""
+        crd_spec = self._specs.get(
+            kmock.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        )
+        if crd_spec is None:
+            return None
+        crd = self._current(crd_spec, None, f"{spec.plural}.{spec.group}")
+        if crd is None:
+            return None
+        versions = (crd.raw.get("spec") or {}).get("versions") or []
+        return next((v for v in versions if v.get("name") == spec.version), None)
+
+    def _crd_schema(self, spec: Any) -> Mapping[str, Any] | None:
+        version = self._crd_version(spec)
+        return ((version or {}).get("schema") or {}).get("openAPIV3Schema")
 
     def _matcher(
         self, request: rendering.Request, spec: ResourceSpec
@@ -1124,6 +1337,9 @@ class ApiEmulator(kmock.KubernetesEmulator):
             cont = base64.urlsafe_b64encode(
                 json.dumps([last.get("namespace") or "", last["name"]]).encode()
             ).decode()
+        table = self._table(request, spec, items, rv, cont)
+        if table is not None:
+            return table
         return {
             "apiVersion": spec.api_version,
             "kind": f"{spec.kind}List",
@@ -1295,7 +1511,8 @@ class ApiEmulator(kmock.KubernetesEmulator):
                 "MethodNotAllowed",
                 "the server does not allow this method on the requested resource",
             )
-        obj: dict[str, Any] = copy.deepcopy(dict(request.data))
+        body, warning = self._check_fields(request, spec, request.data)
+        obj: dict[str, Any] = copy.deepcopy(dict(body))
         meta = obj.setdefault("metadata", {})
         if spec.namespaced:
             if meta.get("namespace") not in (None, "", request.namespace):
@@ -1335,6 +1552,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
                     {"name": name, "group": spec.group, "kind": spec.plural},
                 )
             self._fill_new(obj, spec)
+            self._openapi.apply_defaults(spec, obj)
             self._validate(spec, obj)
             key = self._key(spec, request.namespace, name)
             if key in self.objects:
@@ -1342,7 +1560,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
             else:
                 self.objects[key] = obj
             await self._emit(spec, "ADDED", obj)
-        return rendering.Response(status=201, payload=obj)
+        return rendering.Response(status=201, payload=obj, headers=warning)
 
     async def _serve_update(self, request: rendering.Request) -> rendering.Payload:
         spec = self._spec_of(request)
@@ -1351,13 +1569,11 @@ class ApiEmulator(kmock.KubernetesEmulator):
             request.subresource == "status" and "status" not in spec.subresources
         ):
             raise kmock.KubernetesEndpointNotFoundError()
-        content_type = next(
-            (v for k, v in request.headers.items() if k.lower() == "content-type"), ""
-        )
-        content_type = content_type.split(";")[0].strip().lower()
+        content_type = _header(request, "Content-Type").split(";")[0].strip().lower()
         patch = request.data
         if content_type.startswith("application/apply-patch"):
             raise _error(415, "UnsupportedMediaType", "server-side apply is not emulated")
+        patch, warning = self._check_fields(request, spec, patch, patch=True)
         async with self._lock:
             current = self._current(spec, request.namespace, name)
             if current is None:
@@ -1389,7 +1605,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
             result = await self._store_update(
                 spec, name, request.namespace, old, new, request.subresource
             )
-        return rendering.Response(status=200, payload=result)
+        return rendering.Response(status=200, payload=result, headers=warning)
 
     async def _serve_replace(self, request: rendering.Request) -> rendering.Payload:
         spec = self._spec_of(request)
@@ -1406,7 +1622,8 @@ class ApiEmulator(kmock.KubernetesEmulator):
             )
         if not isinstance(request.data, Mapping):
             raise _error(400, "BadRequest", "the body of the request was not a JSON object")
-        new: dict[str, Any] = copy.deepcopy(dict(request.data))
+        body, warning = self._check_fields(request, spec, request.data)
+        new: dict[str, Any] = copy.deepcopy(dict(body))
         if (new.get("metadata") or {}).get("name") not in (None, name):
             raise _error(
                 400, "BadRequest", "the name of the object does not match the name on the URL"
@@ -1427,7 +1644,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
             result = await self._store_update(
                 spec, name, request.namespace, old, new, request.subresource
             )
-        return rendering.Response(status=200, payload=result)
+        return rendering.Response(status=200, payload=result, headers=warning)
 
     async def _serve_delete(self, request: rendering.Request) -> rendering.Payload:
         spec = self._spec_of(request)
@@ -1712,9 +1929,15 @@ class EmulatorServer:
     """
 
     def __init__(
-        self, *, host: str = "127.0.0.1", startup_timeout: float = 5.0, **emulator_kwargs: Any
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        startup_timeout: float = 5.0,
+        **emulator_kwargs: Any,
     ) -> None:
         self._host = host
+        self._port = port or None  # None: a free port
         self._startup_timeout = startup_timeout
         self._kwargs = emulator_kwargs
         self._thread: threading.Thread | None = None
@@ -1763,7 +1986,9 @@ class EmulatorServer:
         emulator = ApiEmulator(**self._kwargs)
         async with (
             emulator,
-            kmock.Server(emulator, host=self._host, server_cls=_QuickShutdownServer) as server,
+            kmock.Server(
+                emulator, host=self._host, port=self._port, server_cls=_QuickShutdownServer
+            ) as server,
         ):
             self.emulator = emulator
             self.url = str(server.url).rstrip("/")
@@ -1821,3 +2046,24 @@ class EmulatorServer:
     def expired_watches(self) -> list[ExpiredWatch]:
         """Every watch refused with "410 Expired" so far."""
         return list(self.call(lambda em: list(em.expired_watches)))
+
+
+def write_kubeconfig(path: pathlib.Path, url: str, *, namespace: str = "default") -> pathlib.Path:
+    """A kubeconfig with one context pointing at ``url`` (plain http, anonymous)."""
+    import yaml  # a project dependency; imported lazily as only this helper needs it
+
+    cluster = {"name": "emulator", "cluster": {"server": url}}
+    context = {"cluster": "emulator", "user": "emulator", "namespace": namespace}
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [cluster],
+                "users": [{"name": "emulator", "user": {}}],
+                "contexts": [{"name": "emulator", "context": context}],
+                "current-context": "emulator",
+            }
+        )
+    )
+    return path

@@ -19,16 +19,20 @@ import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import kopf
 import pytest
-import yaml
 from kopf._core.intents.causes import Activity  # not re-exported by kopf
 
-from e2e.emulator import BindingRecord, EmulatorServer, ResourceSpec, find_resource
+from e2e.emulator import (
+    BindingRecord,
+    EmulatorServer,
+    ResourceSpec,
+    find_resource,
+    write_kubeconfig,
+)
 
 __all__ = ["ApiError", "KopfThread", "KubeClient", "run_kopf_in_thread", "write_kubeconfig"]
 
@@ -45,32 +49,6 @@ class ApiError(Exception):
         super().__init__(f"{method} {path} -> {status}: {message}")
         self.status = status
         self.body = body
-
-
-def write_kubeconfig(path: Path, url: str, *, namespace: str = "default") -> Path:
-    """A kubeconfig with one context pointing at ``url`` (plain http, anonymous)."""
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "emulator", "cluster": {"server": url}}],
-                "users": [{"name": "emulator", "user": {}}],
-                "contexts": [
-                    {
-                        "name": "emulator",
-                        "context": {
-                            "cluster": "emulator",
-                            "user": "emulator",
-                            "namespace": namespace,
-                        },
-                    }
-                ],
-                "current-context": "emulator",
-            }
-        )
-    )
-    return path
 
 
 class KubeClient:
@@ -159,11 +137,12 @@ class KubeClient:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         content_type: str | None = None,
+        headers: Mapping[str, str] | None = None,
         timeout: float = 10.0,
     ) -> tuple[int, Any]:
         if self._session is None:
             self._session = aiohttp.ClientSession(headers=self._headers)
-        headers = {"Content-Type": content_type} if content_type else {}
+        headers = dict(headers or {}) | ({"Content-Type": content_type} if content_type else {})
         async with self._session.request(
             method,
             self.url + path,

@@ -91,6 +91,18 @@ async def test_discovery_declares_our_resources(emulator: KubeClient) -> None:
         "replicationcontrollers",
     } <= set(names)
     assert names["pods"]["namespaced"] is True and names["nodes"]["namespaced"] is False
+    # What kubectl's discovery reads (KMock said "/v1" here: kubectl found no core kind).
+    assert core["groupVersion"] == "v1"
+    assert (names["pods/binding"]["kind"], names["pods/binding"]["verbs"]) == (
+        "Binding",
+        ["create"],
+    )
+    assert (names["pods/status"]["kind"], names["pods/status"]["verbs"]) == (
+        "Pod",
+        ["get", "patch", "update"],
+    )
+    status, api = await emulator.request("GET", "/api")
+    assert (status, api["kind"], api["versions"]) == (200, "APIVersions", ["v1"])
 
     status, apis = await emulator.request("GET", "/apis")
     groups = {g["name"]: g for g in apis["groups"]}
@@ -113,7 +125,63 @@ async def test_discovery_declares_our_resources(emulator: KubeClient) -> None:
         policy["verbs"]
     )
 
-    status, _ = await emulator.request("GET", "/apis/example.com/v1/things")
+    status, group = await emulator.request("GET", "/apis/policyscheduler.io")
+    assert (group["kind"], group["preferredVersion"]) == (
+        "APIGroup",
+        {"groupVersion": "policyscheduler.io/v1alpha1", "version": "v1alpha1"},
+    )
+    for path in ("/apis/example.com/v1/things", "/apis/example.com", "/apis/apps/v2", "/api/v2"):
+        status, body = await emulator.request("GET", path)
+        assert (status, body["reason"]) == (404, "NotFound"), path
+
+
+async def test_version_tables_and_openapi_are_what_kubectl_reads(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str
+) -> None:
+    status, version = await emulator.request("GET", "/version")
+    assert (version["major"], version["minor"], version["gitVersion"]) == ("1", "30", "v1.30.0")
+
+    await emulator.create(pod_body("web"), namespace=namespace)
+    table_accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+    for include, row_object in (
+        (None, "PartialObjectMetadata"),
+        ("Object", "Pod"),
+        ("None", None),
+    ):
+        params = {"includeObject": include} if include else {}
+        status, table = await emulator.request(
+            "GET",
+            f"/api/v1/namespaces/{namespace}/pods",
+            params=params,
+            headers={"Accept": table_accept},
+        )
+        assert (table["kind"], table["apiVersion"]) == ("Table", "meta.k8s.io/v1")
+        assert [c["name"] for c in table["columnDefinitions"]][:5] == [
+            "Name",
+            "Ready",
+            "Status",
+            "Restarts",
+            "Age",
+        ]
+        [row] = table["rows"]
+        assert row["cells"][:4] == ["web", "0/1", "Pending", "0"]
+        assert (row.get("object") or {}).get("kind") == row_object
+    # Without the Table media type: a plain list.
+    status, plain = await emulator.request("GET", f"/api/v1/namespaces/{namespace}/pods")
+    assert plain["kind"] == "PodList"
+
+    # OpenAPI v3: a root naming each group version, whose document has the kind's PATCH
+    # taking fieldValidation (what makes kubectl leave validation to the server).
+    status, root = await emulator.request("GET", "/openapi/v3")
+    assert status == 200 and {"api/v1", "apis/policyscheduler.io/v1alpha1"} <= set(root["paths"])
+    url = root["paths"]["api/v1"]["serverRelativeURL"]
+    assert url.startswith("/openapi/v3/api/v1?hash=")
+    status, document = await emulator.request("GET", url)
+    patch = document["paths"]["/api/v1/namespaces/{namespace}/pods/{name}"]["patch"]
+    assert patch["x-kubernetes-group-version-kind"] == {"group": "", "version": "v1", "kind": "Pod"}
+    assert "fieldValidation" in [p["name"] for p in patch["parameters"]]
+    assert "io.k8s.api.core.v1.Pod" in document["components"]["schemas"]
+    status, _ = await emulator.request("GET", "/openapi/v3/apis/example.com/v1")
     assert status == 404
 
 
