@@ -9,9 +9,18 @@ keeps KMock's storage, watch buses, discovery and DSL, and replaces the write pa
 
 What it emulates (and how it differs from a real kube-apiserver):
 
-* Discovery for the resources in ``RESOURCES`` (``/api``, ``/apis``, ``/api/v1``,
-  ``/apis/GROUP/VERSION``), incl. ``pods/status`` and ``pods/binding``. Undeclared
+* Discovery as kube-apiserver (v1.30, ``SERVER_VERSION``) serves it for the resources in
+  ``RESOURCES`` (``/version``, ``/api``, ``/api/v1``, ``/apis``, ``/apis/GROUP``,
+  ``/apis/GROUP/VERSION``), incl. ``pods/status`` and ``pods/binding`` with their own
+  kinds and verbs (no aggregated discovery: kubectl falls back to these). Undeclared
   resources answer 404, as on a real server.
+* For ``kubectl``: a ``Table`` when the Accept header asks for one
+  (``emulator_tables.py``: pods, nodes, namespaces, events, custom resources by their
+  CRD's printer columns; other kinds answer plain JSON), ``/openapi/v3`` with Kubernetes'
+  schemas and the stored CRDs' (``emulator_openapi.py``), ``fieldValidation=Strict``
+  (a field the schema lacks: 400, or 422 for a patch) and ``Warn`` (dropped, named in a
+  ``Warning`` header) on writes; without the parameter nothing is checked (a real server
+  warns and drops). A custom resource whose CRD is stored gets the schema's defaults.
 * Create (POST): ``metadata.name`` from ``generateName``, ``namespace`` from the URL
   (cluster-scoped kinds lose it), ``uid``, ``creationTimestamp``, ``generation: 1``,
   ``resourceVersion``; ``apiVersion``/``kind`` filled in. 409 AlreadyExists, 404 when
