@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import kmock
 import kopf
 import pytest
@@ -881,3 +882,57 @@ async def test_field_selectors_on_custom_resources_and_events(
         "v1", "Event", namespace, field_selector="source=policy-scheduler,type=Warning"
     )
     assert [e["metadata"]["name"] for e in events] == ["p.1", "q.1"]
+
+
+async def test_field_validation_strict_refuses_warn_drops_and_names_unknown_fields(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str
+) -> None:
+    typo = pod_body("typo")
+    typo["spec"]["containers"][0]["imagePullPolcy"] = "Always"
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    status, body = await emulator.request(
+        "POST", path, json=typo, params={"fieldValidation": "Strict"}
+    )
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert body["message"] == (
+        'Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+        'unknown field "spec.containers[0].imagePullPolcy"'
+    )
+    assert await emulator.get("v1", "Pod", "typo", namespace) is None
+
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            emulator.url + path, json=typo, params={"fieldValidation": "Warn"}
+        ) as response,
+    ):
+        assert response.status == 201
+        assert response.headers["Warning"] == (
+            '299 - "unknown field \\"spec.containers[0].imagePullPolcy\\""'
+        )
+        stored = await response.json()
+    assert stored["spec"]["containers"] == [{"name": "c", "image": "busybox"}]
+
+    # A patch is checked as sent: a null removes a field (not one it sets).
+    status, body = await emulator.request(
+        "PATCH",
+        f"{path}/typo",
+        json={"spec": {"containers": [{"name": "c", "imagePullPolcy": None, "tty": True}]}},
+        params={"fieldValidation": "Strict"},
+        content_type="application/strategic-merge-patch+json",
+    )
+    assert status == 200, body
+    status, body = await emulator.request(
+        "PATCH",
+        f"{path}/typo",
+        json={"metadata": {"labelz": {"a": "b"}}},
+        params={"fieldValidation": "Strict"},
+        content_type="application/merge-patch+json",
+    )
+    assert (status, body["reason"]) == (422, "Invalid")
+    assert body["message"].endswith('strict decoding error: unknown field "metadata.labelz"')
+    # Without the parameter, what is sent is stored (a real server would drop it, warning).
+    status, _ = await emulator.request("POST", path, json=typo | {"metadata": {"name": "kept"}})
+    kept = await emulator.get("v1", "Pod", "kept", namespace)
+    assert status == 201 and kept is not None
+    assert kept["spec"]["containers"][0]["imagePullPolcy"] == "Always"

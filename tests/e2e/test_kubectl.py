@@ -163,6 +163,13 @@ async def test_describe_pod_shows_the_pod_and_only_its_events(
     events = described[described.index("Events:") :]
     assert "Warning  FailedScheduling" in events and "3 Insufficient cpu." in events
     assert "not about web" not in events
+    # `kubectl get events`: the server's columns for events.
+    listed = (await kube.run("get", "events", "-n", namespace)).stdout.splitlines()
+    assert listed[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert sorted(line.split()[1:4] for line in listed[1:]) == [
+        ["Warning", "FailedScheduling", "pod/other"],
+        ["Warning", "FailedScheduling", "pod/web"],
+    ]
 
 
 async def test_apply_validates_the_policy_on_the_server_and_get_prints_its_columns(
