@@ -124,10 +124,14 @@ from e2e.emulator_openapi import OpenApi
 from e2e.emulator_tables import render_table, table_version
 
 __all__ = [
+    "DEFAULT_WATCH_WINDOW",
+    "FIELD_LABELS",
     "RESOURCES",
+    "SERVER_VERSION",
     "ApiEmulator",
     "BindingRecord",
     "EmulatorServer",
+    "ExpiredWatch",
     "Fault",
     "ResourceSpec",
     "Validator",
@@ -724,7 +728,7 @@ FIELD_LABELS: dict[tuple[str, str], dict[str, FieldGetter]] = {
 FIELD_ALIASES: dict[tuple[str, str], dict[str, str]] = {("", "Pod"): {"spec.host": "spec.nodeName"}}
 
 
-def _unescape_field_value(value: str, selector: str) -> str:
+def _unescape_field_value(value: str) -> str:
     """fields.UnescapeValue: ``\\``, ``,`` and ``=`` must be escaped with a backslash."""
     out, escaped = [], False
     for char in value:
@@ -766,12 +770,11 @@ def _split_field_terms(selector: str) -> list[str]:
 
 
 def field_selector_matcher(
-    selector: str | None, spec: ResourceSpec | None = None
+    selector: str | None, spec: ResourceSpec
 ) -> Callable[[Mapping[str, Any]], bool]:
     """A ``fieldSelector`` as kube-apiserver reads it: ``=``/``==``/``!=`` terms joined by
     commas, values escaped with a backslash; a field the kind does not index is a 400
-    (``field label not supported: ...``), as is a term without an operator. Without
-    ``spec`` any dotted path is accepted (for callers outside a request)."""
+    (``field label not supported: ...``), as is a term without an operator."""
     if not selector:
         return lambda obj: True
     checks: list[tuple[FieldGetter, bool, str]] = []
@@ -793,14 +796,12 @@ def field_selector_matcher(
                 400, "BadRequest", f"invalid selector: '{selector}'; can't understand '{term}'"
             )
         index, op = found
-        field, value = term[:index], _unescape_field_value(term[index + len(op) :], selector)
+        field, value = term[:index], _unescape_field_value(term[index + len(op) :])
         checks.append((_field_getter(spec, field), op != "!=", value))
     return lambda obj: all((get(obj) == value) == equal for get, equal, value in checks)
 
 
-def _field_getter(spec: ResourceSpec | None, field: str) -> FieldGetter:
-    if spec is None:
-        return _plain(field)
+def _field_getter(spec: ResourceSpec, field: str) -> FieldGetter:
     key = (spec.group, spec.kind)
     field = FIELD_ALIASES.get(key, {}).get(field, field)
     if key in FIELD_LABELS:

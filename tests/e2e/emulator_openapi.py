@@ -105,13 +105,13 @@ def _to_openapi(schema: Any) -> Any:
             out[key] = types[0] if len(types) == 1 else types
         elif key == "oneOf" and all(isinstance(v, Mapping) and "type" in v for v in value):
             # IntOrString and Quantity: a string on the wire (or a number), as upstream says.
-            types = {
+            alternatives = {
                 t
                 for v in value
                 for t in (v["type"] if isinstance(v["type"], list) else [v["type"]])
             }
             out["type"] = "string"
-            if "integer" in types:
+            if "integer" in alternatives:
                 out["format"] = "int-or-string"
                 out["x-kubernetes-int-or-string"] = True
         elif key in ("properties", "patternProperties"):

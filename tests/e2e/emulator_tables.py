@@ -386,13 +386,17 @@ def render_table(
     served version (an empty list: the default Age column).
     """
     now = datetime.datetime.now(tz=datetime.UTC)
+    row: Callable[[Obj, datetime.datetime], list[Any]]
     if crd_columns is not None:
         crd_columns = list(crd_columns) or DEFAULT_CRD_COLUMNS
         columns = _custom_columns(crd_columns)
 
-        def row(obj: Obj, now: datetime.datetime) -> list[Any]:
-            cells = [_custom_cell(c, obj, now) for c in crd_columns]
+        def custom_row(obj: Obj, now: datetime.datetime) -> list[Any]:
+            cells = [_custom_cell(c, obj, now) for c in custom]
             return [_get(obj, "metadata", "name"), *cells]
+
+        custom = list(crd_columns)
+        row = custom_row
 
     elif kind in TABLE_KINDS:
         columns_of, row = TABLE_KINDS[kind]

@@ -75,18 +75,13 @@ async def load(url: str, objects: Iterable[dict[str, Any]]) -> int:
         for obj, spec in zip(objects, specs, strict=True)
         if spec.namespaced
     }
-    namespace_objects = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-        for name in sorted(namespaces)
-    ]
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(url, timeout=timeout) as session:
-        for body in namespace_objects:
+        for name in sorted(namespaces):
+            body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
             async with session.post("/api/v1/namespaces", json=body) as response:
                 if response.status not in (201, 409):  # 409: it exists from the start
-                    raise LoadError(
-                        f"namespace {body['metadata']['name']}: {await response.text()}"
-                    )
+                    raise LoadError(f"namespace {name}: {await response.text()}")
         for obj, spec in zip(objects, specs, strict=True):
             namespace = (obj.get("metadata") or {}).get("namespace") or "default"
             path = spec.path(namespace if spec.namespaced else None)
