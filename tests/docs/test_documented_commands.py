@@ -87,6 +87,7 @@ PROBES_E2E = (
     "test_a_failing_startup_list_is_not_ready_but_alive_until_the_api_answers"
 )
 IMAGE_TEST = "tests/chart/test_image.py"
+KUBECTL_E2E = "tests/e2e/test_kubectl.py"
 
 #: Command prefix (normalised: ``.venv/bin/`` dropped, ``python3`` is ``python``) -> what
 #: exercises it: ``path::test_function`` or ``.ci/run::<text the script contains>``.
@@ -139,6 +140,7 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     # observing
     "kubectl get schedpol": (
         POLICY_STATUS_E2E,
+        f"{KUBECTL_E2E}::test_apply_validates_the_policy_on_the_server_and_get_prints_its_columns",
         f"{CRD_TEST}::test_printer_columns",
         "tests/cli/test_cli.py::test_simulate_reads_a_kind_list_and_a_policy_file",
     ),
@@ -147,7 +149,11 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "kubectl patch schedpol": (
         "tests/e2e/test_shadow.py::test_a_shadow_policy_is_compared_on_live_traffic_then_promoted",
     ),
-    "kubectl describe pod": (UNSCHEDULABLE_E2E, PREEMPTION_E2E),
+    "kubectl describe pod": (
+        UNSCHEDULABLE_E2E,
+        PREEMPTION_E2E,
+        f"{KUBECTL_E2E}::test_describe_pod_shows_the_pod_and_only_its_events",
+    ),
     "kubectl get events": (UNSCHEDULABLE_E2E, PREEMPTION_E2E),
     "kubectl get events -n shop --field-selector reason=VolumeBindingFailed": (
         f"{VOLUME_E2E}::"
@@ -185,6 +191,17 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     ),
     "docker buildx imagetools inspect python:3.11-slim": (
         f"{IMAGE_TEST}::test_the_base_image_is_pinned_by_digest",
+    ),
+    # kubectl without a cluster (README "Tests"): the emulator served on a port
+    "python tests/e2e/serve.py": (
+        f"{KUBECTL_E2E}::test_the_serve_command_starts_an_emulator_kubectl_can_use",
+    ),
+    "export KUBECONFIG=": (
+        f"{KUBECTL_E2E}::test_the_serve_command_starts_an_emulator_kubectl_can_use",
+    ),
+    "kubectl get nodes,pods -A": (f"{KUBECTL_E2E}::test_get_nodes_and_pods_in_every_namespace",),
+    "kubectl apply -f examples/policies/bin-packing.yaml": (
+        f"{KUBECTL_E2E}::test_apply_validates_the_policy_on_the_server_and_get_prints_its_columns",
     ),
     # the operator and explain, which need a cluster
     "policy-scheduler run": (

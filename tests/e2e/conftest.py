@@ -21,17 +21,24 @@ Fixtures:
   patch_type='merge'|'strategic'|'json')``, ``replace(obj, subresource=None)``,
   ``delete(...)``, ``bind(namespace, pod, node) -> (status, body)``,
   ``wait_for(api_version, kind, name, namespace, predicate, timeout=5)``,
-  ``watch(api_version, kind, namespace=None, label_selector=, field_selector=)`` (an
-  async iterator of events), ``request(method, path, json=, params=, content_type=)
-  -> (status, body)``,
+  ``list_body(...)`` (the whole LIST answer, with its ``metadata.resourceVersion``),
+  ``watch(api_version, kind, namespace=None, label_selector=, field_selector=,
+  resource_version=)`` (an async iterator of events: the current objects first without
+  a version, only later events from one), ``request(method, path, json=, params=,
+  content_type=, headers=) -> (status, body)``,
   ``.bindings`` (list of ``BindingRecord(namespace, pod, node, status, time, uid)``,
   every binding attempt in order; skips the test on a real cluster).
 * ``emulator_server`` -> ``EmulatorServer`` (skips on a real cluster): ``.url``,
   ``.emulator`` (the KMock handler: ``.objects``, ``.validators``, KMock DSL),
   ``.bindings``, ``.call(fn)`` to run ``fn(emulator)`` inside the emulator's loop (use it
   for anything beyond reading ``bindings``), ``.disconnect_watches()``,
+  ``.hold_watches()``/``.release_watches()`` (reconnecting watches wait meanwhile, so that
+  clients fall behind), ``.expired_watches`` (every watch answered "410 Expired"),
   ``.set_validator(fn, resource=...)``, ``.unexpected_errors`` (the emulator's own 500s;
   a test fails at teardown if there are any).
+* ``watch_window`` -> how many events per resource a watch can resume over (10 000);
+  parametrize it (``@pytest.mark.parametrize("watch_window", [3])``) to reach the
+  "410 Expired" path with a few writes.
 * ``policy_validator`` -> ``None``; override it (conftest or module) to validate
   SchedulingPolicies on every write with ``fn(obj) -> list[str]`` (422 when non-empty).
 * ``kubeconfig`` -> ``Path`` of a kubeconfig for the emulator (or the session's one),
@@ -72,7 +79,7 @@ from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.config import kube_config as k8s_kube_config
 
-from e2e.emulator import EmulatorServer, Validator
+from e2e.emulator import DEFAULT_WATCH_WINDOW, EmulatorServer, Validator
 from e2e.harness import KubeClient, run_kopf_in_thread, write_kubeconfig
 
 # Captured when pytest imports this conftest (collection), before any test touches the env.
@@ -92,11 +99,18 @@ def policy_validator() -> Validator | None:
 
 
 @pytest.fixture
-def _emulator_server(policy_validator: Validator | None) -> Iterator[EmulatorServer | None]:
+def watch_window() -> int:
+    return DEFAULT_WATCH_WINDOW
+
+
+@pytest.fixture
+def _emulator_server(
+    policy_validator: Validator | None, watch_window: int
+) -> Iterator[EmulatorServer | None]:
     if SESSION_KUBECONFIG:
         yield None
         return
-    with EmulatorServer(validator=policy_validator) as server:
+    with EmulatorServer(validator=policy_validator, watch_window=watch_window) as server:
         yield server
         errors = server.unexpected_errors
         if errors:  # the emulator's own bugs (500s), not the API errors it is meant to answer

@@ -9,9 +9,18 @@ keeps KMock's storage, watch buses, discovery and DSL, and replaces the write pa
 
 What it emulates (and how it differs from a real kube-apiserver):
 
-* Discovery for the resources in ``RESOURCES`` (``/api``, ``/apis``, ``/api/v1``,
-  ``/apis/GROUP/VERSION``), incl. ``pods/status`` and ``pods/binding``. Undeclared
+* Discovery as kube-apiserver (v1.30, ``SERVER_VERSION``) serves it for the resources in
+  ``RESOURCES`` (``/version``, ``/api``, ``/api/v1``, ``/apis``, ``/apis/GROUP``,
+  ``/apis/GROUP/VERSION``), incl. ``pods/status`` and ``pods/binding`` with their own
+  kinds and verbs (no aggregated discovery: kubectl falls back to these). Undeclared
   resources answer 404, as on a real server.
+* For ``kubectl``: a ``Table`` when the Accept header asks for one
+  (``emulator_tables.py``: pods, nodes, namespaces, events, custom resources by their
+  CRD's printer columns; other kinds answer plain JSON), ``/openapi/v3`` with Kubernetes'
+  schemas and the stored CRDs' (``emulator_openapi.py``), ``fieldValidation=Strict``
+  (a field the schema lacks: 400, or 422 for a patch) and ``Warn`` (dropped, named in a
+  ``Warning`` header) on writes; without the parameter nothing is checked (a real server
+  warns and drops). A custom resource whose CRD is stored gets the schema's defaults.
 * Create (POST): ``metadata.name`` from ``generateName``, ``namespace`` from the URL
   (cluster-scoped kinds lose it), ``uid``, ``creationTimestamp``, ``generation: 1``,
   ``resourceVersion``; ``apiVersion``/``kind`` filled in. 409 AlreadyExists, 404 when
@@ -37,26 +46,33 @@ What it emulates (and how it differs from a real kube-apiserver):
   no-op: same resourceVersion, no watch event (as on a real server).
 * Delete: immediate (there is no kubelet, so no graceful pod termination) unless
   finalizers are present; then ``deletionTimestamp`` is set and the object goes away
-  when the last finalizer is removed. No cascading (deleting a namespace does not
-  delete its objects), no garbage collection by ownerReferences.
+  when the last finalizer is removed (one DELETED event, no MODIFIED). No cascading
+  (deleting a namespace does not delete its objects), no garbage collection by
+  ownerReferences.
 * ``POST /api/v1/namespaces/NS/pods/NAME/binding``: see ``_serve_binding``; every
   attempt is recorded in ``binding_log`` (``BindingRecord``).
 * Validation hooks (``validator_from_crd(path)`` builds one from a CRD's
   openAPIV3Schema): ``validators[resource](obj) -> list[str]`` run on the object as it
   would be stored (after the patch is applied, not the patch body) on create,
   patch, replace and status writes; any message -> 422 Invalid with the messages.
-* List: ``labelSelector`` / ``fieldSelector`` (equality, set-based, existence), the
-  current ``metadata.resourceVersion``, ``limit``/``continue`` pagination.
-* Watch: see ``_serve_watch``. IMPORTANT: every watch request (every reconnect)
-  first replays every current object as ``ADDED``, whatever ``resourceVersion`` the
-  client asked to resume from, then streams live events. A replay is a snapshot
-  taken when the watch connects; the client may process it after it has already
-  written newer versions itself (e.g. Kopf reconnects, snapshots a pod, the
-  scheduler binds it, then Kopf delivers the older replayed ``ADDED``, then the
-  ``MODIFIED``). Consumers must compare ``resourceVersion`` or tolerate stale
-  replays. ``timeoutSeconds`` ends the stream; ``disconnect_watches()`` ends all
-  streams on demand (to test reconnects). Selectors are honoured, incl. the
-  ADDED/DELETED transitions when an object starts/stops matching.
+* List: ``labelSelector`` (equality, set-based, existence) and ``fieldSelector`` (the
+  fields kube-apiserver indexes per kind, ``FIELD_LABELS``; ``=``, ``==``, ``!=``,
+  comma-joined; any other field is a 400 as on a real server), the collection's
+  ``metadata.resourceVersion`` (the latest handed out), ``limit``/``continue``
+  pagination. A LIST always serves the latest state (``resourceVersion`` and
+  ``resourceVersionMatch`` are not honoured: no reads of older versions).
+* Watch: see ``_serve_watch``. As kube-apiserver's watch cache: without a
+  ``resourceVersion`` (or with "0") the current objects come first as ``ADDED``; from a
+  version N (a LIST's, or the last event a client saw) only the events after N,
+  DELETED included, while N is within the last ``watch_window`` events of that
+  resource, else one ``ERROR`` event with a ``410 Expired`` Status (the client must
+  LIST again; each is recorded in ``expired_watches``). The informer pattern (LIST,
+  then WATCH from the list's version, resume from the last event's version after a
+  disconnect) thus sees every change exactly once. ``timeoutSeconds`` ends the
+  stream; ``disconnect_watches()`` ends all streams on demand, ``hold_watches()`` /
+  ``release_watches()`` keep reconnecting clients waiting (so that they fall behind).
+  Selectors are honoured, incl. the ADDED/DELETED transitions when an object
+  starts/stops matching.
 
 KMock 0.8 misparses ``/api/v1/namespaces[/NAME]`` (namespaces can be neither listed nor
 watched); importing this module fixes its URL parser process-wide (see ``_parse_path``).
@@ -81,6 +97,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import copy
 import dataclasses
 import datetime
@@ -103,16 +120,24 @@ import kmock
 from kmock._internal import dsl as kmock_dsl
 from kmock._internal import parsing, rendering  # internals: see _parse_path() below
 
+from e2e.emulator_openapi import OpenApi
+from e2e.emulator_tables import render_table, table_version
+
 __all__ = [
+    "DEFAULT_WATCH_WINDOW",
+    "FIELD_LABELS",
     "RESOURCES",
+    "SERVER_VERSION",
     "ApiEmulator",
     "BindingRecord",
     "EmulatorServer",
+    "ExpiredWatch",
     "Fault",
     "ResourceSpec",
     "Validator",
     "find_resource",
     "validator_from_crd",
+    "write_kubeconfig",
 ]
 
 Validator = Callable[[Mapping[str, Any]], Iterable[str]]
@@ -134,6 +159,8 @@ class ResourceSpec:
     subresources: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
     categories: tuple[str, ...] = ()
+    #: Served from a CustomResourceDefinition (field selectors and tables follow CRD rules).
+    custom: bool = False
 
     @property
     def api_version(self) -> str:
@@ -242,10 +269,21 @@ RESOURCES: tuple[ResourceSpec, ...] = (
         ("schedpol",),
         ("status",),
         categories=("policy-scheduler",),
+        custom=True,
     ),
 )
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+#: The Kubernetes version the emulator says it is (``/version``): the one whose API
+#: behaviour it follows (field selectors, watch cache, discovery).
+SERVER_VERSION = "v1.30.0"
+
+#: Subresource -> (its kind when not the parent's, its verbs), as discovery lists them.
+SUBRESOURCES: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "status": (None, ("get", "patch", "update")),
+    "binding": ("Binding", ("create",)),
+}
 
 
 def find_resource(api_version: str, kind_or_plural: str) -> ResourceSpec:
@@ -350,6 +388,73 @@ class Fault:
 
 class _WatchClosed(Exception):
     """Put into a bus to end the watch streams consuming it (server-side disconnect)."""
+
+
+#: How many events per resource a watch can resume over, unless told otherwise. A real
+#: kube-apiserver keeps a watch cache per resource (100 events at first, more under load,
+#: about 75 s of history); this is generous so that only tests that ask for it see a 410.
+DEFAULT_WATCH_WINDOW = 10_000
+
+
+@dataclasses.dataclass
+class _History:
+    """The events of one resource a watch can resume over (the watch cache's ring buffer).
+
+    ``floor`` is the oldest resourceVersion a watch may resume from: 0 while nothing was
+    dropped, then the version just before the oldest retained event (the cacher's
+    ``oldest - 1``): a watch from an older one gets "410 Expired".
+    """
+
+    capacity: int
+    events: collections.deque[tuple[int, dict[str, Any]]] = dataclasses.field(
+        default_factory=collections.deque
+    )
+    floor: int = 0
+
+    def append(self, rv: int, event: dict[str, Any]) -> None:
+        self.events.append((rv, event))
+        while len(self.events) > self.capacity:
+            dropped, _ = self.events.popleft()
+            self.floor = self.events[0][0] - 1 if self.events else dropped
+
+    def since(self, rv: int) -> list[dict[str, Any]]:
+        """The events after ``rv``, oldest first (the caller checked ``rv >= floor``)."""
+        newer: list[dict[str, Any]] = []
+        for event_rv, event in reversed(self.events):
+            if event_rv <= rv:
+                break
+            newer.append(event)
+        newer.reverse()
+        return newer
+
+
+@dataclasses.dataclass(frozen=True)
+class ExpiredWatch:
+    """A watch refused with "410 Expired": it asked for events the emulator no longer has."""
+
+    resource: str  # the ResourceSpec key, e.g. "v1/pods"
+    requested: int  # the resourceVersion the client asked to resume from
+    floor: int  # the oldest one it could have resumed from
+
+
+def _status(code: int, reason: str, message: str, **details: Any) -> dict[str, Any]:
+    """A v1 Status object, as in an error response or a watch ERROR event."""
+    status: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if details:
+        status["details"] = details
+    return status
+
+
+def _header(request: rendering.Request, name: str) -> str:
+    return next((v for k, v in request.headers.items() if k.lower() == name.lower()), "")
 
 
 def _now() -> str:
@@ -559,17 +664,162 @@ def _field_value(obj: Mapping[str, Any], path: str) -> str:
     return str(value)
 
 
-def field_selector_matcher(selector: str | None) -> Callable[[Mapping[str, Any]], bool]:
+FieldGetter = Callable[[Mapping[str, Any]], str]
+
+
+def _plain(path: str) -> FieldGetter:
+    return lambda obj: _field_value(obj, path)
+
+
+def _flag(path: str) -> FieldGetter:
+    # strconv.FormatBool of a Go bool: an absent field is false, not "".
+    return lambda obj: _field_value(obj, path) or "false"
+
+
+def _count(path: str) -> FieldGetter:
+    # An absent int32 is 0 in the Go struct the field set is built from.
+    return lambda obj: _field_value(obj, path) or "0"
+
+
+def _first_pod_ip(obj: Mapping[str, Any]) -> str:
+    ips = (obj.get("status") or {}).get("podIPs") or []
+    first = ips[0] if ips and isinstance(ips[0], Mapping) else {}
+    return str(first.get("ip") or "")
+
+
+_NAME = {"metadata.name": _plain("metadata.name")}
+_NAME_NS = _NAME | {"metadata.namespace": _plain("metadata.namespace")}
+
+#: The field labels kube-apiserver (v1.30) accepts per kind, and how each object's value is
+#: computed (pkg/apis/core/v1/conversion.go's AddFieldLabelConversionFunc and the kinds'
+#: ToSelectableFields). Kinds not listed accept metadata.name/metadata.namespace only
+#: (runtime.DefaultMetaV1FieldSelectorConversion); custom resources metadata.name, and
+#: metadata.namespace when namespaced (apiextensions' crConverter).
+FIELD_LABELS: dict[tuple[str, str], dict[str, FieldGetter]] = {
+    ("", "Pod"): _NAME_NS
+    | {
+        "spec.nodeName": _plain("spec.nodeName"),
+        "spec.restartPolicy": _plain("spec.restartPolicy"),
+        "spec.schedulerName": _plain("spec.schedulerName"),
+        "spec.serviceAccountName": _plain("spec.serviceAccountName"),
+        "spec.hostNetwork": _flag("spec.hostNetwork"),
+        "status.phase": _plain("status.phase"),
+        "status.podIP": _first_pod_ip,
+        "status.podIPs": lambda obj: "",  # accepted, but not in the pod's field set
+        "status.nominatedNodeName": _plain("status.nominatedNodeName"),
+    },
+    ("", "Node"): _NAME | {"spec.unschedulable": _flag("spec.unschedulable")},
+    ("", "Namespace"): _NAME | {"status.phase": _plain("status.phase")},
+    ("", "Event"): _NAME_NS
+    | {
+        f"involvedObject.{f}": _plain(f"involvedObject.{f}")
+        for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+    }
+    | {
+        "reason": _plain("reason"),
+        "reportingComponent": _plain("reportingComponent"),
+        "source": _plain("source.component"),
+        "type": _plain("type"),
+    },
+    ("", "ReplicationController"): _NAME_NS | {"status.replicas": _count("status.replicas")},
+    ("apps", "ReplicaSet"): _NAME_NS | {"status.replicas": _count("status.replicas")},
+}
+#: Old names a kind still accepts for a field (v1 clients sent spec.host).
+FIELD_ALIASES: dict[tuple[str, str], dict[str, str]] = {("", "Pod"): {"spec.host": "spec.nodeName"}}
+
+
+def _unescape_field_value(value: str) -> str:
+    """fields.UnescapeValue: ``\\``, ``,`` and ``=`` must be escaped with a backslash."""
+    out, escaped = [], False
+    for char in value:
+        if escaped:
+            if char not in "\\,=":
+                raise _error(
+                    400, "BadRequest", f"invalid field selector: invalid escape sequence: \\{char}"
+                )
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in ",=":
+            raise _error(
+                400,
+                "BadRequest",
+                f"invalid field selector: unescaped character in value: {ord(char)}",
+            )
+        else:
+            out.append(char)
+    if escaped:
+        raise _error(400, "BadRequest", "invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
+
+
+def _split_field_terms(selector: str) -> list[str]:
+    """fields.splitTerms: commas split terms unless escaped with a backslash."""
+    terms, start, escaped = [], 0, False
+    for i, char in enumerate(selector):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == ",":
+            terms.append(selector[start:i])
+            start = i + 1
+    terms.append(selector[start:])
+    return terms
+
+
+def field_selector_matcher(
+    selector: str | None, spec: ResourceSpec
+) -> Callable[[Mapping[str, Any]], bool]:
+    """A ``fieldSelector`` as kube-apiserver reads it: ``=``/``==``/``!=`` terms joined by
+    commas, values escaped with a backslash; a field the kind does not index is a 400
+    (``field label not supported: ...``), as is a term without an operator."""
     if not selector:
         return lambda obj: True
-    checks: list[tuple[str, bool, str]] = []
-    for term in _split_terms(selector):
-        m = re.match(r"^([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*)$", term)
-        if not m:
-            raise _error(400, "BadRequest", f"invalid field selector: {term!r}")
-        checks.append((m.group(1), m.group(2) != "!=", m.group(3).strip()))
-    return lambda obj: all(
-        (_field_value(obj, path) == value) == positive for path, positive, value in checks
+    checks: list[tuple[FieldGetter, bool, str]] = []
+    for term in _split_field_terms(selector):
+        if not term:
+            continue
+        # fields.splitTerm: the first operator found splits the term ("!=" before "==", "=").
+        found = next(
+            (
+                (i, op)
+                for i in range(len(term))
+                for op in ("!=", "==", "=")
+                if term.startswith(op, i)
+            ),
+            None,
+        )
+        if found is None:
+            raise _error(
+                400, "BadRequest", f"invalid selector: '{selector}'; can't understand '{term}'"
+            )
+        index, op = found
+        field, value = term[:index], _unescape_field_value(term[index + len(op) :])
+        checks.append((_field_getter(spec, field), op != "!=", value))
+    return lambda obj: all((get(obj) == value) == equal for get, equal, value in checks)
+
+
+def _field_getter(spec: ResourceSpec, field: str) -> FieldGetter:
+    key = (spec.group, spec.kind)
+    field = FIELD_ALIASES.get(key, {}).get(field, field)
+    if key in FIELD_LABELS:
+        known = FIELD_LABELS[key]
+        if field in known:
+            return known[field]
+        raise _error(400, "BadRequest", f"field label not supported: {field}")
+    if spec.custom:
+        known = _NAME_NS if spec.namespaced else _NAME
+        if field in known:
+            return known[field]
+        raise _error(400, "BadRequest", f"field label not supported: {field}")
+    if field in _NAME_NS:
+        return _NAME_NS[field]
+    raise _error(
+        400,
+        "BadRequest",
+        f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"',
     )
 
 
@@ -588,6 +838,8 @@ class ApiEmulator(kmock.KubernetesEmulator):
     validators: dict[str, Validator] = attrs.field(factory=dict)
     resource_specs: Sequence[ResourceSpec] = RESOURCES
     initial_namespaces: Sequence[str] = INITIAL_NAMESPACES
+    #: Events per resource a watch can resume over (see ``_serve_watch``).
+    watch_window: int = DEFAULT_WATCH_WINDOW
 
     # Every pods/binding request (read via .bindings from any thread).
     binding_log: list[BindingRecord] = attrs.field(factory=list, init=False)
@@ -598,11 +850,24 @@ class ApiEmulator(kmock.KubernetesEmulator):
     _specs: dict[kmock.resource, ResourceSpec] = attrs.field(factory=dict, init=False)
     _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
     _last_rv: int = attrs.field(default=0, init=False)
+    #: The events a watch can resume over, per resource.
+    _histories: dict[kmock.resource, _History] = attrs.field(factory=dict, init=False)
+    #: Watches refused with "410 Expired", in order (read them in the emulator's loop).
+    expired_watches: list[ExpiredWatch] = attrs.field(factory=list, init=False)
+    #: Cleared by ``hold_watches()``: new watch requests then wait, unanswered.
+    _watch_gate: asyncio.Event = attrs.field(factory=asyncio.Event, init=False)
+    _openapi: OpenApi = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # The parent registers discovery and the fallbacks for LIST/WATCH/FETCH/CREATE/UPDATE/DELETE
         # as bound methods (self._serve_list...), so the overrides below serve them.
         super().__attrs_post_init__()
+        if self.watch_window < 1:
+            raise ValueError(f"watch_window must be at least 1, got {self.watch_window}")
+        self._watch_gate.set()
+        self._openapi = OpenApi(self.resource_specs, SERVER_VERSION, self._crd_schema)
+        self.fallback["get /openapi/v3"] << self._serve_openapi_root
+        self.fallback["get", re.compile(r"/openapi/v3/.+")] << self._serve_openapi_document
         self.fallback[kmock.method.PUT] << self._serve_replace
         self.fallback[kmock.method.POST, kmock.subresource("binding")] << self._serve_binding
         if self.validator is not None:
@@ -623,6 +888,164 @@ class ApiEmulator(kmock.KubernetesEmulator):
             self.objects[ns_spec.resource, None, name] = self._fill_new(
                 {"metadata": {"name": name}}, ns_spec
             )
+
+    async def _render_error(self, exc: Exception) -> aiohttp.web.StreamResponse:
+        # An API error as kube-apiserver sends it: a Status, details only when there are
+        # some (KMock would put its traceback there). The emulator's own failures keep it.
+        if not isinstance(exc, kmock.KubernetesError):
+            return await super()._render_error(exc)
+        details = dict(exc.details or {})
+        reason, message = exc.reason or "", exc.message or ""
+        if isinstance(exc, kmock.KubernetesNotFoundError):  # KMock's own 404s (URL unknown)
+            reason, message = "NotFound", "the server could not find the requested resource"
+        status = _status(exc.status, reason, message, **details)
+        return aiohttp.web.json_response(status, status=exc.status)
+
+    # -- discovery ---------------------------------------------------------------------------
+    # KMock's own discovery names the core group version "/v1" (kubectl then finds no core
+    # kind) and gives every subresource its parent's kind and verbs. These serve the
+    # documents kube-apiserver serves, built from ``resource_specs``.
+
+    async def _serve_server_version(self, request: rendering.Request) -> rendering.Payload:
+        major, minor, _ = SERVER_VERSION.lstrip("v").split(".", 2)
+        return {
+            "major": major,
+            "minor": minor,
+            "gitVersion": SERVER_VERSION,
+            "gitCommit": "0000000000000000000000000000000000000000",
+            "gitTreeState": "clean",
+            "buildDate": "2024-04-17T00:00:00Z",
+            "goVersion": "go1.22.2",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        }
+
+    async def _serve_root(self, request: rendering.Request) -> rendering.Payload:
+        paths = {"/api", "/api/v1", "/apis", "/openapi/v3", "/version"}
+        for group, versions in self._groups().items():
+            paths.add(f"/apis/{group}")
+            paths.update(f"/apis/{group}/{version}" for version in versions)
+        return {"paths": sorted(paths)}
+
+    async def _serve_api(self, request: rendering.Request) -> rendering.Payload:
+        raw = request._raw_request
+        address = raw.host if raw is not None else "127.0.0.1"
+        return {
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}],
+        }
+
+    def _groups(self) -> dict[str, list[str]]:
+        """Group -> its versions, in the order ``resource_specs`` names them (core excluded)."""
+        groups: dict[str, list[str]] = {}
+        for spec in self.resource_specs:
+            if spec.group and spec.version not in groups.setdefault(spec.group, []):
+                groups[spec.group].append(spec.version)
+        return groups
+
+    @staticmethod
+    def _group_document(group: str, versions: Sequence[str]) -> dict[str, Any]:
+        listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"name": group, "versions": listed, "preferredVersion": listed[0]}
+
+    async def _serve_apis(self, request: rendering.Request) -> rendering.Payload:
+        return {
+            "kind": "APIGroupList",
+            "apiVersion": "v1",
+            "groups": [self._group_document(g, vs) for g, vs in self._groups().items()],
+        }
+
+    async def _serve_group(self, request: rendering.Request) -> rendering.Payload:
+        group = request.resource.group if request.resource is not None else None
+        versions = self._groups().get(group or "")
+        if not versions:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        return {
+            "kind": "APIGroup",
+            "apiVersion": "v1",
+            **self._group_document(group or "", versions),
+        }
+
+    async def _serve_version(self, request: rendering.Request) -> rendering.Payload:
+        group = request.resource.group if request.resource is not None else None
+        version = request.resource.version if request.resource is not None else None
+        specs = [s for s in self.resource_specs if (s.group, s.version) == (group, version)]
+        if not specs:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        resources: list[dict[str, Any]] = []
+        for spec in specs:
+            entry: dict[str, Any] = {
+                "name": spec.plural,
+                "singularName": spec.singular,
+                "namespaced": spec.namespaced,
+                "kind": spec.kind,
+                "verbs": list(spec.verbs),
+            }
+            if spec.shortnames:
+                entry["shortNames"] = list(spec.shortnames)
+            if spec.categories:
+                entry["categories"] = list(spec.categories)
+            resources.append(entry)
+            for sub in spec.subresources:
+                kind, verbs = SUBRESOURCES.get(sub, (None, ("get", "patch", "update")))
+                resources.append(
+                    {
+                        "name": f"{spec.plural}/{sub}",
+                        "singularName": "",
+                        "namespaced": spec.namespaced,
+                        "kind": kind or spec.kind,
+                        "verbs": list(verbs),
+                    }
+                )
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": specs[0].api_version,
+            "resources": resources,
+        }
+
+    async def _serve_openapi_root(self, request: rendering.Request) -> rendering.Payload:
+        async with self._lock:  # the CRDs' schemas are read: not while one is written
+            return self._openapi.root()
+
+    async def _serve_openapi_document(self, request: rendering.Request) -> rendering.Payload:
+        raw = request._raw_request
+        parts = (raw.path if raw is not None else "").split("/")[3:]  # "", openapi, v3
+        document = None
+        if len(parts) == 2 and parts[0] == "api":
+            document = self._openapi.document("", parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            document = self._openapi.document(parts[1], parts[2])
+        if document is None:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        return document
+
+    def _check_fields(
+        self, request: rendering.Request, spec: ResourceSpec, body: Any, *, patch: bool = False
+    ) -> tuple[Any, dict[str, str]]:
+        """``fieldValidation``: Strict refuses a body with fields the kind's schema lacks;
+        Warn drops them and names them in a Warning header. Returns the body to use and the
+        headers to answer with. Without the parameter nothing is checked (kube-apiserver
+        then warns and drops; here that would cost every write a schema walk)."""
+        directive = request.params.get("fieldValidation") or ""
+        if directive not in ("Strict", "Warn") or not isinstance(body, Mapping):
+            return body, {}
+        body = copy.deepcopy(dict(body))
+        unknown = self._openapi.unknown_fields(spec, body, patch=patch, prune=True)
+        if not unknown:
+            return body, {}
+        if directive == "Warn":
+            warnings = ", ".join(f'299 - "unknown field \\"{f}\\""' for f in unknown)
+            return body, {"Warning": warnings}
+        error = "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in unknown)
+        if patch:
+            raise _error(422, "Invalid", f'{spec.kind} "{request.name}" is invalid: patch: {error}')
+        raise _error(
+            400,
+            "BadRequest",
+            f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: {error}',
+        )
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -735,7 +1158,15 @@ class ApiEmulator(kmock.KubernetesEmulator):
         obj: Mapping[str, Any],
         old: Mapping[str, Any] | None = None,
     ) -> None:
-        await self._buses[spec.resource].put({"type": type_, "object": dict(obj), "old": old})
+        event = {"type": type_, "object": dict(obj), "old": old}
+        self._history(spec).append(int(obj["metadata"]["resourceVersion"]), event)
+        await self._buses[spec.resource].put(event)
+
+    def _history(self, spec: ResourceSpec) -> _History:
+        history = self._histories.get(spec.resource)
+        if history is None:
+            history = self._histories[spec.resource] = _History(self.watch_window)
+        return history
 
     async def _store_update(
         self,
@@ -767,6 +1198,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
             old.get("apiVersion", spec.api_version),
             old.get("kind", spec.kind),
         )
+        self._openapi.apply_defaults(spec, new)
         meta = new["metadata"] = dict(new.get("metadata") or {})
         old_meta = old.get("metadata") or {}
         for field in (
@@ -795,10 +1227,14 @@ class ApiEmulator(kmock.KubernetesEmulator):
         meta["resourceVersion"] = self._next_rv()
         obj = self.objects[self._key(spec, namespace, name)]
         obj.history.append(new)
-        await self._emit(spec, "MODIFIED", new, old)
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            # The last finalizer gone: the API server deletes instead of updating (one
+            # DELETED event, no MODIFIED before it; a watch resumed from a MODIFIED's
+            # version would otherwise skip a DELETED carrying the same version).
             obj.delete()
             await self._emit(spec, "DELETED", new)
+        else:
+            await self._emit(spec, "MODIFIED", new, old)
         return new
 
     # -- reading -----------------------------------------------------------------------------
@@ -813,11 +1249,57 @@ class ApiEmulator(kmock.KubernetesEmulator):
             obj = self._current(spec, request.namespace, request.name or "")
             if obj is None:
                 raise self._not_found(spec, request.name or "")
-            return obj.raw
+            raw = obj.raw
+        table = self._table(request, spec, [raw], raw["metadata"].get("resourceVersion", ""))
+        return raw if table is None else table
 
-    def _matcher(self, request: rendering.Request) -> Callable[[Mapping[str, Any]], bool]:
+    def _table(
+        self,
+        request: rendering.Request,
+        spec: ResourceSpec,
+        items: Sequence[Mapping[str, Any]],
+        resource_version: str,
+        continue_token: str = "",
+    ) -> dict[str, Any] | None:
+        """The Table ``kubectl get`` asks for in its Accept header, if there is a printer."""
+        version = table_version(_header(request, "Accept"))
+        if version is None:
+            return None
+        columns: list[Mapping[str, Any]] | None = None
+        if spec.custom:
+            columns = list((self._crd_version(spec) or {}).get("additionalPrinterColumns") or [])
+        return render_table(
+            version,
+            (spec.group, spec.kind),
+            items,
+            resource_version,
+            include_object=request.params.get("includeObject") or "Metadata",
+            crd_columns=columns,
+            continue_token=continue_token,
+        )
+
+    def _crd_version(self, spec: ResourceSpec) -> Mapping[str, Any] | None:
+        """The stored CRD's entry for a custom resource's version (None if no CRD)."""
+        crd_spec = self._specs.get(
+            kmock.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        )
+        if crd_spec is None:
+            return None
+        crd = self._current(crd_spec, None, f"{spec.plural}.{spec.group}")
+        if crd is None:
+            return None
+        versions = (crd.raw.get("spec") or {}).get("versions") or []
+        return next((v for v in versions if v.get("name") == spec.version), None)
+
+    def _crd_schema(self, spec: Any) -> Mapping[str, Any] | None:
+        version = self._crd_version(spec)
+        return ((version or {}).get("schema") or {}).get("openAPIV3Schema")
+
+    def _matcher(
+        self, request: rendering.Request, spec: ResourceSpec
+    ) -> Callable[[Mapping[str, Any]], bool]:
         labels = label_selector_matcher(request.params.get("labelSelector"))
-        fields = field_selector_matcher(request.params.get("fieldSelector"))
+        fields = field_selector_matcher(request.params.get("fieldSelector"), spec)
         namespace, name = request.namespace, request.name
 
         def matcher(obj: Mapping[str, Any]) -> bool:
@@ -847,7 +1329,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
 
     async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
         spec = self._spec_of(request)
-        matcher = self._matcher(request)
+        matcher = self._matcher(request, spec)
         async with self._lock:
             items = self._snapshot(spec, matcher)
             rv = str(self._last_rv)
@@ -865,6 +1347,9 @@ class ApiEmulator(kmock.KubernetesEmulator):
             cont = base64.urlsafe_b64encode(
                 json.dumps([last.get("namespace") or "", last["name"]]).encode()
             ).decode()
+        table = self._table(request, spec, items, rv, cont)
+        if table is not None:
+            return table
         return {
             "apiVersion": spec.api_version,
             "kind": f"{spec.kind}List",
@@ -873,26 +1358,73 @@ class ApiEmulator(kmock.KubernetesEmulator):
         }
 
     async def _serve_watch(self, request: rendering.Request) -> AsyncIterator[rendering.Payload]:
-        """Replay all matching objects as ADDED, then stream the live events.
+        """A watch, as kube-apiserver's watch cache serves it.
 
-        Unlike KMock's own watch, the bus position is marked under the same lock as the
-        snapshot, so no event between the snapshot and the subscription is lost.
-        ``resourceVersion`` is ignored (the replay always happens, see the module doc).
-        ``timeoutSeconds`` ends the stream (an event arriving exactly at the deadline may
-        be lost to that stream; the next connection replays the state anyway, though not
-        deletions). ``sendInitialEvents=true`` adds the initial-events-end BOOKMARK.
+        Where it starts depends on ``resourceVersion``:
+
+        * absent, ``""`` or ``"0"``: every matching object as ``ADDED`` (a snapshot taken
+          under the lock, so nothing between it and the live stream is lost), then the
+          live events; ``sendInitialEvents=true`` adds the initial-events-end BOOKMARK;
+        * ``N``: the events after N, DELETED included (from the resource's history of the
+          last ``watch_window`` events), then the live ones: nothing is replayed, which is
+          what a client resuming a watch, or watching from a LIST's version, expects;
+        * ``N`` older than the history: HTTP 200 and one ``ERROR`` event carrying a Status
+          ``410 Expired`` ("too old resource version: N (FLOOR)"), then the end of the
+          stream, as the cacher answers (the client must LIST again);
+        * ``N`` newer than any version handed out: an ``ERROR`` event ``504 Timeout``
+          ("Too large resource version") at once (a real server first waits 3 s for its
+          cache to catch up; this one is never behind).
+
+        Selectors apply to the events: an object that starts matching is sent as ADDED,
+        one that stops as DELETED. A bad selector or resourceVersion is a 400 before any
+        byte is streamed. ``timeoutSeconds`` ends the stream (an event arriving exactly at
+        the deadline may be lost to that stream; a client resuming from the last version
+        it saw gets it). ``hold_watches()`` makes new watches wait before answering.
         """
         spec = self._spec_of(request)
-        matcher = self._matcher(request)
+        matcher = self._matcher(request, spec)
+        since = self._watch_start(request)
+        await self._watch_gate.wait()
         bus = self._buses[spec.resource]
         yield b""  # send the headers now, even if nothing happens for a while
+        error: dict[str, Any] | None = None
+        initial: list[dict[str, Any]] = []
         async with self._lock:
             marker = await bus.mark()
-            items = self._snapshot(spec, matcher)
             rv = str(self._last_rv)
+            if since is None:
+                initial = [
+                    {"type": "ADDED", "object": item} for item in self._snapshot(spec, matcher)
+                ]
+            elif since > self._last_rv:
+                error = _status(
+                    504,
+                    "Timeout",
+                    f"Timeout: Too large resource version: {since}, current: {self._last_rv}",
+                    causes=[
+                        {
+                            "reason": "ResourceVersionTooLarge",
+                            "message": "Too large resource version",
+                        }
+                    ],
+                    retryAfterSeconds=1,
+                )
+            else:
+                history = self._history(spec)
+                if since < history.floor:
+                    error = _status(
+                        410, "Expired", f"too old resource version: {since} ({history.floor})"
+                    )
+                    self.expired_watches.append(ExpiredWatch(spec.key, since, history.floor))
+                else:
+                    seen = (self._visible(e, matcher) for e in history.since(since))
+                    initial = [event for event in seen if event is not None]
         try:
-            for item in items:
-                yield {"type": "ADDED", "object": item}
+            if error is not None:
+                yield {"type": "ERROR", "object": error}
+                return
+            for event in initial:
+                yield event
             if request.params.get("sendInitialEvents") == "true":
                 yield {
                     "type": "BOOKMARK",
@@ -922,21 +1454,60 @@ class ApiEmulator(kmock.KubernetesEmulator):
                         )
                 except (_WatchClosed, TimeoutError):
                     return
-                new_ok = matcher(event["object"])
-                old_ok = event.get("old") is not None and matcher(event["old"])
-                if event["type"] == "MODIFIED" and new_ok and not old_ok:
-                    yield {"type": "ADDED", "object": event["object"]}
-                elif event["type"] == "MODIFIED" and old_ok and not new_ok:
-                    yield {"type": "DELETED", "object": event["object"]}
-                elif new_ok:
-                    yield {"type": event["type"], "object": event["object"]}
+                if event.get("type") == "ERROR":  # injected by a test: sent as it is
+                    yield {"type": "ERROR", "object": event["object"]}
+                    continue
+                visible = self._visible(event, matcher)
+                if visible is not None:
+                    yield visible
         finally:
             await bus.unmark(marker)
 
+    @staticmethod
+    def _visible(
+        event: Mapping[str, Any], matcher: Callable[[Mapping[str, Any]], bool]
+    ) -> dict[str, Any] | None:
+        """The event as a watch with this selector sees it (None: not at all)."""
+        new_ok = matcher(event["object"])
+        old_ok = event.get("old") is not None and matcher(event["old"])
+        if event["type"] == "MODIFIED" and new_ok and not old_ok:
+            return {"type": "ADDED", "object": event["object"]}
+        if event["type"] == "MODIFIED" and old_ok and not new_ok:
+            return {"type": "DELETED", "object": event["object"]}
+        if new_ok:
+            return {"type": event["type"], "object": event["object"]}
+        return None
+
+    @staticmethod
+    def _watch_start(request: rendering.Request) -> int | None:
+        """The resourceVersion a watch resumes after; None for "the state, then changes"."""
+        raw = request.params.get("resourceVersion") or ""
+        if raw in ("", "0"):
+            return None
+        try:
+            since = int(raw)
+            if since < 0:
+                raise ValueError(raw)
+        except ValueError:
+            raise _error(
+                400,
+                "BadRequest",
+                f'resourceVersion: Invalid value: "{raw}": invalid resource version',
+            ) from None
+        return since
+
     async def disconnect_watches(self) -> None:
-        """End all open watch streams server-side (clients will reconnect and get replays)."""
+        """End all open watch streams server-side (clients resume from their last version)."""
         for bus in list(self._buses.values()):
             await bus.put(_WatchClosed)
+
+    def hold_watches(self) -> None:
+        """New watch requests wait unanswered until ``release_watches()`` (a watch-only
+        partition: with ``disconnect_watches()``, clients fall behind while writes go on)."""
+        self._watch_gate.clear()
+
+    def release_watches(self) -> None:
+        self._watch_gate.set()
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -950,7 +1521,8 @@ class ApiEmulator(kmock.KubernetesEmulator):
                 "MethodNotAllowed",
                 "the server does not allow this method on the requested resource",
             )
-        obj: dict[str, Any] = copy.deepcopy(dict(request.data))
+        body, warning = self._check_fields(request, spec, request.data)
+        obj: dict[str, Any] = copy.deepcopy(dict(body))
         meta = obj.setdefault("metadata", {})
         if spec.namespaced:
             if meta.get("namespace") not in (None, "", request.namespace):
@@ -990,6 +1562,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
                     {"name": name, "group": spec.group, "kind": spec.plural},
                 )
             self._fill_new(obj, spec)
+            self._openapi.apply_defaults(spec, obj)
             self._validate(spec, obj)
             key = self._key(spec, request.namespace, name)
             if key in self.objects:
@@ -997,7 +1570,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
             else:
                 self.objects[key] = obj
             await self._emit(spec, "ADDED", obj)
-        return rendering.Response(status=201, payload=obj)
+        return rendering.Response(status=201, payload=obj, headers=warning)
 
     async def _serve_update(self, request: rendering.Request) -> rendering.Payload:
         spec = self._spec_of(request)
@@ -1006,13 +1579,11 @@ class ApiEmulator(kmock.KubernetesEmulator):
             request.subresource == "status" and "status" not in spec.subresources
         ):
             raise kmock.KubernetesEndpointNotFoundError()
-        content_type = next(
-            (v for k, v in request.headers.items() if k.lower() == "content-type"), ""
-        )
-        content_type = content_type.split(";")[0].strip().lower()
+        content_type = _header(request, "Content-Type").split(";")[0].strip().lower()
         patch = request.data
         if content_type.startswith("application/apply-patch"):
             raise _error(415, "UnsupportedMediaType", "server-side apply is not emulated")
+        patch, warning = self._check_fields(request, spec, patch, patch=True)
         async with self._lock:
             current = self._current(spec, request.namespace, name)
             if current is None:
@@ -1044,7 +1615,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
             result = await self._store_update(
                 spec, name, request.namespace, old, new, request.subresource
             )
-        return rendering.Response(status=200, payload=result)
+        return rendering.Response(status=200, payload=result, headers=warning)
 
     async def _serve_replace(self, request: rendering.Request) -> rendering.Payload:
         spec = self._spec_of(request)
@@ -1061,7 +1632,8 @@ class ApiEmulator(kmock.KubernetesEmulator):
             )
         if not isinstance(request.data, Mapping):
             raise _error(400, "BadRequest", "the body of the request was not a JSON object")
-        new: dict[str, Any] = copy.deepcopy(dict(request.data))
+        body, warning = self._check_fields(request, spec, request.data)
+        new: dict[str, Any] = copy.deepcopy(dict(body))
         if (new.get("metadata") or {}).get("name") not in (None, name):
             raise _error(
                 400, "BadRequest", "the name of the object does not match the name on the URL"
@@ -1082,7 +1654,7 @@ class ApiEmulator(kmock.KubernetesEmulator):
             result = await self._store_update(
                 spec, name, request.namespace, old, new, request.subresource
             )
-        return rendering.Response(status=200, payload=result)
+        return rendering.Response(status=200, payload=result, headers=warning)
 
     async def _serve_delete(self, request: rendering.Request) -> rendering.Payload:
         spec = self._spec_of(request)
@@ -1367,9 +1939,15 @@ class EmulatorServer:
     """
 
     def __init__(
-        self, *, host: str = "127.0.0.1", startup_timeout: float = 5.0, **emulator_kwargs: Any
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        startup_timeout: float = 5.0,
+        **emulator_kwargs: Any,
     ) -> None:
         self._host = host
+        self._port = port or None  # None: a free port
         self._startup_timeout = startup_timeout
         self._kwargs = emulator_kwargs
         self._thread: threading.Thread | None = None
@@ -1418,13 +1996,16 @@ class EmulatorServer:
         emulator = ApiEmulator(**self._kwargs)
         async with (
             emulator,
-            kmock.Server(emulator, host=self._host, server_cls=_QuickShutdownServer) as server,
+            kmock.Server(
+                emulator, host=self._host, port=self._port, server_cls=_QuickShutdownServer
+            ) as server,
         ):
             self.emulator = emulator
             self.url = str(server.url).rstrip("/")
             self._ready.set()
             await self._stop.wait()
             emulator.stop_hanging()
+            emulator.release_watches()
             await emulator.disconnect_watches()
 
     def call(self, fn: Callable[[ApiEmulator], Any], timeout: float = 5.0) -> Any:
@@ -1463,3 +2044,36 @@ class EmulatorServer:
                 em.validators[resource] = validator
 
         self.call(setter)
+
+    def hold_watches(self) -> None:
+        """New watch requests wait unanswered until ``release_watches()``."""
+        self.call(lambda em: em.hold_watches())
+
+    def release_watches(self) -> None:
+        self.call(lambda em: em.release_watches())
+
+    @property
+    def expired_watches(self) -> list[ExpiredWatch]:
+        """Every watch refused with "410 Expired" so far."""
+        return list(self.call(lambda em: list(em.expired_watches)))
+
+
+def write_kubeconfig(path: pathlib.Path, url: str, *, namespace: str = "default") -> pathlib.Path:
+    """A kubeconfig with one context pointing at ``url`` (plain http, anonymous)."""
+    import yaml  # a project dependency; imported lazily as only this helper needs it
+
+    cluster = {"name": "emulator", "cluster": {"server": url}}
+    context = {"cluster": "emulator", "user": "emulator", "namespace": namespace}
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [cluster],
+                "users": [{"name": "emulator", "user": {}}],
+                "contexts": [{"name": "emulator", "context": context}],
+                "current-context": "emulator",
+            }
+        )
+    )
+    return path

@@ -19,16 +19,20 @@ import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import kopf
 import pytest
-import yaml
 from kopf._core.intents.causes import Activity  # not re-exported by kopf
 
-from e2e.emulator import BindingRecord, EmulatorServer, ResourceSpec, find_resource
+from e2e.emulator import (
+    BindingRecord,
+    EmulatorServer,
+    ResourceSpec,
+    find_resource,
+    write_kubeconfig,
+)
 
 __all__ = ["ApiError", "KopfThread", "KubeClient", "run_kopf_in_thread", "write_kubeconfig"]
 
@@ -45,32 +49,6 @@ class ApiError(Exception):
         super().__init__(f"{method} {path} -> {status}: {message}")
         self.status = status
         self.body = body
-
-
-def write_kubeconfig(path: Path, url: str, *, namespace: str = "default") -> Path:
-    """A kubeconfig with one context pointing at ``url`` (plain http, anonymous)."""
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "emulator", "cluster": {"server": url}}],
-                "users": [{"name": "emulator", "user": {}}],
-                "contexts": [
-                    {
-                        "name": "emulator",
-                        "context": {
-                            "cluster": "emulator",
-                            "user": "emulator",
-                            "namespace": namespace,
-                        },
-                    }
-                ],
-                "current-context": "emulator",
-            }
-        )
-    )
-    return path
 
 
 class KubeClient:
@@ -159,11 +137,12 @@ class KubeClient:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         content_type: str | None = None,
+        headers: Mapping[str, str] | None = None,
         timeout: float = 10.0,
     ) -> tuple[int, Any]:
         if self._session is None:
             self._session = aiohttp.ClientSession(headers=self._headers)
-        headers = {"Content-Type": content_type} if content_type else {}
+        headers = dict(headers or {}) | ({"Content-Type": content_type} if content_type else {})
         async with self._session.request(
             method,
             self.url + path,
@@ -221,14 +200,33 @@ class KubeClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> list[dict[str, Any]]:
+        body = await self.list_body(
+            api_version,
+            kind,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+        )
+        return list(body.get("items") or [])
+
+    async def list_body(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> dict[str, Any]:
+        """The whole LIST answer (``metadata.resourceVersion``, ``items``)."""
         spec = find_resource(api_version, kind)
         params = {
             k: v
             for k, v in {"labelSelector": label_selector, "fieldSelector": field_selector}.items()
             if v
         }
-        body = await self._checked("GET", spec.path(namespace), params=params)
-        return list(body.get("items") or [])
+        body: dict[str, Any] = await self._checked("GET", spec.path(namespace), params=params)
+        return body
 
     async def patch(
         self,
@@ -299,17 +297,21 @@ class KubeClient:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        resource_version: str | None = None,
         timeout: float = 30.0,
     ) -> AsyncIterator[dict[str, Any]]:
         """Stream watch events ``{'type', 'object'}``; ends when the server ends the stream.
 
         ``async for event in kube.watch('v1', 'Pod', ns): ...`` -- break out to disconnect.
-        The emulator first replays all matching objects as ADDED.
+        Without ``resource_version`` (or with "0") the server first sends every matching
+        object as ADDED; with a LIST's or an event's version, only what changed since (or
+        one ERROR event, 410 Expired, when that version is too old).
         """
         spec = find_resource(api_version, kind)
         params = {"watch": "true", "allowWatchBookmarks": "true"}
         params |= {"labelSelector": label_selector} if label_selector else {}
         params |= {"fieldSelector": field_selector} if field_selector else {}
+        params |= {"resourceVersion": resource_version} if resource_version is not None else {}
         if self._session is None:
             self._session = aiohttp.ClientSession(headers=self._headers)
         async with self._session.get(
@@ -319,7 +321,12 @@ class KubeClient:
             timeout=aiohttp.ClientTimeout(total=timeout),
         ) as response:
             if response.status >= 300:
-                raise ApiError(response.status, await response.text(), "GET", spec.path(namespace))
+                text = await response.text()
+                try:
+                    body: Any = jsonlib.loads(text)
+                except ValueError:
+                    body = text
+                raise ApiError(response.status, body, "GET", spec.path(namespace))
             async for line in response.content:
                 if line.strip():
                     yield jsonlib.loads(line)
