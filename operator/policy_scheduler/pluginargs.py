@@ -188,7 +188,7 @@ class NodeResourcesFitArgs(_Args):
             where: Path = ("ignoredResourceGroups", index)
             if "/" in group:
                 issues.append(
-                    Issue(where, f"resource group name can't contain '/', got {_show(group)}")
+                    Issue(where, f"resource group name can't contain '/', got {show(group)}")
                 )
             issues += _label_name_issues(group, where)
         strategy = self.scoringStrategy
@@ -198,7 +198,7 @@ class NodeResourcesFitArgs(_Args):
                 Issue(
                     (*here, "type"),
                     f"must be one of {', '.join(SCORING_STRATEGY_TYPES)}, "
-                    f"got {_show(strategy.type)}",
+                    f"got {show(strategy.type)}",
                 )
             )
         issues += _resource_weight_issues(strategy.resources, (*here, "resources"))
@@ -235,7 +235,7 @@ class NodeResourcesBalancedAllocationArgs(_Args):
                 issues.append(
                     Issue(
                         (*where, "name"),
-                        f"duplicate resource {_show(resource.name)}, already at",
+                        f"duplicate resource {show(resource.name)}, already at",
                         (("resources", seen[resource.name]),),
                     )
                 )
@@ -250,6 +250,8 @@ class NodeResourcesBalancedAllocationArgs(_Args):
 
 
 class LabelSelectorRequirement(_Args):
+    """A metav1.LabelSelectorRequirement (key, operator, values)."""
+
     key: str = ""
     operator: str = ""
     values: list[str] = []
@@ -306,7 +308,7 @@ class PodTopologySpreadArgs(_Args):
         if self.defaultingType not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
             issues.append(
                 Issue(
-                    ("defaultingType",), f"must be System or List, got {_show(self.defaultingType)}"
+                    ("defaultingType",), f"must be System or List, got {show(self.defaultingType)}"
                 )
             )
         elif self.defaultingType == SYSTEM_DEFAULTING and self.defaultConstraints:
@@ -335,7 +337,7 @@ class PodTopologySpreadArgs(_Args):
                 issues.append(
                     Issue(
                         (*where, "whenUnsatisfiable"),
-                        f"must be DoNotSchedule or ScheduleAnyway, got {_show(action)}",
+                        f"must be DoNotSchedule or ScheduleAnyway, got {show(action)}",
                     )
                 )
             if constraint.labelSelector is not None:
@@ -383,12 +385,16 @@ class InterPodAffinityArgs(_Args):
 
 
 class NodeSelectorRequirement(_Args):
+    """A core/v1 NodeSelectorRequirement (key, operator, values)."""
+
     key: str = ""
     operator: str = ""
     values: list[str] = []
 
 
 class NodeSelectorTerm(_Args):
+    """A core/v1 NodeSelectorTerm: label requirements and field requirements, ANDed."""
+
     matchExpressions: list[NodeSelectorRequirement] = []
     matchFields: list[NodeSelectorRequirement] = []
 
@@ -398,10 +404,14 @@ class NodeSelectorTerm(_Args):
 
 
 class NodeSelector(_Args):
+    """A core/v1 NodeSelector: its terms are ORed."""
+
     nodeSelectorTerms: list[NodeSelectorTerm] = []
 
 
 class PreferredSchedulingTerm(_Args):
+    """A core/v1 PreferredSchedulingTerm: a term and the weight a matching node gets."""
+
     weight: Int32 = 0
     preference: NodeSelectorTerm = NodeSelectorTerm()
 
@@ -474,7 +484,7 @@ def _node_term_issues(term: NodeSelectorTerm, where: Path) -> list[Issue]:
             issues.append(
                 Issue(
                     (*at, "operator"),
-                    f"must be one of {', '.join(_NODE_OPERATORS)}, got {_show(req.operator)}",
+                    f"must be one of {', '.join(_NODE_OPERATORS)}, got {show(req.operator)}",
                 )
             )
             continue
@@ -483,11 +493,11 @@ def _node_term_issues(term: NodeSelectorTerm, where: Path) -> list[Issue]:
         at = (*where, "matchFields", index)
         if req.operator not in ("In", "NotIn"):
             issues.append(
-                Issue((*at, "operator"), f"must be In or NotIn, got {_show(req.operator)}")
+                Issue((*at, "operator"), f"must be In or NotIn, got {show(req.operator)}")
             )
         elif len(req.values) != 1:
             issues.append(
-                Issue((*at, "values"), f"must have exactly one element, got {_show(req.values)}")
+                Issue((*at, "values"), f"must have exactly one element, got {show(req.values)}")
             )
     return issues
 
@@ -502,7 +512,7 @@ def _requirement_issues(req: NodeSelectorRequirement, at: Path) -> list[Issue]:
         issues.append(
             Issue(
                 values,
-                f"must be empty for the Exists and DoesNotExist operators, got {_show(req.values)}",
+                f"must be empty for the Exists and DoesNotExist operators, got {show(req.values)}",
             )
         )
     elif req.operator in ("Gt", "Lt"):
@@ -511,7 +521,7 @@ def _requirement_issues(req: NodeSelectorRequirement, at: Path) -> list[Issue]:
                 Issue(
                     values,
                     "must have exactly one value for the Gt and Lt operators, "
-                    f"got {_show(req.values)}",
+                    f"got {show(req.values)}",
                 )
             )
         for index, value in enumerate(req.values):
@@ -519,12 +529,12 @@ def _requirement_issues(req: NodeSelectorRequirement, at: Path) -> list[Issue]:
                 issues.append(
                     Issue(
                         (*values, index),
-                        f"must be an integer for the Gt and Lt operators, got {_show(value)}",
+                        f"must be an integer for the Gt and Lt operators, got {show(value)}",
                     )
                 )
     for index, value in enumerate(req.values):
         for problem in _label_value_problems(value):
-            issues.append(Issue((*values, index), f"{problem}, got {_show(value)}"))
+            issues.append(Issue((*values, index), f"{problem}, got {show(value)}"))
     return issues
 
 
@@ -745,25 +755,25 @@ def decode_args(
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
-        return None, [Issue((), f"must be an object, got {_show(raw)}")]
+        return None, [Issue((), f"must be an object, got {show(raw)}")]
     data = _without_nulls(raw)
     issues: list[Issue] = []
     kind = data.pop("kind", None)
     version = data.pop("apiVersion", None)
     if kind is not None and kind != args_kind(name):
         issues.append(
-            Issue(("kind",), f"must be {args_kind(name)} (the args of {name}), got {_show(kind)}")
+            Issue(("kind",), f"must be {args_kind(name)} (the args of {name}), got {show(kind)}")
         )
     allowed = (api_version,) if api_version is not None else CONFIG_VERSIONS
     if version is not None and version not in allowed:
         issues.append(
-            Issue(("apiVersion",), f"must be {' or '.join(allowed)}, got {_show(version)}")
+            Issue(("apiVersion",), f"must be {' or '.join(allowed)}, got {show(version)}")
         )
     _DEFAULTERS.get(name, _no_defaults)(data)
     try:
         args = model.model_validate(data)
     except ValidationError as exc:
-        issues += [_issue_from_pydantic(error, model) for error in exc.errors()]
+        issues += [pydantic_issue(error, model) for error in exc.errors()]
         return None, issues
     if issues:
         return None, issues
@@ -879,7 +889,7 @@ def _resource_weight_issues(resources: list[ResourceSpec], where: Path) -> list[
         Issue(
             (*where, index, "weight"),
             f"must be in the range [1, {MAX_RESOURCE_WEIGHT}] (the weight of "
-            f"{_show(resource.name)}), got {resource.weight}",
+            f"{show(resource.name)}), got {resource.weight}",
         )
         for index, resource in enumerate(resources)
         if not 0 < resource.weight <= MAX_RESOURCE_WEIGHT
@@ -975,14 +985,14 @@ def _label_value_problems(value: str) -> list[str]:
 
 def _label_name_issues(value: str, where: Path) -> list[Issue]:
     return [
-        Issue(where, f"{problem}, got {_show(value)}") for problem in qualified_name_problems(value)
+        Issue(where, f"{problem}, got {show(value)}") for problem in qualified_name_problems(value)
     ]
 
 
 # -- errors --------------------------------------------------------------------------------
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     """A user's value as in their JSON/YAML, shortened."""
     try:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -991,11 +1001,13 @@ def _show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _issue_from_pydantic(error: ErrorDetails, model: type[BaseModel]) -> Issue:
+def pydantic_issue(error: ErrorDetails, model: type[BaseModel]) -> Issue:
+    """One pydantic error of a strict model as an ``Issue`` in our words (Go's decoder
+    refused the same: unknown fields, wrong types, integers beyond their Go type)."""
     loc: Path = tuple(error["loc"])
     kind = error["type"]
     ctx: dict[str, Any] = dict(error.get("ctx") or {})
-    got = f"got {_show(error['input'])}"
+    got = f"got {show(error['input'])}"
     if kind == "missing":
         message = "is required"
     elif kind == "extra_forbidden":
@@ -1056,25 +1068,3 @@ def render(issues: list[Issue], prefix: Path = ()) -> list[str]:
         return format_path((*prefix, *path))
 
     return [issue.render(at) for issue in issues]
-
-
-__all__ = [
-    "ARGS_MODELS",
-    "CATALOGUE",
-    "CONFIG_VERSIONS",
-    "SYSTEM_DEFAULT_CONSTRAINTS",
-    "ArgsError",
-    "DefaultPreemptionArgs",
-    "InTreePlugin",
-    "InterPodAffinityArgs",
-    "NodeAffinityArgs",
-    "NodeResourcesBalancedAllocationArgs",
-    "NodeResourcesFitArgs",
-    "PluginArgs",
-    "PodTopologySpreadArgs",
-    "VolumeBindingArgs",
-    "decode_args",
-    "default_args",
-    "plugin_args",
-    "to_json",
-]
