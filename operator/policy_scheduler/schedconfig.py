@@ -1012,7 +1012,8 @@ class _Built:
 
 def _same_set(a: PluginSet, b: PluginSet) -> bool:
     def key(s: PluginSet) -> tuple[object, ...]:
-        return (tuple((r.name, r.weight) for r in s.enabled), tuple(s.disabled))
+        # Compared as kube-scheduler compares its internal sets: an unset weight is 0.
+        return (tuple((r.name, r.weight or 0) for r in s.enabled), tuple(s.disabled))
 
     return key(a) == key(b)
 

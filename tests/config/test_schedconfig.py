@@ -1119,3 +1119,19 @@ def test_beta_versions_are_noted_with_the_release_they_are_read_as() -> None:
         "the last release that served it",
     )
     assert convert(configuration()).notes == ()
+
+
+def test_queue_sort_sets_compare_as_kube_scheduler_compares_them() -> None:
+    # An unset weight is 0 in kube-scheduler's internal set: these two are the same.
+    first = profile("a", plugins={"queueSort": {"enabled": [{"name": "PrioritySort"}]}})
+    second = profile(
+        "b", plugins={"queueSort": {"enabled": [{"name": "PrioritySort", "weight": 0}]}}
+    )
+    convert(configuration(profiles=[first, second]))
+    third = profile(
+        "c",
+        plugins={"queueSort": {"disabled": [{"name": "*"}], "enabled": [{"name": "PrioritySort"}]}},
+    )
+    assert fields_at_fault(configuration(profiles=[first, third])) == [
+        "profiles[1].plugins.queueSort"
+    ]
