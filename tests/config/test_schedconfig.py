@@ -1135,3 +1135,34 @@ def test_queue_sort_sets_compare_as_kube_scheduler_compares_them() -> None:
     assert fields_at_fault(configuration(profiles=[first, third])) == [
         "profiles[1].plugins.queueSort"
     ]
+
+
+def test_two_profiles_as_upstreams_scheduler_defaults_test() -> None:
+    # TestSchedulerDefaults "two profiles": args of an unknown plugin are kept aside (a
+    # note here: nothing runs it); a binder replaces DefaultBinder in the other profile.
+    data = configuration(
+        profiles=[
+            {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "FooPlugin"}]},
+            profile(
+                "custom-scheduler",
+                plugins={
+                    "bind": {
+                        "enabled": [{"name": "BarPlugin"}],
+                        "disabled": [{"name": "DefaultBinder"}],
+                    }
+                },
+            ),
+        ]
+    )
+    result = convert(data, extra_plugins={"BarPlugin": ("bind",)})
+    default, custom = (pipeline(obj["spec"]) for obj in result.objects)
+    assert default == EXPANDED_V1
+    assert custom == {**EXPANDED_V1, "bind": ["BarPlugin"]}
+    assert (
+        f"{PREFIX}profiles[0].pluginConfig[0]: ignored: no extension point of this profile "
+        'runs "FooPlugin"'
+        in result.notes
+    )
+    assert [
+        {e["name"]: e["args"] for e in obj["spec"]["pluginConfig"]} for obj in result.objects
+    ] == [DEFAULT_ARGS, DEFAULT_ARGS]
