@@ -230,8 +230,7 @@ def merge_plugins(
 @dataclass
 class Framework:
     """A profile's pipeline: each point's plugins in order, the Score weights, and what
-    was wrong (issues at the file's paths; paths relative to the profile's ``plugins``
-    for the entries the file wrote)."""
+    was wrong (each issue at the entry the file wrote, else at the point)."""
 
     points: dict[str, list[str]] = field(default_factory=dict)
     weights: dict[str, int] = field(default_factory=dict)
