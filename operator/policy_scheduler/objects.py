@@ -1,8 +1,8 @@
 """Compact typed Kubernetes objects, parsed once at the edge from plain dicts.
 
 Everything the engine reads about a Pod, Node, PV, PVC, StorageClass, Service,
-ReplicationController, ReplicaSet, StatefulSet, CSINode, PodDisruptionBudget or
-PriorityClass is extracted here into frozen,
+ReplicationController, ReplicaSet, StatefulSet, CSINode, PodDisruptionBudget,
+PriorityClass or Namespace is extracted here into frozen,
 slotted dataclasses with precomputed aggregates (a pod's resource request, its host
 ports, its compiled selectors), so the engine never digs through dicts and never
 recomputes per node what is a property of the pod.
@@ -363,6 +363,32 @@ class PodAffinityTerm:
     #: Namespaces the term looks in; empty means the pod's own namespace (resolved at parse).
     namespaces: frozenset[str]
     topology_key: str
+    #: ``namespaceSelector`` (Kubernetes v1.21+), compiled; None when the term has none
+    #: (which selects no namespace). kube-scheduler v1.13-v1.17 knew no such field: the
+    #: legacy predicates and priorities read ``namespaces`` alone, as they did.
+    namespace_selector: Selector | None = None
+    #: With a namespaceSelector, the namespaces the term lists, without the fallback to
+    #: the pod's own namespace that ``namespaces`` has (v1.22+ adds the own namespace
+    #: only when a term has neither).
+    listed_namespaces: frozenset[str] = frozenset()
+
+    def matches_namespace(self, namespace: str, labels: Mapping[str, str] | None) -> bool:
+        """Whether a pod in ``namespace`` is in the term's scope, as kube-scheduler v1.22+
+        reads a term (``AffinityTerm.Matches``): one of its namespaces, or one its
+        namespaceSelector selects by the namespace's ``labels``. ``labels`` None: a
+        namespace the scheduler does not know; kube-scheduler matches an incoming pod's
+        own terms against the namespaces that exist (``mergeAffinityTermNamespacesIfNotEmpty``),
+        so only an empty selector (every namespace) takes it. For an existing pod's term
+        and the incoming pod, upstream reads an unknown namespace's labels as empty: pass
+        ``{}`` then."""
+        selector = self.namespace_selector
+        if selector is None:
+            return namespace in self.namespaces
+        if namespace in self.listed_namespaces:
+            return True
+        if labels is None:
+            return selector.empty
+        return selector.matches(labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -687,6 +713,14 @@ class PodDisruptionBudget:
             and pod.namespace == self.namespace
             and self.selector.matches(pod.labels)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    """A Namespace, for its labels: a pod affinity term's namespaceSelector selects by them."""
+
+    name: str
+    labels: Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -1020,10 +1054,16 @@ def _pod_term(r: _Reader, raw: object, path: str, namespace: str) -> PodAffinity
         for j, ns in enumerate(r.items(term.get("namespaces"), f"{path}.namespaces"))
     ]
     topology_key = r.string(term.get("topologyKey"), f"{path}.topologyKey")
+    raw_selector = term.get("namespaceSelector")
+    namespace_selector = (
+        None if raw_selector is None else r.selector(raw_selector, f"{path}.namespaceSelector")
+    )
     return PodAffinityTerm(
         selector=r.selector(term.get("labelSelector"), f"{path}.labelSelector"),
         namespaces=frozenset(namespaces) if namespaces else frozenset({namespace}),
         topology_key=topology_key,
+        namespace_selector=namespace_selector,
+        listed_namespaces=frozenset(namespaces) if namespace_selector is not None else frozenset(),
     )
 
 
@@ -1908,6 +1948,13 @@ def parse_pod_disruption_budget(raw: Mapping[str, Any]) -> PodDisruptionBudget:
             status.get("disruptionsAllowed"), "status.disruptionsAllowed"
         ),
     )
+
+
+def parse_namespace(raw: Mapping[str, Any]) -> Namespace:
+    meta, name, _ = _metadata(raw, "Namespace", namespaced=False)
+    r = _Reader("Namespace", name)
+    labels = shared_labels(r.labels(meta.get("labels"), "metadata.labels"))
+    return Namespace(name=name, labels=labels)
 
 
 def parse_priority_class(raw: Mapping[str, Any]) -> PriorityClass:

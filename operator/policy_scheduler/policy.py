@@ -15,13 +15,15 @@ How a spec is checked (``check_spec``), in two passes whose errors are all colle
 
    * an ``argument`` sets exactly one of its kinds (``argument: {}`` sets none);
    * a predicate without an argument must be a built-in name or an alias
-     (``names.BUILTIN_PREDICATES``, the seeds' names included); ``CheckNodeLabelPresence``
+     (``names.BUILTIN_PREDICATES``, the seeds' names included) or a Filter plugin of
+     kube-scheduler v1.30 (``names.IN_TREE_FILTER_PLUGINS``); ``CheckNodeLabelPresence``
      / ``CheckServiceAffinity`` take their own argument kind (``labelsPresence`` /
      ``serviceAffinity``) or none (then they filter nothing, as v1.17+); any other
      built-in takes no argument (a custom predicate needs its own name);
    * the name of an argument-carrying entry follows upstream's algorithm name rule
      (``names.NAME_RULE``, enforced by v1.13-v1.16);
-   * a priority without an argument must be a built-in name; a built-in takes no
+   * a priority without an argument must be a built-in name or a Score plugin of
+     kube-scheduler v1.30 (``names.IN_TREE_SCORE_PLUGINS``); a built-in takes no
      argument, except ``RequestedToCapacityRatioPriority`` which may carry its
      ``requestedToCapacityRatioArguments``;
    * priority weights are ``1 <= weight < names.MAX_WEIGHT``;
