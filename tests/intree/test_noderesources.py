@@ -1046,3 +1046,38 @@ def test_balanced_score(requested: list[int], allocatable: list[int], want: int)
 def test_unknown_strategy_is_refused() -> None:
     with pytest.raises(ValueError, match="scoring strategy Fastest is not supported"):
         NodeResourcesFit(strategy("Fastest"), None)
+
+
+@pytest.mark.parametrize(
+    ("kind", "resources_", "use_requested"),
+    [
+        pytest.param("LeastAllocated", [("cpu", 1), ("memory", 1)], False, id="least"),
+        pytest.param("LeastAllocated", [("memory", 3), ("cpu", 7)], False, id="least weighted"),
+        pytest.param("MostAllocated", [("cpu", 2), ("memory", 5)], False, id="most weighted"),
+        pytest.param(
+            "NodeResourcesBalancedAllocation", [("cpu", 1), ("memory", 1)], True, id="balanced"
+        ),
+        pytest.param(
+            "NodeResourcesBalancedAllocation", [("memory", 1), ("cpu", 1)], True, id="reversed"
+        ),
+    ],
+)
+def test_cpu_and_memory_are_scored_inline_as_in_general(
+    kind: str, resources_: list[tuple[str, int]], use_requested: bool
+) -> None:
+    """The inline path for cpu and memory gives the general path's score on every node of
+    a random cluster (init containers, sidecars, zero and overcommitted capacities)."""
+    from intree.test_fast_paths import build_cluster, build_world
+
+    nodes, placed, pending = build_world(7, 40, 30)
+    nodes.append(st_node("no-cpu", {"memory": "1Gi", "pods": "10"}))
+    nodes.append(st_node("no-memory", {"cpu": "1", "pods": "10"}))
+    nodes.append(st_node("nothing"))
+    state = build_cluster(nodes, placed)
+    state.add_pod(parse_pod(st_pod(req("3", "3Gi"), node="node-0")))  # overcommitted
+    scorer = ResourceScorer(kind, resources_, use_requested=use_requested)
+    assert scorer._pair is not None
+    for raw in pending:
+        requests = scorer.pod_requests(parse_pod(raw))
+        for info in state.nodes.values():
+            assert scorer._pair_score(requests, info) == scorer.node_score(requests, info)

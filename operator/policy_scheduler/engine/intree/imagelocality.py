@@ -12,10 +12,10 @@ A node's size of an image is the first size it lists under the name, from its
 ``NodeInfo.image_sizes`` index; the spread is the cluster's count of nodes listing the
 name (``ClusterState.image_nodes``), computed once per attempt.
 
-Fast path: node-local, with the spread as the equivalence cache's context; the batch
-form keeps each node's score in its ``NodeInfo.node_scores`` (replaced when the node
-changes) under the pod's images and their spread. A pod without images scores 0 on
-every node (constant).
+Fast path: node-local, with the spread as the equivalence cache's context; the map and
+its batch form keep each node's score in its ``NodeInfo.node_scores`` (replaced when
+the node changes, not when its pods do) under the pod's images and their spread. A pod
+without images scores 0 on every node (constant).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ MAX_CONTAINER_THRESHOLD: Final = 1000 * MB
 
 _SPREAD: Final = "ImageLocality/spread"
 _SCORE: Final = "ImageLocality/score"
+_SCORE_KEY: Final = "ImageLocality/score-key"
 
 #: (images, each with its share of the cluster's nodes) and the number of containers.
 Spread = tuple[tuple[tuple[str, float], ...], int]
@@ -93,15 +94,28 @@ def _node_score(spread: Spread, info: NodeInfo) -> int:
     return calculate_priority(total, containers)
 
 
+def _score_key(pod: Pod, cycle: CycleState) -> object:
+    """What a node's ``node_scores`` keeps this pod's score under (per attempt)."""
+    return cycle.memo(_SCORE_KEY, lambda: memo_key((_SCORE, _spread(pod, cycle))))
+
+
 def image_locality(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
-    """The Score of one node (the engine's map)."""
-    return _node_score(_spread(pod, cycle), info)
+    """The Score of one node (the engine's map); kept in the node's ``node_scores``."""
+    key = _score_key(pod, cycle)
+    memo = info.node_scores
+    score: int | None = memo.get(key)
+    if score is None:
+        score = _node_score(_spread(pod, cycle), info)
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        memo[key] = score
+    return score
 
 
 def image_locality_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
     """``image_locality`` over ``nodes``; each node's score kept in its ``node_scores``."""
     spread = _spread(pod, cycle)
-    key = memo_key((_SCORE, spread))
+    key = _score_key(pod, cycle)
     out: list[int] = []
     append = out.append
     for info in nodes:

@@ -49,7 +49,9 @@ amounts (a node with init-container excess, or a pod with scalar requests, is al
 suspect: the predicate decides). Both scores are node-local with a batch form; each
 node's score is kept in its ``NodeInfo.scores`` (replaced whenever the node or its pods
 change) under the plugin's settings and the pod's per-resource requests, which the pods
-of one template share.
+of one template share. Over cpu and memory alone (the defaults, whatever the weights),
+LeastAllocated, MostAllocated and BalancedAllocation are computed inline, step for step
+as the general per-resource loop.
 """
 
 from __future__ import annotations
@@ -251,7 +253,17 @@ class ResourceScorer:
     non-zero ones. Called as the per-node map; :meth:`batch` is its batch form.
     """
 
-    __slots__ = ("__weakref__", "_key", "_specs", "kind", "resources", "shape", "use_requested")
+    __slots__ = (
+        "__weakref__",
+        "_key",
+        "_pair",
+        "_score",
+        "_specs",
+        "kind",
+        "resources",
+        "shape",
+        "use_requested",
+    )
 
     def __init__(
         self,
@@ -269,6 +281,14 @@ class ResourceScorer:
         self.use_requested = use_requested
         self._specs = tuple((_code(name), name, weight) for name, weight in self.resources)
         self._key = f"{kind}/pod-requests/{id(self)}"
+        # cpu and memory alone (the defaults, any weights, either order) are scored
+        # inline: (cpu's place in the requests, its weight, memory's place, its weight).
+        self._pair: tuple[int, int, int, int] | None = None
+        codes = [code for code, _, _ in self._specs]
+        if kind != REQUESTED_TO_CAPACITY_RATIO and sorted(codes) == [_CPU, _MEMORY]:
+            at_cpu, at_memory = codes.index(_CPU), codes.index(_MEMORY)
+            self._pair = (at_cpu, self._specs[at_cpu][2], at_memory, self._specs[at_memory][2])
+        self._score = self.node_score if self._pair is None else self._pair_score
 
     def pod_requests(self, pod: Pod) -> tuple[int, ...]:
         """calculatePodResourceRequestList: the pod's request of each resource."""
@@ -336,6 +356,59 @@ class ResourceScorer:
         requested, allocatable = self.amounts(requests, info)
         return self.combine(requested, allocatable)
 
+    def _pair_score(self, requests: tuple[int, ...], info: NodeInfo) -> int:
+        """:meth:`node_score` for cpu and memory alone, step for step, inline."""
+        assert self._pair is not None
+        at_cpu, cpu_weight, at_memory, memory_weight = self._pair
+        allocatable = info.allocatable
+        cpu_capacity = allocatable.milli_cpu
+        memory_capacity = allocatable.memory
+        excess = info.init_excess
+        if self.use_requested:
+            cpu = info.requested_cpu + requests[at_cpu]
+            memory = info.requested_memory + requests[at_memory]
+            if excess is not None:
+                cpu += excess.cpu
+                memory += excess.memory
+        else:
+            cpu = info.nonzero_cpu + requests[at_cpu]
+            memory = info.nonzero_memory + requests[at_memory]
+            if excess is not None:
+                cpu += excess.nonzero_cpu
+                memory += excess.nonzero_memory
+        kind = self.kind
+        if kind == BALANCED_ALLOCATION:
+            if cpu_capacity == 0 or memory_capacity == 0:
+                return MAX_NODE_SCORE  # one fraction or none: no deviation
+            cpu_fraction = min(float(cpu) / float(cpu_capacity), 1.0)
+            memory_fraction = min(float(memory) / float(memory_capacity), 1.0)
+            return int((1 - abs((cpu_fraction - memory_fraction) / 2)) * float(MAX_NODE_SCORE))
+        total = weights = 0
+        if kind == MOST_ALLOCATED:
+            if cpu_capacity:
+                total += min(cpu, cpu_capacity) * MAX_NODE_SCORE // cpu_capacity * cpu_weight
+                weights += cpu_weight
+            if memory_capacity:
+                total += (
+                    min(memory, memory_capacity) * MAX_NODE_SCORE // memory_capacity * memory_weight
+                )
+                weights += memory_weight
+        else:
+            if cpu_capacity:
+                if cpu <= cpu_capacity:
+                    total += (cpu_capacity - cpu) * MAX_NODE_SCORE // cpu_capacity * cpu_weight
+                weights += cpu_weight
+            if memory_capacity:
+                if memory <= memory_capacity:
+                    total += (
+                        (memory_capacity - memory)
+                        * MAX_NODE_SCORE
+                        // memory_capacity
+                        * memory_weight
+                    )
+                weights += memory_weight
+        return total // weights if weights else 0
+
     def combine(self, requested: list[int], allocatable: list[int]) -> int:
         """The strategy's scorer over the per-resource amounts."""
         kind = self.kind
@@ -357,7 +430,7 @@ class ResourceScorer:
         return total // weights if weights else 0
 
     def __call__(self, pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
-        return self.node_score(self._requests(pod, cycle), info)
+        return self._score(self._requests(pod, cycle), info)
 
     def batch(self, pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
         """The map over ``nodes``; each node's score kept in its ``scores`` under these
@@ -366,7 +439,7 @@ class ResourceScorer:
         key = memo_key((self._key, requests))
         out: list[int] = []
         append = out.append
-        node_score = self.node_score
+        node_score = self._score
         for info in nodes:
             memo = info.scores
             score = memo.get(key)
