@@ -55,6 +55,7 @@ from policy_scheduler.engine.intree.queuesort import PrioritySort
 from policy_scheduler.engine.intree.schedulinggates import SchedulingGates
 from policy_scheduler.engine.intree.tainttoleration import TaintToleration
 from policy_scheduler.objects import Pod, parse_pod
+from policy_scheduler.pluginargs import plugin_args
 
 #: The plugins of this family, by name (the lead's registry will hold them all).
 PLUGINS: dict[str, type[Plugin]] = {
@@ -261,7 +262,11 @@ class FakeHandle:
 
 
 def make_plugin(name: str, args: Any, state: ClusterState, api: PluginApi | None = None) -> Any:
-    return PLUGINS[name](args, FakeHandle(state, api))
+    """The plugin made as the framework makes it: its ``pluginConfig`` args decoded,
+    defaulted and validated by its Args model (kube-scheduler's), or None without one."""
+    cls = PLUGINS[name]
+    model = plugin_args(name, args) if cls.Args is not None else None
+    return cls(model, FakeHandle(state, api))
 
 
 def setup(

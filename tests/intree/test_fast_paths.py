@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from intree.cases import PLUGINS, FakeHandle
+from intree.cases import make_plugin
 from policy_scheduler.engine.algorithm import Decision, Scheduler
 from policy_scheduler.engine.cluster import ClusterState
 from policy_scheduler.engine.compiler import CompiledPolicy, compiled_predicate, compiled_priority
@@ -311,7 +311,7 @@ def compile_profile(profile: Profile, state: ClusterState) -> CompiledPolicy:
     predicates = []
     priorities = []
     for name, weight, args in profile:
-        plugin: Any = PLUGINS[name](args, FakeHandle(state))
+        plugin: Any = make_plugin(name, args, state)
         if name not in SCORE_ONLY:
             predicates.append(compiled_predicate(name, plugin.predicate()))
         if weight:
@@ -397,7 +397,7 @@ def test_hints_cover_the_refusals_on_a_bigger_cluster() -> None:
 
     infos = state.ordered_nodes()
     for name, _, args in FILTERS:
-        plugin: Any = PLUGINS[name](args, FakeHandle(state))
+        plugin: Any = make_plugin(name, args, state)
         predicate = plugin.predicate()
         screen: Callable[..., list[int]] | None = hints_of(predicate).screen
         assert screen is not None, name

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ... import pluginargs
 from ...objects import Node, Pod
 from ...selectors import IN, NodeSelectorTerm, node_selector_term, node_selector_terms, terms_match
 from ..functions import (
@@ -239,6 +240,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     """The pod's nodeSelector and node affinity, and the scheduler's addedAffinity."""
 
     name = NAME
+    Args = pluginargs.NodeAffinityArgs
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)

@@ -61,6 +61,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ... import pluginargs
 from ...objects import CPU, EPHEMERAL_STORAGE, MEMORY, Pod, Resources, is_extended_resource
 from ...objects import is_scalar_resource as _is_scalar
 from ..functions import (
@@ -543,6 +544,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     """Enough allocatable resources left for the pod, and how full the node would be."""
 
     name = FIT
+    Args = pluginargs.NodeResourcesFitArgs
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)
@@ -594,6 +596,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     """Nodes whose resources would be used in the most even shares."""
 
     name = BALANCED_ALLOCATION
+    Args = pluginargs.NodeResourcesBalancedAllocationArgs
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)
