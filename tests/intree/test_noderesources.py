@@ -1081,3 +1081,14 @@ def test_cpu_and_memory_are_scored_inline_as_in_general(
         requests = scorer.pod_requests(parse_pod(raw))
         for info in state.nodes.values():
             assert scorer._pair_score(requests, info) == scorer.node_score(requests, info)
+
+
+def test_a_new_plugin_never_reads_the_node_scores_an_old_one_kept() -> None:
+    """Policies come and go: a scorer made after another is gone (perhaps where it lived
+    in memory, with other arguments) keeps its node scores under a key of its own."""
+    keys = set()
+    for i in range(200):
+        scorer = ResourceScorer("LeastAllocated", [("cpu", 1 + i % 2), ("memory", 1)])
+        keys.add(scorer._key)
+        del scorer
+    assert len(keys) == 200

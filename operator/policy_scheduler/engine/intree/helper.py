@@ -9,6 +9,9 @@
   :class:`~..functions.Unresolvable`, else Unschedulable.
 * :func:`engine_node` — the engine's :class:`~..nodeinfo.NodeInfo` behind a view handed
   to a plugin's public ``filter`` / ``score`` (the framework hands the NodeInfo itself).
+* :func:`instance_key` — a key no other plugin instance ever gets (for what an instance
+  keeps in a cycle's memo or in the nodes' score memos: an ``id()`` may be reused once
+  an instance is gone, with other arguments, and find the old instance's scores).
 * :func:`arg` — one field of a plugin's arguments, from the args model or from the
   ``args`` mapping of a ``pluginConfig`` entry as written (camelCase either way).
 
@@ -20,6 +23,7 @@ functions one node at a time, so that both give the same verdicts and scores.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -30,6 +34,13 @@ from ..nodeinfo import NodeInfo
 
 #: framework.MaxNodeScore: every score is within 0..100 after NormalizeScore.
 MAX_NODE_SCORE: Final = 100
+
+_instances = itertools.count(1)
+
+
+def instance_key(what: str) -> str:
+    """``what`` made unique to one instance, for good (see the module doc)."""
+    return f"{what}#{next(_instances)}"
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:

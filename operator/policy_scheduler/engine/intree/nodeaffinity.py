@@ -59,7 +59,7 @@ from ..interface import (
 )
 from ..nodeinfo import NodeInfo
 from ..predicates.general import matches_node_selector_and_affinity, node_selector_screen
-from .helper import arg, engine_node, normalize_node_scores, normalizing, status_of
+from .helper import arg, engine_node, instance_key, normalize_node_scores, normalizing, status_of
 
 NAME: Final = "NodeAffinity"
 
@@ -193,7 +193,7 @@ class NodeAffinityScore:
 
     def __init__(self, added: WeightedTerms) -> None:
         self.added = added
-        self._key = f"{NAME}/preferred/{id(self)}"
+        self._key = instance_key(f"{NAME}/preferred")
 
     def terms(self, pod: Pod, cycle: CycleState) -> WeightedTerms:
         """The added terms, then the pod's, that can score."""

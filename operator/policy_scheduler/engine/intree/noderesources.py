@@ -87,7 +87,7 @@ from ..interface import (
 from ..nodeinfo import MEMO_LIMIT, NodeInfo, memo_key
 from ..predicates.general import insufficient
 from ..priorities.resources import ShapePoint, broken_linear, go_round
-from .helper import MAX_NODE_SCORE, arg, engine_node, status_of
+from .helper import MAX_NODE_SCORE, arg, engine_node, instance_key, status_of
 
 FIT: Final = "NodeResourcesFit"
 BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
@@ -153,7 +153,7 @@ class FitFilter:
     ) -> None:
         self.ignored_resources = frozenset(ignored_resources)
         self.ignored_groups = frozenset(ignored_groups)
-        self._key = f"{FIT}/request/{id(self)}"
+        self._key = instance_key(f"{FIT}/request")
 
     def ignores(self, name: str) -> bool:
         """An extended resource left to someone else (ignoredResources / ...Groups)."""
@@ -281,7 +281,7 @@ class ResourceScorer:
         self.shape = tuple(ShapePoint(p.utilization, p.score * factor) for p in shape)
         self.use_requested = use_requested
         self._specs = tuple((_code(name), name, weight) for name, weight in self.resources)
-        self._key = f"{kind}/pod-requests/{id(self)}"
+        self._key = instance_key(f"{kind}/pod-requests")
         # cpu and memory alone (the defaults, any weights, either order) are scored
         # inline: (cpu's place in the requests, its weight, memory's place, its weight).
         self._pair: tuple[int, int, int, int] | None = None
