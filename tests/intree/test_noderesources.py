@@ -1092,3 +1092,33 @@ def test_a_new_plugin_never_reads_the_node_scores_an_old_one_kept() -> None:
         keys.add(scorer._key)
         del scorer
     assert len(keys) == 200
+
+
+@pytest.mark.parametrize(
+    ("extender_ignored", "args", "want"),
+    [
+        pytest.param(frozenset(), {"ignoredResources": [EXT_B]}, (short(EXT_A),), id="args"),
+        pytest.param(
+            frozenset({EXT_A}),
+            {"ignoredResources": [EXT_B]},
+            (short(EXT_B),),
+            id="extenders' ignoredByScheduler resources replace the args'",
+        ),
+        pytest.param(
+            frozenset({EXT_A}),
+            {"ignoredResourceGroups": ["example.com"]},
+            (),
+            id="the groups stay",
+        ),
+    ],
+)
+def test_extenders_ignored_resources(
+    extender_ignored: frozenset[str], args: dict[str, Any], want: tuple[str, ...]
+) -> None:
+    from intree.cases import make_plugin
+
+    state = cluster([st_node("n", ENOUGH)])
+    pod = parse_pod(st_pod(cpu_mem(0, 0, A=9, B=1)))
+    plugin = make_plugin(FIT, args, state)
+    cycle = CycleState(pod, state, PolicySettings(ignored_resources=extender_ignored))
+    assert tuple(plugin.predicate()(pod, state.nodes["n"], cycle)) == want

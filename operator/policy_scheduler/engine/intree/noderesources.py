@@ -16,8 +16,11 @@ full, whatever the pod requests; then, unless the pod requests nothing at all,
 requests (above 0) beyond what the node has left, and ``Insufficient <name>`` for each
 scalar resource it requests above 0 beyond what is left (absent from the node: 0
 left), except extended resources named in ``ignoredResources`` or whose domain (the part
-before "/") is in ``ignoredResourceGroups``. Upstream walks a map there; the scalar
-reasons here are sorted by name. All Unschedulable (preemption can help).
+before "/") is in ``ignoredResourceGroups``. When the policy's extenders manage
+resources with ``ignoredByScheduler``, those replace ``ignoredResources``, as
+kube-scheduler rewrites the args when it builds its extenders. Upstream walks a map
+there; the scalar reasons here are sorted by name. All Unschedulable (preemption can
+help).
 
 Score (``scoringStrategy``, over its ``resources`` with their weights; default
 LeastAllocated over cpu and memory, weight 1): per resource, the node's allocatable and
@@ -155,21 +158,27 @@ class FitFilter:
         self.ignored_groups = frozenset(ignored_groups)
         self._key = instance_key(f"{FIT}/request")
 
-    def ignores(self, name: str) -> bool:
-        """An extended resource left to someone else (ignoredResources / ...Groups)."""
+    def ignores(self, name: str, ignored_resources: frozenset[str] | None = None) -> bool:
+        """An extended resource left to someone else: named in ``ignoredResources`` (or in
+        ``ignored_resources`` when given), or of a group in ``ignoredResourceGroups``."""
         if not is_extended_resource(name):
             return False
-        return name in self.ignored_resources or name.split("/", 1)[0] in self.ignored_groups
+        if ignored_resources is None:
+            ignored_resources = self.ignored_resources
+        return name in ignored_resources or name.split("/", 1)[0] in self.ignored_groups
 
     def request(self, pod: Pod, cycle: CycleState) -> _FitRequest:
-        return cycle.memo(self._key, lambda: self._request(pod))
+        return cycle.memo(self._key, lambda: self._request(pod, cycle))
 
-    def _request(self, pod: Pod) -> _FitRequest:
+    def _request(self, pod: Pod, cycle: CycleState) -> _FitRequest:
         req = pod_requests(pod)
+        # Extenders' ignoredByScheduler resources replace the args' ignoredResources, as
+        # kube-scheduler rewrites NodeResourcesFitArgs when it builds its extenders.
+        ignored = cycle.settings.ignored_resources or self.ignored_resources
         scalars = tuple(
             (name, amount, insufficient(name))
             for name, amount in sorted(req.scalar.items())
-            if amount > 0 and not self.ignores(name)
+            if amount > 0 and not self.ignores(name, ignored)
         )
         nothing = not (req.milli_cpu or req.memory or req.ephemeral_storage or req.scalar)
         return _FitRequest(req.milli_cpu, req.memory, req.ephemeral_storage, scalars, nothing)
