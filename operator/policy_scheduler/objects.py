@@ -1537,9 +1537,7 @@ def _init_demands(
             step_has_cpu, step_has_memory = has_cpu or side_has_cpu, has_memory or side_has_memory
             step_score = (own_score_cpu + side_score_cpu, own_score_memory + side_score_memory)
         steps = _max(steps, step)
-        step_node_cpu = max(
-            step_node_cpu, step_cpu if step_has_cpu else DEFAULT_MILLI_CPU_REQUEST
-        )
+        step_node_cpu = max(step_node_cpu, step_cpu if step_has_cpu else DEFAULT_MILLI_CPU_REQUEST)
         step_node_memory = max(
             step_node_memory, step_memory if step_has_memory else DEFAULT_MEMORY_REQUEST
         )
