@@ -17,6 +17,13 @@ Resource accounting follows kube-scheduler v1.13-v1.17:
   container that does not *mention* cpu (memory) counts 100m (200Mi); an explicit "0"
   stays 0.
 
+Today's kube-scheduler (v1.28-v1.30, ``resource.PodRequests``) also counts init
+containers once the pod is placed, and sidecars (init containers with ``restartPolicy:
+Always``) as running beside the containers: a pod with init containers carries
+:class:`InitDemands` (``Pod.init``) with those amounts, and what they add to the legacy
+node sums; a pod without init containers has ``Pod.init`` None, its amounts being the
+legacy ones. The legacy engine never reads them.
+
 A malformed object raises :class:`ObjectError`, which names the object and the field:
 ``Pod "default/web-1": spec.containers[0].resources.requests.cpu: not a quantity: 'x'``.
 
@@ -461,6 +468,45 @@ class OwnerRef:
 
 
 @dataclass(frozen=True, slots=True)
+class InitDemands:
+    """What kube-scheduler v1.28+ counts of a pod with init containers (module doc).
+
+    Sidecars (``restartPolicy: Always``) run beside the containers: their requests add
+    to the containers' sum, and each init container runs beside the sidecars started
+    before it; the largest of those steps and the sum, plus ``spec.overhead``, is
+    ``request``. The non-zero amounts (100m cpu / 200Mi memory for a container list
+    that does not mention one) come in two forms, as upstream computes them: what the
+    pod adds to its node's ``NonZeroRequested`` (``calculateResource``: the
+    containers' defaults summed, sidecars counted only through the init steps), and
+    what the scoring plugins take as the pod's own request (``PodRequests`` with the
+    defaults applied to every container, sidecars summed in).
+    """
+
+    #: ``resource.PodRequests``: NodeResourcesFit's filter and the node's ``Requested``.
+    request: Resources
+    #: The pod's share of its node's ``NonZeroRequested``.
+    nonzero_cpu: int
+    nonzero_memory: int
+    #: The pod's own non-zero request for the scoring plugins.
+    score_cpu: int
+    score_memory: int
+    #: Each init container's image, normalized (ImageLocality counts them).
+    images: tuple[str, ...]
+    #: What ``request`` and the node share add to ``node_request`` / ``nonzero_*``:
+    #: the node sums kube-scheduler v1.28+ keeps are the legacy ones plus these.
+    excess: Resources
+    excess_nonzero_cpu: int
+    excess_nonzero_memory: int
+
+    @property
+    def adds(self) -> bool:
+        """Whether the pod's node sums differ from the legacy ones at all."""
+        return bool(
+            self.excess is not ZERO or self.excess_nonzero_cpu or self.excess_nonzero_memory
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Pod:
     """A pod as the engine reads it, with what it asks for precomputed."""
 
@@ -524,6 +570,10 @@ class Pod:
     )
     #: ``metadata.ownerReferences``, in order (the controller among them).
     owner_references: tuple[OwnerRef, ...] = field(default=(), compare=False, repr=False)
+    #: Init containers as kube-scheduler v1.28+ counts them (module doc); None without.
+    init: InitDemands | None = field(default=None, compare=False, repr=False)
+    #: ``spec.schedulingGates`` names, in order (``gated`` says whether there are any).
+    scheduling_gates: tuple[str, ...] = ()
 
     @property
     def body(self) -> bytes:
@@ -1273,6 +1323,7 @@ class _Demands:
     has_node_selector: bool
     required_node_terms: tuple[NodeSelectorTerm, ...] | None
     preferred_node_terms: tuple[PreferredNodeTerm, ...]
+    init: InitDemands | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1313,7 +1364,7 @@ def _spec_key(
     for c in init_containers:
         if type(c) is not dict:
             return None
-        init_wanted.append(c.get("resources"))
+        init_wanted.append((c.get("resources"), c.get("image"), c.get("restartPolicy")))
     try:
         return marshal.dumps(
             (
@@ -1335,7 +1386,7 @@ def _demands(
     r: _Reader, spec: Mapping[str, Any], containers: list[Any], init_containers: list[Any]
 ) -> _Demands:
     requests, limits, mentions, _ = _container_resources(r, containers, "spec.containers")
-    init_requests, init_limits, _, _ = _container_resources(
+    init_requests, init_limits, init_mentions, _ = _container_resources(
         r, init_containers, "spec.initContainers"
     )
     overhead = r.resources(spec.get("overhead"), "spec.overhead")
@@ -1423,6 +1474,18 @@ def _demands(
         for name in res.scalar
         if is_extended_resource(name)
     )
+    init: InitDemands | None = None
+    if init_containers:
+        init = _init_demands(
+            r,
+            init_containers,
+            _ContainerSums(containers_sum, requests, mentions),
+            _ContainerSums(ZERO, init_requests, init_mentions),
+            overhead,
+            node_request,
+            nonzero_cpu,
+            nonzero_memory,
+        )
     return _Demands(
         request=request,
         node_request=node_request,
@@ -1438,6 +1501,112 @@ def _demands(
         has_node_selector=bool(node_selector_raw),
         required_node_terms=required_node_terms,
         preferred_node_terms=tuple(preferred_node_terms),
+        init=init,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _ContainerSums:
+    """A container list's requests, each container's, and which mention cpu / memory."""
+
+    total: Resources
+    requests: list[Resources]
+    mentions: list[tuple[bool, bool]]
+
+
+def _init_demands(
+    r: _Reader,
+    init_containers: list[Any],
+    containers: _ContainerSums,
+    inits: _ContainerSums,
+    overhead: Resources,
+    node_request: Resources,
+    nonzero_cpu: int,
+    nonzero_memory: int,
+) -> InitDemands:
+    """:class:`InitDemands` as ``resource.PodRequests`` and ``calculateResource`` of
+    kube-scheduler v1.30 compute them (with SidecarContainers, on by default since 1.29)."""
+    # Plain requests: sidecars summed with the containers; each init step is the init
+    # container plus the sidecars started before it; the largest step or the sum.
+    running = containers.total
+    sidecars = ZERO
+    steps = ZERO
+    # Non-zero amounts; "mentions" of a list of containers: any of them mentions it.
+    node_cpu = sum(
+        req.milli_cpu if cpu else DEFAULT_MILLI_CPU_REQUEST
+        for req, (cpu, _) in zip(containers.requests, containers.mentions, strict=True)
+    )
+    node_memory = sum(
+        req.memory if memory else DEFAULT_MEMORY_REQUEST
+        for req, (_, memory) in zip(containers.requests, containers.mentions, strict=True)
+    )
+    score_cpu, score_memory = node_cpu, node_memory  # the containers' share is the same
+    side_cpu = side_memory = 0  # sidecars so far, plain
+    side_has_cpu = side_has_memory = False
+    side_score_cpu = side_score_memory = 0  # sidecars so far, defaults applied each
+    step_node_cpu = step_node_memory = 0
+    step_score_cpu = step_score_memory = 0
+    images: list[str] = []
+    for i, (container, req, (has_cpu, has_memory)) in enumerate(
+        zip(init_containers, inits.requests, inits.mentions, strict=True)
+    ):
+        c = r.mapping(container, f"spec.initContainers[{i}]")
+        image = c.get("image")
+        images.append(sys.intern(normalized_image(image if isinstance(image, str) else "")))
+        restart = r.string(c.get("restartPolicy"), f"spec.initContainers[{i}].restartPolicy")
+        own_score_cpu = req.milli_cpu if has_cpu else DEFAULT_MILLI_CPU_REQUEST
+        own_score_memory = req.memory if has_memory else DEFAULT_MEMORY_REQUEST
+        if restart == "Always":
+            running = _add(running, req)
+            sidecars = _add(sidecars, req)
+            step = sidecars
+            side_cpu += req.milli_cpu
+            side_memory += req.memory
+            side_has_cpu = side_has_cpu or has_cpu
+            side_has_memory = side_has_memory or has_memory
+            score_cpu += own_score_cpu
+            score_memory += own_score_memory
+            side_score_cpu += own_score_cpu
+            side_score_memory += own_score_memory
+            step_cpu, step_memory = side_cpu, side_memory
+            step_has_cpu, step_has_memory = side_has_cpu, side_has_memory
+            step_score = (side_score_cpu, side_score_memory)
+        else:
+            step = _add(req, sidecars)
+            step_cpu, step_memory = req.milli_cpu + side_cpu, req.memory + side_memory
+            step_has_cpu, step_has_memory = has_cpu or side_has_cpu, has_memory or side_has_memory
+            step_score = (own_score_cpu + side_score_cpu, own_score_memory + side_score_memory)
+        steps = _max(steps, step)
+        step_node_cpu = max(step_node_cpu, step_cpu if step_has_cpu else DEFAULT_MILLI_CPU_REQUEST)
+        step_node_memory = max(
+            step_node_memory, step_memory if step_has_memory else DEFAULT_MEMORY_REQUEST
+        )
+        step_score_cpu = max(step_score_cpu, step_score[0])
+        step_score_memory = max(step_score_memory, step_score[1])
+    request = _add(_max(running, steps), overhead)
+    node_cpu = max(node_cpu, step_node_cpu) + overhead.milli_cpu
+    node_memory = max(node_memory, step_node_memory) + overhead.memory
+    excess_scalar = {
+        name: amount - node_request.scalar.get(name, 0)
+        for name, amount in request.scalar.items()
+        if amount > node_request.scalar.get(name, 0)
+    }
+    return InitDemands(
+        request=request,
+        nonzero_cpu=node_cpu,
+        nonzero_memory=node_memory,
+        score_cpu=max(score_cpu, step_score_cpu) + overhead.milli_cpu,
+        score_memory=max(score_memory, step_score_memory) + overhead.memory,
+        images=_shared(_TUPLES, tuple(images), tuple(images)),
+        excess=resources(
+            request.milli_cpu - node_request.milli_cpu,
+            request.memory - node_request.memory,
+            request.ephemeral_storage - node_request.ephemeral_storage,
+            0,
+            excess_scalar,
+        ),
+        excess_nonzero_cpu=node_cpu - nonzero_cpu,
+        excess_nonzero_memory=node_memory - nonzero_memory,
     )
 
 
@@ -1555,7 +1724,7 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
     )
     priority = r.integer(spec.get("priority"), "spec.priority", bits=32)
     created = parse_timestamp(meta.get("creationTimestamp"))
-    gated = bool(r.items(spec.get("schedulingGates"), "spec.schedulingGates"))
+    gates = _scheduling_gates(r, spec.get("schedulingGates"))
     phase = sys.intern(r.string(status.get("phase"), "status.phase"))
     terms = known[1] if known else _pod_terms_of(r, spec, namespace)
     pod = Pod(
@@ -1568,7 +1737,7 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         priority=priority,
         created=created,
         deleting=meta.get("deletionTimestamp") is not None,
-        gated=gated,
+        gated=bool(gates),
         phase=phase,
         request=demands.request,
         node_request=demands.node_request,
@@ -1604,10 +1773,20 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         body_source=b"" if node_name else _body_source(raw),
         annotations=_pod_annotations(r, meta.get("annotations")),
         owner_references=tuple(owners),
+        init=demands.init,
+        scheduling_gates=gates,
     )
     if key is not None and known is None:
         _shared(_SPEC_PARTS, key, (demands, terms))
     return pod
+
+
+def _scheduling_gates(r: _Reader, value: object) -> tuple[str, ...]:
+    names: list[str] = []
+    for i, gate in enumerate(r.items(value, "spec.schedulingGates")):
+        where = f"spec.schedulingGates[{i}]"
+        names.append(r.string(r.mapping(gate, where).get("name"), f"{where}.name"))
+    return tuple(names)
 
 
 def _pod_annotations(r: _Reader, value: object) -> Mapping[str, str]:

@@ -19,6 +19,11 @@ flagged node, so the fast path's screens skip the others. ``image_sizes`` (name 
 size of the first image the node lists under it) is built on first use by
 ImageLocality.
 
+``init_excess`` is what kube-scheduler v1.28+ counts beyond those sums (init containers
+and sidecars, :class:`~..objects.InitDemands`): None while no pod here has any, which is
+the usual case; the in-tree plugins add it to the legacy sums, the legacy priorities
+and predicates never read it.
+
 ``generation`` increases on every change; a cache of results keyed by
 (node, generation) can never serve a stale answer.
 
@@ -37,11 +42,12 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, Final
 
-from ..objects import REGION_LABELS, ZONE_LABELS, HostPort, Node, Pod
+from ..objects import REGION_LABELS, ZONE_LABELS, HostPort, InitDemands, Node, Pod
 
 _generations = count(1)
 
@@ -92,6 +98,53 @@ def zone_key(node: Node) -> str:
     return sys.intern(f"{region}:\x00:{zone}")
 
 
+@dataclass(frozen=True, slots=True)
+class InitExcess:
+    """What today's node sums add to the legacy ones (see :class:`~..objects.InitDemands`):
+    ``Requested`` minus ``requested_*``, ``NonZeroRequested`` minus ``nonzero_*``.
+    Replaced, never changed: a :meth:`NodeInfo.copy` may share it."""
+
+    cpu: int = 0
+    memory: int = 0
+    ephemeral: int = 0
+    scalar: Mapping[str, int] = field(default_factory=dict)
+    nonzero_cpu: int = 0
+    nonzero_memory: int = 0
+
+    def plus(self, init: InitDemands, sign: int) -> InitExcess | None:
+        """This with one pod's excess added (sign 1) or taken away (-1); None when nothing
+        is left."""
+        excess = init.excess
+        scalar = dict(self.scalar)
+        for name, amount in excess.scalar.items():
+            total = scalar.get(name, 0) + sign * amount
+            if total:
+                scalar[name] = total
+            else:
+                scalar.pop(name, None)
+        made = InitExcess(
+            self.cpu + sign * excess.milli_cpu,
+            self.memory + sign * excess.memory,
+            self.ephemeral + sign * excess.ephemeral_storage,
+            scalar,
+            self.nonzero_cpu + sign * init.excess_nonzero_cpu,
+            self.nonzero_memory + sign * init.excess_nonzero_memory,
+        )
+        if not (
+            made.cpu
+            or made.memory
+            or made.ephemeral
+            or scalar
+            or made.nonzero_cpu
+            or made.nonzero_memory
+        ):
+            return None
+        return made
+
+
+_NO_EXCESS: Final = InitExcess()
+
+
 class NodeInfo:
     """A node, the pods placed on it and their incremental sums (module docstring)."""
 
@@ -104,6 +157,7 @@ class NodeInfo:
         "free_pods",
         "generation",
         "image_sizes",
+        "init_excess",
         "name",
         "node",
         "node_scores",
@@ -136,6 +190,7 @@ class NodeInfo:
         self.nonzero_memory = 0
         self.used_ports: Counter[HostPort] = Counter()
         self.pods_with_affinity: dict[str, Pod] = {}
+        self.init_excess: InitExcess | None = None
         self.scores: dict[object, Any] = {}
         self.node_scores: dict[object, Any] = {}
         self._free()
@@ -206,6 +261,9 @@ class NodeInfo:
                 self.requested_scalar.pop(name, None)
         self.nonzero_cpu += sign * pod.nonzero_cpu
         self.nonzero_memory += sign * pod.nonzero_memory
+        init = pod.init
+        if init is not None and init.adds:
+            self.init_excess = (self.init_excess or _NO_EXCESS).plus(init, sign)
         for port in pod.host_ports:
             self.used_ports[port] += sign
             if self.used_ports[port] <= 0:
