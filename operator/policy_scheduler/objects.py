@@ -357,12 +357,29 @@ def tolerations_tolerate(tolerations: tuple[Toleration, ...], taint: Taint) -> b
 
 @dataclass(frozen=True, slots=True)
 class PodAffinityTerm:
-    """A pod (anti-)affinity term: which pods, in which namespaces, in which topology."""
+    """A pod (anti-)affinity term: which pods, in which namespaces, in which topology.
+
+    ``namespaces`` is what the legacy predicates read (v1.17 knew no namespaceSelector):
+    the listed namespaces, or the pod's own when none is listed. Today's InterPodAffinity
+    also reads ``namespace_selector`` (None when absent) and :attr:`listed_namespaces`.
+    """
 
     selector: Selector
     #: Namespaces the term looks in; empty means the pod's own namespace (resolved at parse).
     namespaces: frozenset[str]
     topology_key: str
+    #: ``namespaceSelector`` (Kubernetes 1.21+); None when the term has none.
+    namespace_selector: Selector | None = None
+    #: No namespace was listed and ``namespaces`` holds the pod's own in their place.
+    own_namespace: bool = False
+
+    @property
+    def listed_namespaces(self) -> frozenset[str]:
+        """The namespaces as kube-scheduler v1.22+ reads them (framework.AffinityTerm): the
+        pod's own only when the term lists none and has no namespaceSelector either."""
+        if self.own_namespace and self.namespace_selector is not None:
+            return frozenset()
+        return self.namespaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -1020,10 +1037,16 @@ def _pod_term(r: _Reader, raw: object, path: str, namespace: str) -> PodAffinity
         for j, ns in enumerate(r.items(term.get("namespaces"), f"{path}.namespaces"))
     ]
     topology_key = r.string(term.get("topologyKey"), f"{path}.topologyKey")
+    selector = r.selector(term.get("labelSelector"), f"{path}.labelSelector")
+    raw_ns_selector = term.get("namespaceSelector")
     return PodAffinityTerm(
-        selector=r.selector(term.get("labelSelector"), f"{path}.labelSelector"),
+        selector=selector,
         namespaces=frozenset(namespaces) if namespaces else frozenset({namespace}),
         topology_key=topology_key,
+        namespace_selector=None
+        if raw_ns_selector is None
+        else r.selector(raw_ns_selector, f"{path}.namespaceSelector"),
+        own_namespace=not namespaces,
     )
 
 
