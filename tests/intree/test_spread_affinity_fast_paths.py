@@ -37,19 +37,26 @@ from policy_scheduler.engine.intree.podtopologyspread import PodTopologySpread
 from policy_scheduler.objects import Pod, parse_node, parse_pod
 
 ZONE = "topology.kubernetes.io/zone"
+BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+REGION = "topology.kubernetes.io/region"
 HOSTNAME = "kubernetes.io/hostname"
 KEYS = (ZONE, ZONE, HOSTNAME, "rack")
 APPS = ("web", "db", "cache")
 NAMESPACES = ("default", "default", "other")
 
 
-def random_node(rng: random.Random, i: int) -> dict[str, Any]:
+def random_node(rng: random.Random, i: int, zoned: float) -> dict[str, Any]:
     name = f"node-{i}"
     labels = {HOSTNAME: name, "disk": rng.choice(("ssd", "hdd"))}
-    if rng.random() < 0.85:
+    if rng.random() < zoned:
         labels[ZONE] = rng.choice(("z1", "z2", "z3"))
+    if rng.random() < 0.3:
+        # The beta label, not always agreeing: the GA one is the topology key.
+        labels[BETA_ZONE] = rng.choice(("z1", "z2"))
+    if rng.random() < 0.5:
+        labels[REGION] = "r1"
     if rng.random() < 0.4:
-        labels["rack"] = rng.choice(("r1", "r2"))
+        labels["rack"] = rng.choice(("r1", "r2", ""))
     spec: dict[str, Any] = {}
     if rng.random() < 0.2:
         spec["taints"] = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
@@ -192,8 +199,10 @@ def workloads() -> list[dict[str, Any]]:
 def build(seed: int, num_nodes: int) -> tuple[ClusterState, random.Random]:
     rng = random.Random(seed)
     state = ClusterState()
+    # Every other seed zones every node (the zone column is then read off zone_key).
+    zoned = 1.0 if seed % 2 else 0.85
     for i in range(num_nodes):
-        state.set_node(parse_node(random_node(rng, i)))
+        state.set_node(parse_node(random_node(rng, i, zoned)))
     for i in range(num_nodes * 2):
         # A few pods on nodes the cluster does not know (yet).
         target = f"node-{rng.randrange(num_nodes + 2)}"

@@ -64,11 +64,12 @@ upstream's AddPod/RemovePod do: the minimum is always exact here, where upstream
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, cast
 
-from ...objects import HOSTNAME_LABEL, Node, Pod, TopologySpreadConstraint
+from ...objects import HOSTNAME_LABEL, ZONE_LABELS, Node, Pod, TopologySpreadConstraint
 from ...selectors import IN, Requirement, Selector
 from ..cluster import ClusterState
 from ..functions import (
@@ -464,6 +465,11 @@ class ScoreState:
     #: Per hostname constraint (None for the others): node name -> its matching pods;
     #: filled by the fast path only (the definition counts the node's pods when scoring).
     host_counts: tuple[dict[str, int] | None, ...]
+    #: The fast path's reading of the nodes PreScore was given: each constraint key's
+    #: value per node, in their order (None: no such label), or None for a hostname key
+    #: every node of the cluster carries (only its presence is read); None for the
+    #: definition.
+    columns: dict[str, list[str | None] | None] | None = None
 
 
 def score_state(
@@ -480,8 +486,64 @@ def score_state(
     if not constraints:
         return None
     require_all = bool(pod.spread_constraints) or not defaults.system
-    ignored: set[str] = set()
     pair_counts: dict[Pair, int] = {}
+    columns: dict[str, list[str | None] | None] | None = None
+    if fast:
+        columns = {
+            key: _column(cluster, nodes, key)
+            for key in dict.fromkeys(c.topology_key for c in constraints)
+        }
+        ignored, sizes = _register_by_key(nodes, columns, constraints, require_all, pair_counts)
+    else:
+        ignored, sizes = _register_node_by_node(nodes, constraints, require_all, pair_counts)
+    weights = tuple(
+        math.log((len(nodes) - len(ignored) if c.topology_key == HOSTNAME_LABEL else size) + 2)
+        for c, size in zip(constraints, sizes, strict=True)
+    )
+    if fast:
+        host_counts = _count_candidates(pod, cluster, constraints, require_all, pair_counts)
+    else:
+        _count_walking(pod, cluster, constraints, require_all, pair_counts)
+        host_counts = tuple(None for _ in constraints)
+    return ScoreState(constraints, frozenset(ignored), pair_counts, weights, host_counts, columns)
+
+
+def _column(
+    cluster: ClusterState, nodes: Sequence[NodeInfoView], key: str
+) -> list[str | None] | None:
+    """Each node's value of ``key`` (None: no such label), or None for a hostname key
+    that every node of the cluster carries (as many distinct values as nodes, in the
+    cluster's index: only its presence is read, and it is everywhere).
+
+    The zone key is read off ``NodeInfo.zone_key`` (kept on the node, no label look-up)
+    when every node carries it (its values' counts add up to the nodes): ``zone_key``
+    is made of the region and this label's value then, so nodes with one ``zone_key``
+    have one value, read from the first of them.
+    """
+    values = cluster.node_label_values.get(key, {})
+    if key == HOSTNAME_LABEL and len(values) == len(cluster.nodes):
+        return None
+    if key == ZONE_LABELS[0] and sum(values.values()) == len(cluster.nodes):
+        by_zone_key: dict[str, str] = {}
+        column: list[str | None] = []
+        for info in cast(Sequence[NodeInfo], nodes):
+            zone = by_zone_key.get(info.zone_key)
+            if zone is None:
+                zone = by_zone_key[info.zone_key] = info.node.labels[key]
+            column.append(zone)
+        return column
+    return [info.node.labels.get(key) for info in nodes]
+
+
+def _register_node_by_node(
+    nodes: Sequence[NodeInfoView],
+    constraints: Sequence[TopologySpreadConstraint],
+    require_all: bool,
+    pair_counts: dict[Pair, int],
+) -> tuple[set[str], list[int]]:
+    """initPreScoreState as written: the ignored nodes, and each constraint's domains
+    (those it registered first) in ``pair_counts``."""
+    ignored: set[str] = set()
     sizes = [0] * len(constraints)
     for info in nodes:
         labels = info.node.labels
@@ -496,16 +558,49 @@ def score_state(
             if pair not in pair_counts:
                 pair_counts[pair] = 0
                 sizes[i] += 1
-    weights = tuple(
-        math.log((len(nodes) - len(ignored) if c.topology_key == HOSTNAME_LABEL else size) + 2)
-        for c, size in zip(constraints, sizes, strict=True)
-    )
-    if fast:
-        host_counts = _count_candidates(pod, cluster, constraints, require_all, pair_counts)
-    else:
-        _count_walking(pod, cluster, constraints, require_all, pair_counts)
-        host_counts = tuple(None for _ in constraints)
-    return ScoreState(constraints, frozenset(ignored), pair_counts, weights, host_counts)
+    return ignored, sizes
+
+
+def _register_by_key(
+    nodes: Sequence[NodeInfoView],
+    columns: Mapping[str, list[str | None] | None],
+    constraints: Sequence[TopologySpreadConstraint],
+    require_all: bool,
+    pair_counts: dict[Pair, int],
+) -> tuple[set[str], list[int]]:
+    """The same from the key columns, a key at a time: a constraint's domains are its
+    key's values on the counted nodes that an earlier constraint on the key did not
+    register (a missing label is the value "")."""
+    ignored: set[str] = set()
+    kept: list[bool] | None = None
+    read = [column for column in columns.values() if column is not None]
+    if require_all and read:
+        kept = [None not in values for values in zip(*read, strict=True)]
+        if all(kept):
+            kept = None
+        else:
+            ignored = {info.name for info, keep in zip(nodes, kept, strict=True) if not keep}
+    sizes = [0] * len(constraints)
+    for i, constraint in enumerate(constraints):
+        key = constraint.topology_key
+        if key == HOSTNAME_LABEL:
+            continue
+        column = columns[key]
+        assert column is not None  # only hostname columns go unread
+        values: set[str | None] = (
+            set(column)
+            if kept is None
+            else {value for value, keep in zip(column, kept, strict=True) if keep}
+        )
+        if None in values:
+            values.discard(None)
+            values.add("")
+        for value in values:
+            assert value is not None
+            if (key, value) not in pair_counts:
+                pair_counts[(key, value)] = 0
+                sizes[i] += 1
+    return ignored, sizes
 
 
 def _count_walking(
@@ -538,30 +633,44 @@ def _count_candidates(
     require_all: bool,
     pair_counts: dict[Pair, int],
 ) -> tuple[dict[str, int] | None, ...]:
-    """The fast path of the counts: only the placed pods that may match each selector."""
+    """The fast path of the counts: only the placed pods that may match each selector,
+    looked up and matched once for the constraints sharing a selector (the default
+    constraints share the pod's group)."""
     qualified = _QualifiedNodes(pod, cluster, constraints, require_all=require_all)
-    host_counts: list[dict[str, int] | None] = []
-    for constraint in constraints:
-        selector = constraint.selector
-        key = constraint.topology_key
-        per_host: dict[str, int] | None = {} if key == HOSTNAME_LABEL else None
-        host_counts.append(per_host)
-        if selector.empty:
-            continue
+    host_counts: list[dict[str, int] | None] = [
+        {} if c.topology_key == HOSTNAME_LABEL else None for c in constraints
+    ]
+    by_selector: dict[Selector, list[int]] = {}
+    for i, constraint in enumerate(constraints):
+        if not constraint.selector.empty:
+            by_selector.setdefault(constraint.selector, []).append(i)
+    nodes = cluster.nodes
+    own = pod.labels
+    for selector, indexes in by_selector.items():
         found = cluster.candidates((pod.namespace,), (selector,))
+        # Replicas of one template share one label map: matched once, with the pod's.
+        selects_own = selector.matches(own)
         for existing in found:
-            if existing.deleting or not (found.exact or selector.matches(existing.labels)):
+            if existing.deleting:
                 continue
-            if per_host is not None:
-                # Scored on the node's own pods: no inclusion policy, no key check.
-                if existing.node_name in cluster.nodes:
-                    per_host[existing.node_name] = per_host.get(existing.node_name, 0) + 1
+            labels = existing.labels
+            if not (found.exact or (labels is own and selects_own) or selector.matches(labels)):
                 continue
-            labels = qualified.labels(existing.node_name, constraint)
-            if labels is not None:
-                pair = (key, labels.get(key, ""))
-                if pair in pair_counts:
-                    pair_counts[pair] += 1
+            node_name = existing.node_name
+            if node_name not in nodes:
+                continue
+            for i in indexes:
+                per_host = host_counts[i]
+                if per_host is not None:
+                    # Scored on the node's own pods: no inclusion policy, no key check.
+                    per_host[node_name] = per_host.get(node_name, 0) + 1
+                    continue
+                constraint = constraints[i]
+                counted = qualified.labels(node_name, constraint)
+                if counted is not None:
+                    pair = (constraint.topology_key, counted.get(constraint.topology_key, ""))
+                    if pair in pair_counts:
+                        pair_counts[pair] += 1
     return tuple(host_counts)
 
 
@@ -587,6 +696,188 @@ def raw_score(state: ScoreState, pod: Pod, info: NodeInfoView) -> int:
             count = state.pair_counts[(key, value)]
         total += count * weight + float(constraint.max_skew - 1)
     return _go_round(total)
+
+
+def scores(state: ScoreState, pod: Pod, nodes: Sequence[NodeInfoView]) -> list[int]:
+    """Score and NormalizeScore over the nodes PreScore was given: the final 0..100 scores."""
+    if state.columns is None:
+        raw = [raw_score(state, pod, info) for info in nodes]
+        normalize(state, [info.name for info in nodes], raw)
+        return raw
+    return _column_scores(state, nodes, state.columns)
+
+
+def _column_scores(
+    state: ScoreState,
+    nodes: Sequence[NodeInfoView],
+    columns: Mapping[str, list[str | None] | None],
+) -> list[int]:
+    """The same scores from the fast path's state, without a term computed per node.
+
+    A node's term for a constraint is ``count * weight + maxSkew - 1``, or nothing
+    without the key (a 0.0 added changes no sum): a hostname constraint has one term for
+    the nodes holding no matching pod and one per node holding some (a few); any other
+    constraint one per domain. Nodes alike in every term have one total, summed once in
+    constraint order as Score sums it, then rounded and normalised once: when every node
+    carries the hostname keys and none is ignored, the totals are those of the distinct
+    values of the other keys, except at the few nodes holding matching pods (the system
+    defaults' case); otherwise each node's total is summed from its terms.
+    """
+    terms: list[tuple[dict[str, float], float, bool]] = []
+    for constraint, weight, per_host in zip(
+        state.constraints, state.weights, state.host_counts, strict=True
+    ):
+        key = constraint.topology_key
+        base = float(constraint.max_skew - 1)
+        if per_host is not None:
+            terms.append(({name: c * weight + base for name, c in per_host.items()}, base, True))
+        else:
+            by_value = {
+                value: c * weight + base
+                for (pair_key, value), c in state.pair_counts.items()
+                if pair_key == key
+            }
+            terms.append((by_value, base, False))
+    keys = [c.topology_key for c in state.constraints]
+    if not state.ignored and all(
+        columns[key] is None for key, (_, _, on_host) in zip(keys, terms, strict=True) if on_host
+    ):
+        return _by_signature(state, nodes, columns, keys, terms)
+    totals = _node_totals(nodes, columns, keys, terms)
+    return _normalized(state, nodes, totals)
+
+
+def _total(
+    signature: Sequence[str | None],
+    keys: Sequence[str],
+    terms: Sequence[tuple[dict[str, float], float, bool]],
+    node_name: str | None,
+) -> float:
+    """One total, in constraint order: a hostname term by ``node_name`` (None: the
+    term of a node holding no matching pod), the others by the signature's value."""
+    total = 0.0
+    values = iter(signature)
+    for (by, base, on_host), _ in zip(terms, keys, strict=True):
+        if on_host:
+            total += base if node_name is None else by.get(node_name, base)
+        else:
+            value = next(values)
+            if value is not None:
+                total += by[value]
+    return total
+
+
+def _by_signature(
+    state: ScoreState,
+    nodes: Sequence[NodeInfoView],
+    columns: Mapping[str, list[str | None] | None],
+    keys: Sequence[str],
+    terms: Sequence[tuple[dict[str, float], float, bool]],
+) -> list[int]:
+    """Totals by the values of the non-hostname keys, every node carrying the hostname
+    keys; the nodes holding matching pods apart."""
+    value_columns = [
+        column
+        for key, (_, _, on_host) in zip(keys, terms, strict=True)
+        if not on_host and (column := columns[key]) is not None
+    ]
+    # One hashable per node: its value (one such key), or the tuple of its values.
+    signatures: list[Any]
+    single = len(value_columns) == 1
+    if not value_columns:
+        signatures = [()] * len(nodes)
+    elif single:
+        signatures = value_columns[0]
+    else:
+        signatures = list(zip(*value_columns, strict=True))
+
+    def total_of(signature: Any, node_name: str | None) -> float:
+        return _total((signature,) if single else signature, keys, terms, node_name)
+
+    holding: set[str] = set()
+    for by, _, on_host in terms:
+        if on_host:
+            holding.update(by)
+    apart: dict[int, float] = {}
+    if holding:
+        names = [info.name for info in nodes]
+        for name in holding.intersection(names):
+            i = names.index(name)
+            apart[i] = total_of(signatures[i], name)
+    alike = {sig: total_of(sig, None) for sig in set(signatures)}
+    present = set(apart.values())
+    if apart:
+        # A signature that only nodes holding matching pods have takes no part.
+        apart_count = Counter(signatures[i] for i in apart)
+        present.update(
+            total for sig, total in alike.items() if signatures.count(sig) > apart_count.get(sig, 0)
+        )
+    else:
+        present.update(alike.values())
+    final_of = _finals(present)
+    final_by = {sig: final_of.get(total, 0) for sig, total in alike.items()}
+    result = [final_by[sig] for sig in signatures]
+    for i, total in apart.items():
+        result[i] = final_of[total]
+    return result
+
+
+def _node_totals(
+    nodes: Sequence[NodeInfoView],
+    columns: Mapping[str, list[str | None] | None],
+    keys: Sequence[str],
+    terms: Sequence[tuple[dict[str, float], float, bool]],
+) -> list[float]:
+    """Each node's total, a constraint at a time (ignored nodes included: not read)."""
+    totals: list[float] | None = None
+    for key, (by, base, on_host) in zip(keys, terms, strict=True):
+        column = columns[key]
+        if on_host:
+            if column is None:
+                column_terms = [by.get(info.name, base) for info in nodes]
+            else:
+                column_terms = [
+                    0.0 if value is None else by.get(info.name, base)
+                    for value, info in zip(column, nodes, strict=True)
+                ]
+        else:
+            assert column is not None
+            column_terms = [0.0 if value is None else by.get(value, 0.0) for value in column]
+        totals = (
+            column_terms
+            if totals is None
+            else [a + b for a, b in zip(totals, column_terms, strict=True)]
+        )
+    assert totals is not None
+    return totals
+
+
+def _finals(totals: set[float]) -> dict[float, int]:
+    """NormalizeScore of the distinct totals (rounded first) of the nodes not ignored."""
+    raw_of = {total: _go_round(total) for total in totals}
+    raws = set(raw_of.values())
+    highest = max(0, max(raws, default=0))
+    lowest = min(raws, default=0)
+    return {
+        total: MAX_NODE_SCORE
+        if highest == 0
+        else MAX_NODE_SCORE * (highest + lowest - raw) // highest
+        for total, raw in raw_of.items()
+    }
+
+
+def _normalized(state: ScoreState, nodes: Sequence[NodeInfoView], totals: list[float]) -> list[int]:
+    ignored = state.ignored
+    if not ignored:
+        final_of = _finals(set(totals))
+        return [final_of[total] for total in totals]
+    final_of = _finals(
+        {total for total, info in zip(totals, nodes, strict=True) if info.name not in ignored}
+    )
+    return [
+        0 if info.name in ignored else final_of[total]
+        for total, info in zip(totals, nodes, strict=True)
+    ]
 
 
 def _go_round(value: float) -> int:
@@ -659,9 +950,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             state = score_state(pod, nodes, cycle.cluster, defaults, cycle.settings.fast)
             if state is None:
                 return [0] * len(nodes)
-            scores = [raw_score(state, pod, info) for info in nodes]
-            normalize(state, [info.name for info in nodes], scores)
-            return scores
+            return scores(state, pod, nodes)
 
         self._priority: Priority = spread_priority
 
@@ -694,7 +983,10 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def pre_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfoView]
     ) -> Status | None:
-        found = score_state(pod, nodes, state.cluster, self.defaults, state.settings.fast)
+        # The fast path reads the engine's NodeInfos (their zone_key); other views the
+        # definition reads.
+        fast = state.settings.fast and all(type(info) is NodeInfo for info in nodes)
+        found = score_state(pod, nodes, state.cluster, self.defaults, fast)
         if found is None:
             return Status.skip()
         state.write(_PRE_SCORE_KEY, found)
