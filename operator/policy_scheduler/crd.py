@@ -109,6 +109,7 @@ def _predicate_entry_rules() -> list[dict[str, str]]:
     canonical = _canonical_expr("self.name", names.PREDICATE_ALIASES)
     with_argument = _cel_list(names.PREDICATES_WITH_ARGUMENT)
     builtin = _cel_list(names.BUILTIN_PREDICATES)
+    known = _cel_list(names.BUILTIN_PREDICATES | names.IN_TREE_FILTER_PLUGINS)
     kinds = sorted(names.PREDICATE_ARGUMENT_KINDS.items(), key=lambda item: item[1])
     kind_check = "true"
     for kind, owner in reversed(kinds):
@@ -117,7 +118,7 @@ def _predicate_entry_rules() -> list[dict[str, str]]:
     pairs = ", ".join(f"{owner} a {kind} argument" for kind, owner in kinds)
     return [
         _rule(
-            f"has(self.argument) || self.name in {builtin}",
+            f"has(self.argument) || self.name in {known}",
             "unknown built-in predicate; a custom predicate needs an argument "
             "(labelsPresence or serviceAffinity)",
             ".name",
@@ -158,10 +159,11 @@ def _predicate_list_rules() -> list[dict[str, str]]:
 def _priority_entry_rules() -> list[dict[str, str]]:
     canonical = _canonical_expr("self.name", names.PRIORITY_ALIASES)
     builtin = _cel_list(names.BUILTIN_PRIORITIES)
+    known = _cel_list(names.BUILTIN_PRIORITIES | names.IN_TREE_SCORE_PLUGINS)
     rtc = json.dumps(names.REQUESTED_TO_CAPACITY_RATIO)
     return [
         _rule(
-            f"has(self.argument) || {canonical} in {builtin}",
+            f"has(self.argument) || {canonical} in {known}",
             "unknown built-in priority; a custom priority needs an argument "
             "(labelPreference, serviceAntiAffinity or requestedToCapacityRatioArguments)",
             ".name",

@@ -5,7 +5,7 @@ watches (``handlers``), the LIST before the first decision (``runtime.listing``)
 the operator needs (``runtime.kubeapi.required_rules``), ``simulate``'s input sorting
 and the cache's dispatch all iterate it. Each :class:`Kind` carries its API coordinates
 and its parser; :func:`parse` turns a raw dict into the typed object once, at the edge
-(nodes, pods, volumes, workloads into :mod:`.objects`; SchedulingPolicies into a
+(nodes, pods, volumes, workloads, namespaces into :mod:`.objects`; SchedulingPolicies into a
 :class:`PolicyObject` that keeps an invalid spec's error instead of raising, so the
 policy book can judge it).
 
@@ -25,6 +25,7 @@ from .objects import (
     WORKLOAD_KINDS,
     ObjectError,
     parse_csi_node,
+    parse_namespace,
     parse_node,
     parse_persistent_volume,
     parse_persistent_volume_claim,
@@ -122,6 +123,8 @@ class Kind:
 
 
 NODE: Final = Kind("", "v1", "nodes", "Node", False, parse_node)
+#: For their labels (a pod affinity term's namespaceSelector selects namespaces by them).
+NAMESPACE: Final = Kind("", "v1", "namespaces", "Namespace", False, parse_namespace)
 POD: Final = Kind("", "v1", "pods", "Pod", True, parse_pod)
 PERSISTENT_VOLUME: Final = Kind(
     "", "v1", "persistentvolumes", "PersistentVolume", False, parse_persistent_volume
@@ -164,6 +167,7 @@ SCHEDULING_POLICY: Final = Kind(
 #: PriorityClasses before pods (a pod without ``spec.priority`` is resolved on arrival).
 KINDS: Final[tuple[Kind, ...]] = (
     NODE,
+    NAMESPACE,
     PRIORITY_CLASS,
     POD,
     PERSISTENT_VOLUME,

@@ -1,8 +1,8 @@
 """Compact typed Kubernetes objects, parsed once at the edge from plain dicts.
 
 Everything the engine reads about a Pod, Node, PV, PVC, StorageClass, Service,
-ReplicationController, ReplicaSet, StatefulSet, CSINode, PodDisruptionBudget or
-PriorityClass is extracted here into frozen,
+ReplicationController, ReplicaSet, StatefulSet, CSINode, PodDisruptionBudget,
+PriorityClass or Namespace is extracted here into frozen,
 slotted dataclasses with precomputed aggregates (a pod's resource request, its host
 ports, its compiled selectors), so the engine never digs through dicts and never
 recomputes per node what is a property of the pod.
@@ -357,29 +357,38 @@ def tolerations_tolerate(tolerations: tuple[Toleration, ...], taint: Taint) -> b
 
 @dataclass(frozen=True, slots=True)
 class PodAffinityTerm:
-    """A pod (anti-)affinity term: which pods, in which namespaces, in which topology.
-
-    ``namespaces`` is what the legacy predicates read (v1.17 knew no namespaceSelector):
-    the listed namespaces, or the pod's own when none is listed. Today's InterPodAffinity
-    also reads ``namespace_selector`` (None when absent) and :attr:`listed_namespaces`.
-    """
+    """A pod (anti-)affinity term: which pods, in which namespaces, in which topology."""
 
     selector: Selector
     #: Namespaces the term looks in; empty means the pod's own namespace (resolved at parse).
     namespaces: frozenset[str]
     topology_key: str
-    #: ``namespaceSelector`` (Kubernetes 1.21+); None when the term has none.
+    #: ``namespaceSelector`` (Kubernetes v1.21+), compiled; None when the term has none
+    #: (which selects no namespace). kube-scheduler v1.13-v1.17 knew no such field: the
+    #: legacy predicates and priorities read ``namespaces`` alone, as they did.
     namespace_selector: Selector | None = None
-    #: No namespace was listed and ``namespaces`` holds the pod's own in their place.
-    own_namespace: bool = False
+    #: With a namespaceSelector, the namespaces the term lists, without the fallback to
+    #: the pod's own namespace that ``namespaces`` has (v1.22+ adds the own namespace
+    #: only when a term has neither).
+    listed_namespaces: frozenset[str] = frozenset()
 
-    @property
-    def listed_namespaces(self) -> frozenset[str]:
-        """The namespaces as kube-scheduler v1.22+ reads them (framework.AffinityTerm): the
-        pod's own only when the term lists none and has no namespaceSelector either."""
-        if self.own_namespace and self.namespace_selector is not None:
-            return frozenset()
-        return self.namespaces
+    def matches_namespace(self, namespace: str, labels: Mapping[str, str] | None) -> bool:
+        """Whether a pod in ``namespace`` is in the term's scope, as kube-scheduler v1.22+
+        reads a term (``AffinityTerm.Matches``): one of its namespaces, or one its
+        namespaceSelector selects by the namespace's ``labels``. ``labels`` None: a
+        namespace the scheduler does not know; kube-scheduler matches an incoming pod's
+        own terms against the namespaces that exist (``mergeAffinityTermNamespacesIfNotEmpty``),
+        so only an empty selector (every namespace) takes it. For an existing pod's term
+        and the incoming pod, upstream reads an unknown namespace's labels as empty: pass
+        ``{}`` then."""
+        selector = self.namespace_selector
+        if selector is None:
+            return namespace in self.namespaces
+        if namespace in self.listed_namespaces:
+            return True
+        if labels is None:
+            return selector.empty
+        return selector.matches(labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -704,6 +713,14 @@ class PodDisruptionBudget:
             and pod.namespace == self.namespace
             and self.selector.matches(pod.labels)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    """A Namespace, for its labels: a pod affinity term's namespaceSelector selects by them."""
+
+    name: str
+    labels: Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -1037,16 +1054,18 @@ def _pod_term(r: _Reader, raw: object, path: str, namespace: str) -> PodAffinity
         for j, ns in enumerate(r.items(term.get("namespaces"), f"{path}.namespaces"))
     ]
     topology_key = r.string(term.get("topologyKey"), f"{path}.topologyKey")
-    selector = r.selector(term.get("labelSelector"), f"{path}.labelSelector")
-    raw_ns_selector = term.get("namespaceSelector")
+    raw_selector = term.get("namespaceSelector")
+    namespace_selector = (
+        None
+        if raw_selector is None
+        else r.selector(raw_selector, f"{path}.namespaceSelector")
+    )
     return PodAffinityTerm(
-        selector=selector,
+        selector=r.selector(term.get("labelSelector"), f"{path}.labelSelector"),
         namespaces=frozenset(namespaces) if namespaces else frozenset({namespace}),
         topology_key=topology_key,
-        namespace_selector=None
-        if raw_ns_selector is None
-        else r.selector(raw_ns_selector, f"{path}.namespaceSelector"),
-        own_namespace=not namespaces,
+        namespace_selector=namespace_selector,
+        listed_namespaces=frozenset(namespaces) if namespace_selector is not None else frozenset(),
     )
 
 
@@ -1931,6 +1950,13 @@ def parse_pod_disruption_budget(raw: Mapping[str, Any]) -> PodDisruptionBudget:
             status.get("disruptionsAllowed"), "status.disruptionsAllowed"
         ),
     )
+
+
+def parse_namespace(raw: Mapping[str, Any]) -> Namespace:
+    meta, name, _ = _metadata(raw, "Namespace", namespaced=False)
+    r = _Reader("Namespace", name)
+    labels = shared_labels(r.labels(meta.get("labels"), "metadata.labels"))
+    return Namespace(name=name, labels=labels)
 
 
 def parse_priority_class(raw: Mapping[str, Any]) -> PriorityClass:

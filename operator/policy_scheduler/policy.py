@@ -15,13 +15,15 @@ How a spec is checked (``check_spec``), in two passes whose errors are all colle
 
    * an ``argument`` sets exactly one of its kinds (``argument: {}`` sets none);
    * a predicate without an argument must be a built-in name or an alias
-     (``names.BUILTIN_PREDICATES``, the seeds' names included); ``CheckNodeLabelPresence``
+     (``names.BUILTIN_PREDICATES``, the seeds' names included) or a Filter plugin of
+     kube-scheduler v1.30 (``names.IN_TREE_FILTER_PLUGINS``); ``CheckNodeLabelPresence``
      / ``CheckServiceAffinity`` take their own argument kind (``labelsPresence`` /
      ``serviceAffinity``) or none (then they filter nothing, as v1.17+); any other
      built-in takes no argument (a custom predicate needs its own name);
    * the name of an argument-carrying entry follows upstream's algorithm name rule
      (``names.NAME_RULE``, enforced by v1.13-v1.16);
-   * a priority without an argument must be a built-in name; a built-in takes no
+   * a priority without an argument must be a built-in name or a Score plugin of
+     kube-scheduler v1.30 (``names.IN_TREE_SCORE_PLUGINS``); a built-in takes no
      argument, except ``RequestedToCapacityRatioPriority`` which may carry its
      ``requestedToCapacityRatioArguments``;
    * priority weights are ``1 <= weight < names.MAX_WEIGHT``;
@@ -287,7 +289,10 @@ class PredicateEntry(_Model):
     def _known_name(self) -> PredicateEntry:
         canonical = names.canonical_predicate(self.name)
         if self.argument is None:
-            if self.name not in names.BUILTIN_PREDICATES:
+            if (
+                self.name not in names.BUILTIN_PREDICATES
+                and self.name not in names.IN_TREE_FILTER_PLUGINS
+            ):
                 hint = names.SEED_PREDICATE_HINTS.get(self.name)
                 raise _fail(
                     f"unknown predicate {_show(self.name)}"
@@ -449,7 +454,10 @@ class PriorityEntry(_Model):
     def _known_name(self) -> PriorityEntry:
         canonical = names.canonical_priority(self.name)
         if self.argument is None:
-            if canonical not in names.BUILTIN_PRIORITIES:
+            if (
+                canonical not in names.BUILTIN_PRIORITIES
+                and canonical not in names.IN_TREE_SCORE_PLUGINS
+            ):
                 kind = names.SEED_ARGUMENT_NAMES.get(self.name)
                 if kind is not None:
                     raise _fail(

@@ -116,6 +116,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
 #: selected-node), nothing else of them.
 EXPECTED_CLUSTER_RULES = [
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+    {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
     {
         "apiGroups": [""],

@@ -66,6 +66,11 @@ SERVICE = {
     "metadata": {"name": "web", "namespace": "default", "uid": "uid-svc"},
     "spec": {"selector": {"app": "web"}},
 }
+NAMESPACE = {
+    "apiVersion": "v1",
+    "kind": "Namespace",
+    "metadata": {"name": "team-a", "uid": "uid-ns", "labels": {"team": "a"}},
+}
 POLICY = {
     "apiVersion": "policyscheduler.io/v1alpha1",
     "kind": "SchedulingPolicy",
@@ -138,6 +143,8 @@ Event = tuple[str, dict[str, Any]]
         ),
         pytest.param([("ADDED", pod_disruption_budget("web", {"app": "web"}, 1))], False, id="PDB"),
         pytest.param([("ADDED", priority_class("high", 1000))], False, id="PriorityClass"),
+        pytest.param([("ADDED", NAMESPACE)], False, id="Namespace added"),
+        pytest.param([("ADDED", NAMESPACE), (DELETED, NAMESPACE)], False, id="Namespace deleted"),
         pytest.param([("ADDED", POLICY)], True, id="policy accepted"),
         pytest.param([("ADDED", POLICY), (DELETED, POLICY)], True, id="policy deleted"),
     ],

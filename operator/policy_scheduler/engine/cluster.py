@@ -2,7 +2,8 @@
 
 :class:`ClusterState` holds one :class:`NodeInfo` per node, the placed pods (bound or
 assumed) by uid, and the other kinds the predicates read (PVs, PVCs, StorageClasses,
-CSINodes, Services and controllers), the PodDisruptionBudgets preemption reads, and the
+CSINodes, Services and controllers), the PodDisruptionBudgets preemption reads, the
+Namespaces (for their labels, which a pod affinity term's namespaceSelector reads), and the
 *nominated* pods: pending pods a preemption set a node aside for, which the filter's
 first pass counts (``fitting.py``). It is written only by the scheduler cache
 (``state.cache``), which ``simulate`` and the operator both feed; every ``set_*`` /
@@ -58,6 +59,7 @@ from typing import Any, TypeVar
 
 from ..objects import (
     CSINode,
+    Namespace,
     Node,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -245,6 +247,8 @@ class ClusterState:
         self._workloads_by_namespace: dict[str, dict[str, Workload]] = {}
         self.image_nodes: dict[str, int] = {}  # image name -> nodes that have it
         self.pdbs: dict[str, PodDisruptionBudget] = {}  # "ns/name"
+        #: Namespaces by name, for their labels (namespaceSelector in pod affinity terms).
+        self.namespaces: dict[str, Namespace] = {}
         #: Pending pods a preemption set a node aside for (``status.nominatedNodeName``),
         #: as placed copies (``node_name`` is the nominated node): node -> uid -> pod.
         self.nominated: dict[str, dict[str, Pod]] = {}
@@ -588,6 +592,24 @@ class ClusterState:
     def remove_pdb(self, key: str) -> None:
         if self.pdbs.pop(key, None) is not None:
             self.generation += 1
+
+    def set_namespace(self, namespace: Namespace) -> None:
+        self.namespaces[namespace.name] = namespace
+        self.generation += 1
+
+    def remove_namespace(self, name: str) -> None:
+        if self.namespaces.pop(name, None) is not None:
+            self.generation += 1
+
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        """A namespace's labels; None when the namespace is not known."""
+        namespace = self.namespaces.get(name)
+        return None if namespace is None else namespace.labels
+
+    def namespaces_selected(self, selector: Selector) -> list[str]:
+        """The known namespaces ``selector`` selects by their labels, in arrival order
+        (kube-scheduler's namespace lister, ``mergeAffinityTermNamespacesIfNotEmpty``)."""
+        return [name for name, ns in self.namespaces.items() if selector.matches(ns.labels)]
 
     # -- nominated pods --------------------------------------------------------------
 

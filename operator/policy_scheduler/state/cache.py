@@ -1,7 +1,8 @@
 """The scheduler cache: the only writer of the cluster state the engine decides on.
 
 Everything the watches report (nodes, placed pods, volumes, storage classes, CSINodes,
-services and controllers, PodDisruptionBudgets, the nominations of pending pods) and
+services and controllers, PodDisruptionBudgets, namespaces, the nominations of pending
+pods) and
 everything the scheduler assumes goes through one :class:`SchedulerCache`; nothing else
 writes its :class:`~..engine.cluster.ClusterState`. (Preemption takes victims off the
 cluster inside a decision, in a ``ClusterState.trial`` undone before the decision
@@ -87,6 +88,7 @@ from ..engine.cluster import ClusterState
 from ..engine.predicates.volumes import PodVolumes, bound_to_claim, with_selected_node
 from ..kinds import (
     CSI_NODE,
+    NAMESPACE,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     POD_DISRUPTION_BUDGET,
@@ -168,6 +170,7 @@ _OBJECTS: Final[dict[Kind, tuple[_Setter, _Remover]]] = {
     REPLICA_SET: (ClusterState.set_workload, ClusterState.remove_workload),
     STATEFUL_SET: (ClusterState.set_workload, ClusterState.remove_workload),
     POD_DISRUPTION_BUDGET: (ClusterState.set_pdb, ClusterState.remove_pdb),
+    NAMESPACE: (ClusterState.set_namespace, ClusterState.remove_namespace),
 }
 
 #: The kinds :meth:`SchedulerCache.set_object` stores (besides nodes and pods).

@@ -36,6 +36,8 @@ PV, PVC, StorageClass, CSINode, Service         all
 added, changed or deleted
 ReplicationController, ReplicaSet, StatefulSet  none (they only weigh in priorities)
 PodDisruptionBudget, PriorityClass              none (preemption reads them)
+Namespace added, changed or deleted             none (kube-scheduler v1.30's InterPodAffinity
+                                                registers no namespace event)
 a policy accepted, changed or deleted           all
 ==============================================  =========================================
 

@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from ...objects import Pod, PodAffinityTerm, WeightedPodAffinityTerm
-from ...selectors import Selector
 from ..cluster import ClusterState
 from ..functions import (
     FITS,
@@ -100,37 +99,19 @@ Pair = tuple[str, str]
 ScoreMap = dict[str, dict[str, int]]
 
 
-# -- namespaces ------------------------------------------------------------------------------
-
-
-def namespace_labels(cluster: ClusterState, namespace: str) -> Mapping[str, str] | None:
-    """The labels of a Namespace object of the cluster; None when it is not known.
-
-    The cluster state does not hold Namespace objects yet: every namespace is unknown, so
-    only an empty namespaceSelector (every namespace) or one matching a namespace without
-    labels selects anything. Completed when Namespaces reach the cluster state.
-    """
-    return None
-
-
-def namespaces_selected(cluster: ClusterState, selector: Selector) -> frozenset[str]:
-    """The names of the known Namespaces whose labels ``selector`` matches (see
-    :func:`namespace_labels`)."""
-    return frozenset()
-
-
 # -- terms --------------------------------------------------------------------------------
 
 
-def term_selects(term: PodAffinityTerm, pod: Pod, ns_labels: Mapping[str, str] | None) -> bool:
-    """AffinityTerm.Matches for a placed pod's term (``ns_labels``: the labels of the
-    incoming pod's Namespace, None when unknown)."""
-    if pod.namespace in term.listed_namespaces or (
-        term.namespace_selector is not None
-        and term.namespace_selector.matches(ns_labels or _NO_LABELS)
-    ):
-        return term.selector.matches(pod.labels)
-    return False
+def term_selects(term: PodAffinityTerm, pod: Pod, ns_labels: Mapping[str, str]) -> bool:
+    """AffinityTerm.Matches for a placed pod's term and the incoming pod (``ns_labels``:
+    the labels of the incoming pod's Namespace, empty when it is not known)."""
+    return term.matches_namespace(pod.namespace, ns_labels) and term.selector.matches(pod.labels)
+
+
+def namespace_labels(cluster: ClusterState, namespace: str) -> Mapping[str, str]:
+    """GetNamespaceLabelsSnapshot: a Namespace's labels, none when it is not known."""
+    labels = cluster.namespace_labels(namespace)
+    return _NO_LABELS if labels is None else labels
 
 
 _NO_LABELS: Final[Mapping[str, str]] = {}
@@ -156,14 +137,15 @@ class OwnTerm:
 
 
 def resolve(cluster: ClusterState, term: PodAffinityTerm, weight: int = 0) -> OwnTerm:
-    """mergeAffinityTermNamespacesIfNotEmpty."""
+    """mergeAffinityTermNamespacesIfNotEmpty: the listed namespaces and those a non-empty
+    namespaceSelector selects among the known ones; every namespace for an empty one."""
     selector = term.namespace_selector
-    listed = term.listed_namespaces
-    if selector is None or selector.nothing:
-        return OwnTerm(term, listed, weight)
+    if selector is None:
+        return OwnTerm(term, term.namespaces, weight)
     if selector.empty:
         return OwnTerm(term, None, weight)
-    return OwnTerm(term, listed | namespaces_selected(cluster, selector), weight)
+    selected = frozenset(cluster.namespaces_selected(selector)) if not selector.nothing else ()
+    return OwnTerm(term, term.listed_namespaces.union(selected), weight)
 
 
 def _resolve_all(cluster: ClusterState, terms: Sequence[PodAffinityTerm]) -> tuple[OwnTerm, ...]:
@@ -359,7 +341,7 @@ def _walked_scores(
     pod: Pod,
     cluster: ClusterState,
     hard_weight: int,
-    ns_labels: Mapping[str, str] | None,
+    ns_labels: Mapping[str, str],
     wants: tuple[OwnTerm, ...],
     avoids: tuple[OwnTerm, ...],
     own_terms: bool,
@@ -397,7 +379,7 @@ def _indexed_scores(
     pod: Pod,
     cluster: ClusterState,
     hard_weight: int,
-    ns_labels: Mapping[str, str] | None,
+    ns_labels: Mapping[str, str],
     wants: tuple[OwnTerm, ...],
     avoids: tuple[OwnTerm, ...],
     scores: ScoreMap,
