@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -33,6 +32,7 @@ from policy_scheduler.engine.intree.interpodaffinity import (
     InterPodAffinity,
 )
 from policy_scheduler.objects import parse_pod
+from policy_scheduler.pluginargs import InterPodAffinityArgs, plugin_args
 
 # -- objects as kubectl shows them ------------------------------------------------------------
 
@@ -121,12 +121,35 @@ def affinity(
     return out
 
 
-def affinity_args(hard_weight: int = 1, ignore_existing: bool = False) -> Any:
-    """InterPodAffinityArgs as the plugin reads them (pluginConfig's ``args``)."""
-    return SimpleNamespace(
-        hardPodAffinityWeight=hard_weight, ignorePreferredTermsOfExistingPods=ignore_existing
+def affinity_args(hard_weight: int = 1, ignore_existing: bool = False) -> InterPodAffinityArgs:
+    """InterPodAffinityArgs from a pluginConfig ``args`` object, as kube-scheduler reads it."""
+    args = plugin_args(
+        "InterPodAffinity",
+        {
+            "hardPodAffinityWeight": hard_weight,
+            "ignorePreferredTermsOfExistingPods": ignore_existing,
+        },
     )
+    assert isinstance(args, InterPodAffinityArgs)
+    return args
 
+
+def namespace(name: str, team: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"team": team}},
+    }
+
+
+#: Upstream's four namespaces, in every case's cluster (as its informers hold them).
+NAMESPACES = [
+    namespace("subteam1.team1", "team1"),
+    namespace("subteam2.team1", "team1"),
+    namespace("subteam1.team2", "team2"),
+    namespace("subteam2.team2", "team2"),
+]
+TEAM1 = {"matchExpressions": [{"key": "team", "operator": "In", "values": ["team1"]}]}
 
 SCAN = {"service": "securityscan"}
 S1 = {"security": "S1"}
@@ -789,6 +812,95 @@ FILTER_CASES = [
         # The namespaceSelector stands in for the own namespace: the term lists none.
         id="a namespaceSelector without namespaces does not default to the pod's own namespace",
     ),
+    pytest.param(
+        FilterCase(
+            pod(
+                namespace="subteam1.team1",
+                affinity=affinity(
+                    required=[
+                        term(expr("foo", "In", "bar"), key="region", namespace_selector=TEAM1)
+                    ]
+                ),
+            ),
+            ABC_REGIONS,
+            {"nodeA": OK, "nodeB": OK, "nodeC": AFF},
+            [pod({"foo": "bar"}, on="nodeA", namespace="subteam2.team1")],
+        ),
+        id="affinity's namespaceSelector selects the namespaces by their labels",
+    ),
+    pytest.param(
+        FilterCase(
+            pod(
+                namespace="subteam1.team1",
+                affinity=affinity(
+                    required=[
+                        term(expr("foo", "In", "bar"), key="region", namespace_selector=TEAM1)
+                    ]
+                ),
+            ),
+            ABC_REGIONS,
+            {"nodeA": AFF, "nodeB": AFF, "nodeC": AFF},
+            [pod({"foo": "bar"}, on="nodeA", namespace="subteam1.team2")],
+        ),
+        id="affinity's namespaceSelector: a pod of another team's namespace does not count",
+    ),
+    pytest.param(
+        FilterCase(
+            pod({"foo": ""}, namespace="subteam1.team1"),
+            ABC_REGIONS,
+            {"nodeA": EXIST, "nodeB": EXIST, "nodeC": OK},
+            [
+                pod(
+                    on="nodeA",
+                    affinity=affinity(
+                        anti=[term(expr("foo", "Exists"), key="region", namespace_selector=TEAM1)]
+                    ),
+                )
+            ],
+        ),
+        id="an existing pod's anti-affinity selects the pod by its namespace's labels",
+    ),
+    pytest.param(
+        FilterCase(
+            pod({"foo": ""}, namespace="subteam1.team2"),
+            ABC_REGIONS,
+            {"nodeA": OK, "nodeB": OK, "nodeC": OK},
+            [
+                pod(
+                    on="nodeA",
+                    affinity=affinity(
+                        anti=[term(expr("foo", "Exists"), key="region", namespace_selector=TEAM1)]
+                    ),
+                )
+            ],
+        ),
+        id="an existing pod's anti-affinity: a namespace of another team is not selected",
+    ),
+    pytest.param(
+        FilterCase(
+            pod({"foo": ""}, namespace="unknown"),
+            ABC_REGIONS,
+            {"nodeA": EXIST, "nodeB": EXIST, "nodeC": OK},
+            [
+                pod(
+                    on="nodeA",
+                    affinity=affinity(
+                        anti=[
+                            term(
+                                expr("foo", "Exists"),
+                                key="region",
+                                namespace_selector={
+                                    "matchExpressions": [expr("team", "NotIn", "team2")]
+                                },
+                            )
+                        ]
+                    ),
+                )
+            ],
+        ),
+        # No such Namespace: its labels are read as none, which NotIn matches.
+        id="an unknown namespace has no labels for an existing pod's namespaceSelector",
+    ),
 ]
 
 
@@ -803,7 +915,7 @@ def _code(reasons: Sequence[str]) -> tuple[Code, str]:
 @pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
 @pytest.mark.parametrize("case", FILTER_CASES)
 def test_filter(case: FilterCase, fast: bool) -> None:
-    state = cluster(case.nodes, case.existing)
+    state = cluster(case.nodes, case.existing, NAMESPACES)
     plugin = InterPodAffinity(None, None)  # type: ignore[arg-type]
     incoming = parse_pod(case.pod)
     settings = PolicySettings(fast=fast)
@@ -857,7 +969,7 @@ def test_filter(case: FilterCase, fast: bool) -> None:
 def test_pre_filter_skip(
     raw_pod: dict[str, Any], existing: list[dict[str, Any]], skipped: bool
 ) -> None:
-    state = cluster(ABC_REGIONS, existing)
+    state = cluster(ABC_REGIONS, existing, NAMESPACES)
     plugin = InterPodAffinity(None, None)  # type: ignore[arg-type]
     incoming = parse_pod(raw_pod)
     for fast in (True, False):
@@ -900,6 +1012,42 @@ STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ = affinity(
     anti_preferred=[weighted(5, term(expr("security", "In", "S2"), key="az"))],
 )
 S2 = {"security": "S2"}
+AFFINITY_NS_SELECTOR = affinity(
+    preferred=[
+        weighted(
+            5,
+            term(
+                expr("security", "In", "S1"),
+                key="region",
+                namespaces=["subteam2.team2"],
+                namespace_selector=TEAM1,
+            ),
+        )
+    ]
+)
+ANTI_AFFINITY_NS_SELECTOR = affinity(
+    anti_preferred=[
+        weighted(
+            5,
+            term(
+                expr("security", "In", "S1"),
+                key="region",
+                namespaces=["subteam2.team2"],
+                namespace_selector=TEAM1,
+            ),
+        )
+    ]
+)
+HARD_AFFINITY_NS = affinity(
+    required=[
+        term(
+            expr("service", "In", "S1"),
+            key="region",
+            namespaces=["default", "subteam2.team2"],
+            namespace_selector=TEAM1,
+        )
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -1247,6 +1395,99 @@ SCORE_CASES = [
         ),
         id="hard pod affinity symmetric weight: with matching Namespaces",
     ),
+    pytest.param(
+        ScoreCase(
+            pod({"service": "S1"}, namespace="subteam1.team1"),
+            nodes_of(CHINA, INDIA, AZ1),
+            {"node1": 100, "node2": 100, "node3": 0},
+            [
+                pod(on="node1", affinity=HARD_AFFINITY_NS),
+                pod(on="node2", affinity=HARD_AFFINITY_NS),
+            ],
+        ),
+        id="hard pod affinity symmetric weight: with matching NamespaceSelector",
+    ),
+    # TestPreferredAffinity's namespaceSelector cases
+    pytest.param(
+        ScoreCase(
+            pod(S1, namespace="subteam1.team1"),
+            nodes_of(CHINA, INDIA, AZ1),
+            {"node1": 100, "node2": 0, "node3": 0},
+            [
+                pod(S1, on="node1", affinity=AFFINITY_NS_SELECTOR),
+                pod(S2, on="node2", affinity=STAY_WITH_S2_IN_REGION),
+            ],
+        ),
+        id="Affinity symmetry with namespace selector",
+    ),
+    pytest.param(
+        ScoreCase(
+            pod(S1, namespace="subteam1.team1"),
+            nodes_of(CHINA, INDIA, AZ1),
+            {"node1": 0, "node2": 100, "node3": 100},
+            [
+                pod(S1, on="node1", affinity=ANTI_AFFINITY_NS_SELECTOR),
+                pod(S2, on="node2", affinity=STAY_WITH_S2_IN_REGION),
+            ],
+        ),
+        id="AntiAffinity symmetry with namespace selector",
+    ),
+    pytest.param(
+        ScoreCase(
+            pod(S1, namespace="subteam1.team1", affinity=AFFINITY_NS_SELECTOR),
+            nodes_of(CHINA, INDIA),
+            {"node1": 100, "node2": 0},
+            [
+                pod(S1, on="node1", namespace="subteam1.team1"),
+                pod(S1, on="node1", namespace="subteam1.team1"),
+                pod(S1, on="node1", namespace="subteam1.team2"),
+                pod(S1, on="node2", namespace="subteam2.team1"),
+            ],
+        ),
+        id="Affinity with pods matching NamespaceSelector",
+    ),
+    pytest.param(
+        ScoreCase(
+            pod(S1, namespace="subteam1.team1", affinity=AFFINITY_NS_SELECTOR),
+            nodes_of(CHINA, INDIA),
+            {"node1": 100, "node2": 0},
+            [
+                pod(S1, on="node1", namespace="subteam1.team1"),
+                pod(S1, on="node1", namespace="subteam1.team1"),
+                pod(S1, on="node1", namespace="subteam2.team2"),
+                pod(S1, on="node2", namespace="subteam2.team1"),
+            ],
+        ),
+        id="Affinity with pods matching both NamespaceSelector and Namespaces fields",
+    ),
+    pytest.param(
+        ScoreCase(
+            pod(S1, namespace="subteam1.team1", affinity=ANTI_AFFINITY_NS_SELECTOR),
+            nodes_of(CHINA, INDIA),
+            {"node1": 0, "node2": 100},
+            [
+                pod(S1, on="node1", namespace="subteam1.team1"),
+                pod(S1, on="node1", namespace="subteam1.team1"),
+                pod(S1, on="node1", namespace="subteam1.team2"),
+                pod(S1, on="node2", namespace="subteam2.team1"),
+            ],
+        ),
+        id="AntiAffinity with pods matching NamespaceSelector",
+    ),
+    pytest.param(
+        ScoreCase(
+            pod(S1, namespace="subteam1.team1", affinity=ANTI_AFFINITY_NS_SELECTOR),
+            nodes_of(CHINA, INDIA),
+            {"node1": 0, "node2": 100},
+            [
+                pod(S1, on="node1", namespace="subteam1.team1"),
+                pod(S1, on="node1", namespace="subteam1.team1"),
+                pod(S1, on="node1", namespace="subteam2.team2"),
+                pod(S1, on="node2", namespace="subteam2.team1"),
+            ],
+        ),
+        id="AntiAffinity with pods matching both NamespaceSelector and Namespaces fields",
+    ),
     # v1.30 rules beyond upstream's tables
     pytest.param(
         ScoreCase(
@@ -1282,7 +1523,7 @@ SCORE_CASES = [
 @pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
 @pytest.mark.parametrize("case", SCORE_CASES)
 def test_score(case: ScoreCase, fast: bool) -> None:
-    state = cluster(case.nodes, case.existing)
+    state = cluster(case.nodes, case.existing, NAMESPACES)
     plugin = InterPodAffinity(affinity_args(case.hard_weight, case.ignore_existing), None)  # type: ignore[arg-type]
     incoming = parse_pod(case.pod)
     settings = PolicySettings(fast=fast)

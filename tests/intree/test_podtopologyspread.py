@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -34,6 +33,7 @@ from policy_scheduler.engine.intree.podtopologyspread import (
     filter_state,
 )
 from policy_scheduler.objects import parse_pod
+from policy_scheduler.pluginargs import PodTopologySpreadArgs, plugin_args
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -180,24 +180,14 @@ F = {"foo": ""}
 FB = {"foo": "", "bar": ""}
 
 
-def spread_args(raw: Mapping[str, Any] | None) -> Any:
-    """PodTopologySpreadArgs as the plugin reads them (pluginConfig's ``args``)."""
+def spread_args(raw: Mapping[str, Any] | None) -> PodTopologySpreadArgs | None:
+    """PodTopologySpreadArgs from a pluginConfig ``args`` object, decoded, defaulted and
+    validated as kube-scheduler does (None: the plugin's defaults)."""
     if raw is None:
         return None
-    return SimpleNamespace(
-        defaultingType=raw.get("defaultingType", "System"),
-        defaultConstraints=[
-            SimpleNamespace(
-                maxSkew=c["maxSkew"],
-                topologyKey=c["topologyKey"],
-                whenUnsatisfiable=c["whenUnsatisfiable"],
-                minDomains=c.get("minDomains"),
-                nodeAffinityPolicy=c.get("nodeAffinityPolicy"),
-                nodeTaintsPolicy=c.get("nodeTaintsPolicy"),
-            )
-            for c in raw.get("defaultConstraints", [])
-        ],
-    )
+    args = plugin_args("PodTopologySpread", raw)
+    assert isinstance(args, PodTopologySpreadArgs)
+    return args
 
 
 LIST = {"defaultingType": "List"}

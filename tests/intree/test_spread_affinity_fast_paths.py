@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -35,6 +34,7 @@ from policy_scheduler.engine.functions import (
 from policy_scheduler.engine.intree.interpodaffinity import InterPodAffinity
 from policy_scheduler.engine.intree.podtopologyspread import PodTopologySpread
 from policy_scheduler.objects import Pod, parse_node, parse_pod
+from policy_scheduler.pluginargs import plugin_args
 
 ZONE = "topology.kubernetes.io/zone"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
@@ -174,7 +174,14 @@ def random_pod(rng: random.Random, name: str, node_name: str | None) -> dict[str
 
 
 def workloads() -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+    """Services, ReplicaSets, and the Namespace ``default`` (team a; ``other`` unknown)."""
+    out: list[dict[str, Any]] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "default", "labels": {"team": "a"}},
+        }
+    ]
     for namespace in ("default", "other"):
         out.append(
             {
@@ -213,23 +220,26 @@ def build(seed: int, num_nodes: int) -> tuple[ClusterState, random.Random]:
 
 
 def spread_list_args() -> Any:
-    constraint = SimpleNamespace(
-        maxSkew=1,
-        topologyKey=ZONE,
-        whenUnsatisfiable="DoNotSchedule",
-        minDomains=None,
-        nodeAffinityPolicy=None,
-        nodeTaintsPolicy="Honor",
+    return plugin_args(
+        "PodTopologySpread",
+        {
+            "defaultingType": "List",
+            "defaultConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": ZONE,
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "nodeTaintsPolicy": "Honor",
+                },
+                {
+                    "maxSkew": 2,
+                    "topologyKey": HOSTNAME,
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "nodeAffinityPolicy": "Ignore",
+                },
+            ],
+        },
     )
-    soft = SimpleNamespace(
-        maxSkew=2,
-        topologyKey=HOSTNAME,
-        whenUnsatisfiable="ScheduleAnyway",
-        minDomains=None,
-        nodeAffinityPolicy="Ignore",
-        nodeTaintsPolicy=None,
-    )
-    return SimpleNamespace(defaultingType="List", defaultConstraints=[constraint, soft])
 
 
 PLUGINS = {
@@ -237,8 +247,12 @@ PLUGINS = {
     "PodTopologySpread-List": lambda: PodTopologySpread(spread_list_args(), None),  # type: ignore[arg-type]
     "InterPodAffinity": lambda: InterPodAffinity(None, None),  # type: ignore[arg-type]
     "InterPodAffinity-hard5-ignore": lambda: InterPodAffinity(
-        SimpleNamespace(hardPodAffinityWeight=5, ignorePreferredTermsOfExistingPods=True), None
-    ),  # type: ignore[arg-type]
+        plugin_args(
+            "InterPodAffinity",
+            {"hardPodAffinityWeight": 5, "ignorePreferredTermsOfExistingPods": True},
+        ),  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+    ),
 }
 
 

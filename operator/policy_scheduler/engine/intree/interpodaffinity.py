@@ -51,9 +51,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from ...objects import Pod, PodAffinityTerm, WeightedPodAffinityTerm
+from ...pluginargs import InterPodAffinityArgs
 from ..cluster import ClusterState
 from ..functions import (
     FITS,
@@ -79,6 +80,9 @@ from ..interface import (
 )
 from ..nodeinfo import NodeInfo
 from .podtopologyspread import as_status
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 NAME: Final = "InterPodAffinity"
 
@@ -461,8 +465,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     InterPodAffinityArgs (``hardPodAffinityWeight``, ``ignorePreferredTermsOfExistingPods``)."""
 
     name: ClassVar[str] = NAME
+    Args: ClassVar[type[BaseModel] | None] = InterPodAffinityArgs
 
-    def __init__(self, args: Any, handle: Handle) -> None:
+    def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
         super().__init__(args, handle)
         self.hard_pod_affinity_weight: int = (
             DEFAULT_HARD_POD_AFFINITY_WEIGHT if args is None else args.hardPodAffinityWeight

@@ -67,9 +67,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 
 from ...objects import HOSTNAME_LABEL, ZONE_LABELS, Node, Pod, TopologySpreadConstraint
+from ...pluginargs import PodTopologySpreadArgs
 from ...selectors import IN, Requirement, Selector
 from ..cluster import ClusterState
 from ..functions import (
@@ -98,6 +99,9 @@ from ..interface import (
 from ..nodeinfo import NodeInfo
 from ..predicates.spreading import matches_node_selector_and_affinity
 from ..predicates.taints import tolerates_taints
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 NAME: Final = "PodTopologySpread"
 
@@ -153,24 +157,23 @@ class SpreadDefaults:
 SYSTEM_DEFAULTS: Final = SpreadDefaults()
 
 
-def defaults_from_args(args: Any) -> SpreadDefaults:
-    """The defaults of a PodTopologySpreadArgs model (camelCase fields, defaulted), or of
-    None (the plugin's own defaults: System)."""
-    if args is None or getattr(args, "defaultingType", SYSTEM_DEFAULTING) == SYSTEM_DEFAULTING:
+def defaults_from_args(args: PodTopologySpreadArgs | None) -> SpreadDefaults:
+    """The defaults of the plugin's (defaulted, validated) arguments; None: the plugin's
+    own defaults (System)."""
+    if args is None or args.defaultingType == SYSTEM_DEFAULTING:
         return SYSTEM_DEFAULTS
-    constraints = []
-    for raw in args.defaultConstraints:
-        constraints.append(
-            DefaultConstraint(
-                max_skew=raw.maxSkew,
-                topology_key=raw.topologyKey,
-                when_unsatisfiable=raw.whenUnsatisfiable,
-                min_domains=1 if raw.minDomains is None else raw.minDomains,
-                honor_node_affinity=(raw.nodeAffinityPolicy or "Honor") == "Honor",
-                honor_node_taints=(raw.nodeTaintsPolicy or "Ignore") == "Honor",
-            )
+    constraints = tuple(
+        DefaultConstraint(
+            max_skew=raw.maxSkew,
+            topology_key=raw.topologyKey,
+            when_unsatisfiable=raw.whenUnsatisfiable,
+            min_domains=1 if raw.minDomains is None else raw.minDomains,
+            honor_node_affinity=(raw.nodeAffinityPolicy or "Honor") == "Honor",
+            honor_node_taints=(raw.nodeTaintsPolicy or "Ignore") == "Honor",
         )
-    return SpreadDefaults(tuple(constraints), system=False)
+        for raw in args.defaultConstraints
+    )
+    return SpreadDefaults(constraints, system=False)
 
 
 # -- constraints -------------------------------------------------------------------------
@@ -917,8 +920,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     PodTopologySpreadArgs (``defaultConstraints``, ``defaultingType``)."""
 
     name: ClassVar[str] = NAME
+    Args: ClassVar[type[BaseModel] | None] = PodTopologySpreadArgs
 
-    def __init__(self, args: Any, handle: Handle) -> None:
+    def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
         super().__init__(args, handle)
         self.defaults = defaults_from_args(args)
         hard_defaults = any(
