@@ -3,10 +3,12 @@
 **Terms.** A term selects a pod when the pod's namespace is among the term's namespaces
 (those listed; the term's own pod's namespace when it lists none and has no
 ``namespaceSelector``) or its ``namespaceSelector`` matches the labels of the pod's
-Namespace (an empty selector matches every namespace, an absent one none), and the
-``labelSelector`` (absent: nothing) matches the pod's labels (``framework.AffinityTerm``).
-The incoming pod's own terms are resolved first: the namespaces their non-empty
-``namespaceSelector`` selects join the listed ones (``mergeAffinityTermNamespacesIfNotEmpty``).
+Namespace (the cluster's Namespace objects; an unknown namespace has no labels; an empty
+selector matches every namespace, an absent one none), and the ``labelSelector`` (absent:
+nothing) matches the pod's labels (``framework.AffinityTerm``). The incoming pod's own
+terms are resolved first: the known namespaces their non-empty ``namespaceSelector``
+selects join the listed ones (``mergeAffinityTermNamespacesIfNotEmpty``); an empty one
+takes every namespace.
 
 **PreFilter / Filter.** Three sets of topology pairs (key, value of the key on a node):
 existing pods' required anti-affinity terms that select the incoming pod, at their

@@ -31,8 +31,8 @@ spread constraints``, Unschedulable.
 
 **PreScore / Score / NormalizeScore** (the v1.19+ scoring). Skip when the cluster has no
 node or the pod no ScheduleAnyway constraint. ``requireAllTopologies`` holds unless the
-constraints are the *system* defaults: then a feasible node lacking a key is *ignored*
-(scores 0, left out of the normalisation). The feasible, not ignored nodes register
+constraints are the *system* defaults; when it holds, a feasible node lacking a key is
+*ignored* (scores 0, left out of the normalisation). The feasible, not ignored nodes register
 their domains for each non-hostname constraint (value "" for a missing label); a
 constraint's weight is ``ln(domains it registered first + 2)``, for a hostname
 constraint ``ln(feasible - ignored + 2)``. Every node of the cluster (carrying all keys
@@ -46,15 +46,20 @@ node when ``max`` is 0, 0 for ignored nodes.
 **Engine functions.** :meth:`PodTopologySpread.predicate` and
 :meth:`PodTopologySpread.priority` are what the engine runs; ``filter``, ``pre_filter``,
 ``pre_score``, ``score`` and ``normalize_score`` give the same answers through the plugin
-API. Per-pod work is done once per attempt (``cycle.memo``), two ways with one result:
-the definition (``settings.fast`` off) walks every node and its pods as upstream does;
-the fast path counts only the placed pods :meth:`ClusterState.candidates` returns for each
-selector, decides inclusion only for the nodes holding them, and takes the Filter's
-domains from ``ClusterState.node_label_values`` when no inclusion policy can leave a node
-out and every node carries every key (checked on the index's counts), walking the nodes'
-labels otherwise. Hints: ``never_fails`` for a pod whose constraints (own, or the
-defaults) hold no DoNotSchedule one, ``fits_everywhere`` when the cluster gives it none
-(no group for its default constraints).
+API. Per-pod work is done once per attempt (``cycle.memo`` for Filter), two ways with
+one result: the definition (``settings.fast`` off) walks every node and its pods and
+scores node by node as upstream does; the fast path counts only the placed pods
+:meth:`ClusterState.candidates` returns for each selector (once per selector the
+constraints share), decides inclusion only for the nodes holding them, and takes the
+Filter's domains from ``ClusterState.node_label_values`` when no inclusion policy can
+leave a node out and every node carries every key (checked on the index's counts),
+walking the nodes' labels otherwise. Its scoring reads each key's column of values once
+(a hostname key every node carries is not read; the zone comes from
+``NodeInfo.zone_key`` when every node is zoned) and computes a total per distinct
+signature of values, the few nodes holding matching pods apart (:func:`_column_scores`).
+Hints: ``never_fails`` for a pod whose constraints (own, or the defaults) hold no
+DoNotSchedule one, ``fits_everywhere`` when the cluster gives it none (no group for its
+default constraints).
 
 Preemption re-creates the per-pod work on the what-if cluster instead of updating it as
 upstream's AddPod/RemovePod do: the minimum is always exact here, where upstream's two
