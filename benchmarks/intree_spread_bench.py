@@ -20,20 +20,26 @@ The sampled nodes are the next ``num_feasible_nodes_to_find`` nodes (500 of 5000
 the adaptive percentage) of the NodeTree order, in rotation, as a decision that finds
 every node feasible samples them. Both sides run on the same cluster, alternating which
 goes first from pod to pod (same-minute A/B); then the pod is placed on its sample's
-first node, so that later pods see it. Each side gets a fresh :class:`CycleState`
+first node, so that later pods see it (``--whole`` also times the legacy default
+policy's whole decision of the pod, for scale). Each side gets a fresh :class:`CycleState`
 (per-pod work included in its time). Reported: total CPU seconds per side, per-pod
 median and 99th percentile, and the ratio; ``--repeat`` runs the whole queue again on a
 fresh cluster and reports each round.
 
+``--hard`` turns the deployments' preferred anti-affinity into required terms and their
+topology spread into DoNotSchedule, so that the Filters work too (the legacy side then
+also runs the EvenPodsSpread predicate).
+
 Usage::
 
     python benchmarks/intree_spread_bench.py [--nodes 5000] [--running 10000]
-        [--pending 1000] [--repeat 3] [--json FILE] [--profile in-tree|legacy]
+        [--pending 1000] [--repeat 3] [--hard] [--json FILE] [--profile in-tree|legacy]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import gc
 import json
@@ -57,8 +63,9 @@ from simulate_bench import generate
 
 from policy_scheduler import names
 from policy_scheduler.engine import catalogue  # noqa: F401  (registers the legacy names)
-from policy_scheduler.engine.algorithm import num_feasible_nodes_to_find
+from policy_scheduler.engine.algorithm import Scheduler, num_feasible_nodes_to_find
 from policy_scheduler.engine.cluster import ClusterState
+from policy_scheduler.engine.compiler import compile_policy
 from policy_scheduler.engine.functions import (
     REGISTRY,
     CycleState,
@@ -77,6 +84,7 @@ from policy_scheduler.objects import (
     parse_pod,
     parse_workload,
 )
+from policy_scheduler.policy import default_policy
 
 SETTINGS = PolicySettings()
 Side = tuple[list[Predicate], list[Priority]]
@@ -101,12 +109,32 @@ def build(dump: dict[str, Any]) -> tuple[ClusterState, list[Pod]]:
     return state, pending
 
 
-def sides() -> dict[str, Side]:
+def harden(dump: dict[str, Any]) -> None:
+    """``--hard``: the deployments' preferred anti-affinity becomes required and their
+    topology spread DoNotSchedule, so that both Filters have work (in place)."""
+    for item in dump["items"]:
+        if item["kind"] != "Pod":
+            continue
+        spec = item["spec"]
+        anti = spec.get("affinity", {}).get("podAntiAffinity")
+        if anti and "preferredDuringSchedulingIgnoredDuringExecution" in anti:
+            preferred = anti.pop("preferredDuringSchedulingIgnoredDuringExecution")
+            anti["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                p["podAffinityTerm"] for p in preferred
+            ]
+        for constraint in spec.get("topologySpreadConstraints", []):
+            constraint["whenUnsatisfiable"] = "DoNotSchedule"
+
+
+def sides(hard: bool) -> dict[str, Side]:
     spread = PodTopologySpread(None, None)  # type: ignore[arg-type]
     affinity = InterPodAffinity(None, None)  # type: ignore[arg-type]
+    # With --hard the legacy side also filters topology spread (EvenPodsSpread), as the
+    # in-tree PodTopologySpread does.
+    extra = [REGISTRY.predicates[names.EVEN_PODS_SPREAD]] if hard else []
     return {
         "legacy": (
-            [REGISTRY.predicates[names.MATCH_INTER_POD_AFFINITY]],
+            [REGISTRY.predicates[names.MATCH_INTER_POD_AFFINITY], *extra],
             [
                 REGISTRY.priorities[names.INTER_POD_AFFINITY],
                 REGISTRY.priorities[names.SELECTOR_SPREAD],
@@ -139,13 +167,14 @@ def decide(side: Side, pod: Pod, state: ClusterState, sample: Sequence[NodeInfo]
 
 
 def run_round(
-    dump: dict[str, Any], profile: str | None
+    dump: dict[str, Any], profile: str | None, hard: bool, whole: bool
 ) -> tuple[dict[str, list[float]], cProfile.Profile | None]:
     state, pending = build(dump)
     ordered = state.ordered_nodes()
     wanted = num_feasible_nodes_to_find(len(ordered), 0)
-    all_sides = sides()
+    all_sides = sides(hard)
     times: dict[str, list[float]] = {name: [] for name in all_sides}
+    reference = (Scheduler(), compile_policy(default_policy())) if whole else None
     profiler = cProfile.Profile() if profile else None
     start = 0
     gc.collect()
@@ -163,6 +192,11 @@ def run_round(
                 times[name].append(time.process_time() - began)
                 if profiler is not None and name == profile:
                     profiler.disable()
+            if reference is not None:
+                # The whole legacy default policy's decision, for scale (not in the ratio).
+                began = time.process_time()
+                asyncio.run(reference[0].schedule(pod, state, reference[1]))
+                times.setdefault("legacy decision", []).append(time.process_time() - began)
             state.add_pod(replace(pod, node_name=sample[0].name))
     finally:
         gc.enable()
@@ -190,11 +224,19 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--profile", choices=("in-tree", "legacy"))
+    parser.add_argument("--hard", action="store_true", help="required anti-affinity, DoNotSchedule")
+    parser.add_argument(
+        "--whole", action="store_true", help="also time the legacy default policy's decision"
+    )
     args = parser.parse_args(argv)
     dump = generate(args.nodes, args.running, args.pending)
+    if args.hard:
+        harden(dump)
     rounds = []
     for round_no in range(args.repeat):
-        times, profiler = run_round(dump, args.profile if round_no == 0 else None)
+        times, profiler = run_round(
+            dump, args.profile if round_no == 0 else None, args.hard, args.whole
+        )
         report = summarize(times)
         rounds.append(report)
         print(json.dumps({"round": round_no + 1, **report}), flush=True)

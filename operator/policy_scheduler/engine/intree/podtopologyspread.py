@@ -654,6 +654,11 @@ def _count_candidates(
             by_selector.setdefault(constraint.selector, []).append(i)
     nodes = cluster.nodes
     own = pod.labels
+    # Constraints no node can fail to count for (no key to require of it, no policy to
+    # leave it out): a node's labels are read as they are.
+    open_to_all = [
+        not require_all and not _filters_nodes(pod, constraint) for constraint in constraints
+    ]
     for selector, indexes in by_selector.items():
         found = cluster.candidates((pod.namespace,), (selector,))
         # Replicas of one template share one label map: matched once, with the pod's.
@@ -674,7 +679,10 @@ def _count_candidates(
                     per_host[node_name] = per_host.get(node_name, 0) + 1
                     continue
                 constraint = constraints[i]
-                counted = qualified.labels(node_name, constraint)
+                if open_to_all[i]:
+                    counted: Mapping[str, str] | None = nodes[node_name].node.labels
+                else:
+                    counted = qualified.labels(node_name, constraint)
                 if counted is not None:
                     pair = (constraint.topology_key, counted.get(constraint.topology_key, ""))
                     if pair in pair_counts:
