@@ -109,6 +109,10 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
         "test_quick_mode_loads_and_runs_every_command",
         "tests/benchmarks/test_simulate_bench_smoke.py::test_the_yaml_dump_reads_the_same",
     ),
+    "python benchmarks/intree_spread_bench.py": (
+        "tests/benchmarks/test_intree_spread_bench_smoke.py::"
+        "test_small_run_times_both_sides_for_every_pod",
+    ),
     "python benchmarks/e2e_bench.py": (
         "tests/benchmarks/test_e2e_bench_smoke.py::test_quick_e2e_benchmark_reports_the_operator_beside_its_floors",
     ),
