@@ -100,7 +100,7 @@ def check_case(plugin: Any, case: Case, state: ClusterState | None = None) -> No
         # The engine predicate, on a fresh cycle as the fast path starts one.
         reasons = tuple(plugin.predicate()(pod, info, cycle(pod, state)))
         expected = case.pre_filter if rejected else (None if skipped else want)
-        if expected is None or not expected.is_rejected and expected.code != Code.ERROR:
+        if expected is None or (not expected.is_rejected and expected.code != Code.ERROR):
             assert reasons == (), f"predicate on {name}: {reasons}, want none"
             continue
         assert reasons == tuple(expected.reasons), f"predicate on {name}: {reasons}"

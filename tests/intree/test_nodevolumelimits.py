@@ -284,7 +284,8 @@ CSI_CASES = [
         EXCEEDED,
     ),
     csi(
-        "should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+        "should count in-tree and csi volumes if migration is enabled (when "
+        "scheduling in-tree volumes)",
         IN_TREE_ONE,
         [CSI_EBS_TWO],
         MIGRATED,
@@ -293,7 +294,8 @@ CSI_CASES = [
         EXCEEDED,
     ),
     csi(
-        "should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+        "should count in-tree, inline and csi volumes if migration is enabled "
+        "(when scheduling in-tree volumes)",
         IN_TREE_INLINE,
         [CSI_EBS_TWO, IN_TREE_ONE],
         MIGRATED,
@@ -302,7 +304,8 @@ CSI_CASES = [
         EXCEEDED,
     ),
     csi(
-        "should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+        "should not count in-tree, inline and csi volumes if migration is "
+        "enabled (when scheduling in-tree volumes)",
         IN_TREE_INLINE_SAME_ID,
         [CSI_EBS_TWO, IN_TREE_ONE],
         MIGRATED,
@@ -310,7 +313,8 @@ CSI_CASES = [
         3,
     ),
     csi(
-        "should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)",
+        "should count in-tree and csi volumes if migration is enabled (when "
+        "scheduling csi volumes)",
         CSI_EBS_ONE,
         [IN_TREE_TWO],
         MIGRATED,
@@ -364,7 +368,8 @@ CSI_CASES = [
         extra=[EPHEMERAL_CLAIM_X, EPHEMERAL_CLAIM_Y],
     ),
     csi(
-        "persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume",
+        "persistent doesn't when node volume limit <= pods ephemeral CSI "
+        "volume + persistent volume",
         CSI_EBS_ONE,
         [RUNNING, EPHEMERAL, CSI_EBS_TWO],
         [EBS_CSI],
@@ -627,20 +632,21 @@ EBS_PODS = kind_pods("awsElasticBlockStore", "volumeID", ("ovp", "tvp1", "tvp2",
 AZURE_PODS = kind_pods("azureDisk", "diskName", ("", "", "", ""))
 GCE_PODS = kind_pods("gcePersistentDisk", "pdName", ("", "", "", ""))
 
-EBS_ROWS = common_rows(
-    "EBS",
-    EBS_IN_TREE,
-    EBS_PODS,
-    {
-        "doesn't fit when node capacity < new pod's volumes": EXCEEDED,
-        "existing pods' counts considers PVCs backed by kind volumes": EXCEEDED,
-        "missing PVC is not counted towards the PV limit (1)": EXCEEDED,
-        "pod with missing PV is counted towards the PV limit (2)": EXCEEDED,
-        "two pods missing different PVs are counted towards the PV limit twice": EXCEEDED,
-        "pod with unbound PVC is counted towards the PV limit (2)": EXCEEDED,
-        "two different unbound PVCs are counted towards the PV limit as two volumes": EXCEEDED,
-    },
-) + [
+EBS_ROWS = [
+    *common_rows(
+        "EBS",
+        EBS_IN_TREE,
+        EBS_PODS,
+        {
+            "doesn't fit when node capacity < new pod's volumes": EXCEEDED,
+            "existing pods' counts considers PVCs backed by kind volumes": EXCEEDED,
+            "missing PVC is not counted towards the PV limit (1)": EXCEEDED,
+            "pod with missing PV is counted towards the PV limit (2)": EXCEEDED,
+            "two pods missing different PVs are counted towards the PV limit twice": EXCEEDED,
+            "pod with unbound PVC is counted towards the PV limit (2)": EXCEEDED,
+            "two different unbound PVCs are counted towards the PV limit as two volumes": EXCEEDED,
+        },
+    ),
     in_tree_case(
         "EBS",
         EBS_IN_TREE,
@@ -756,7 +762,7 @@ def test_a_node_with_a_csinode_is_left_to_node_volume_limits() -> None:
         pods["two"],
         [limit_node("EBS", 1)],
         placed(pods["one"]),
-        in_tree_fixtures("EBS", EBS_IN_TREE) + [csi_node(NODE, {})],
+        [*in_tree_fixtures("EBS", EBS_IN_TREE), csi_node(NODE, {})],
         filter=[None],
     )
     check_case(EBSLimits(None, None), case)  # type: ignore[arg-type]
