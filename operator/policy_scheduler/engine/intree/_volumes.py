@@ -18,7 +18,7 @@ eviction helps, and the pod's message says why), ``filter()`` as ``Status.error`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Final
 
 from ...objects import PersistentVolumeClaim, Pod, Volume
@@ -102,10 +102,3 @@ def run_filter(
 
 def unresolvable(text: str) -> tuple[str, ...]:
     return (Unresolvable(text),)
-
-
-def first_error(steps: Sequence[str | None]) -> str | None:
-    for step in steps:
-        if step is not None:
-            return step
-    return None
