@@ -192,7 +192,8 @@ POST_FILTER = [
         statuses(),
         None,
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
-        id="preemption should respect absent NodeToStatusReader entry meaning UnschedulableAndUnresolvable",
+        id="preemption should respect absent NodeToStatusReader entry "
+        "meaning UnschedulableAndUnresolvable",
     ),
     pytest.param(
         mk("p", priority=MID),
@@ -240,7 +241,8 @@ POST_FILTER = [
         None,
         "preemption: 0/3 nodes are available: 1 Insufficient cpu, "
         "2 No preemption victims found for incoming pod.",
-        id="no candidate nodes found with mixed reasons, no lower priority pod and no enough CPU resource",
+        id="no candidate nodes found with mixed reasons, no lower "
+        "priority pod and no enough CPU resource",
     ),
     pytest.param(
         mk("p", priority=HIGH, req=LARGE),
@@ -413,7 +415,8 @@ DRY_RUN = [
             [mk("p1", "node1", MID, LARGE), mk("p2", "node2", MID, LARGE)],
             {},
         ),
-        id="a pod that would fit on the nodes, but other pods running are higher priority, no preemption would happen",
+        id="a pod that would fit on the nodes, but other pods running "
+        "are higher priority, no preemption would happen",
     ),
     pytest.param(
         *dry(
@@ -569,7 +572,8 @@ DRY_RUN = [
                 }
             ],
         ),
-        id="preemption with violation of the pdb with pod whose eviction was processed, the victim doesn't belong to DisruptedPods",
+        id="preemption with violation of the pdb with pod whose "
+        "eviction was processed, the victim doesn't belong to DisruptedPods",
     ),
     pytest.param(
         *dry(
@@ -591,7 +595,8 @@ DRY_RUN = [
                 }
             ],
         ),
-        id="preemption with violation of the pdb with pod whose eviction was processed, the victim belongs to DisruptedPods",
+        id="preemption with violation of the pdb with pod whose "
+        "eviction was processed, the victim belongs to DisruptedPods",
     ),
     pytest.param(
         *dry(
@@ -982,7 +987,8 @@ def nominated(obj: dict[str, Any]) -> dict[str, Any]:
             [terminating(mk("p1", "node1", LOW), by_scheduler=True)],
             None,
             NOT_ELIGIBLE_TERMINATING,
-            id="preemption victim pod terminating, as indicated by the dedicated DisruptionTarget condition",
+            id="preemption victim pod terminating, as indicated by the "
+            "dedicated DisruptionTarget condition",
         ),
         pytest.param(
             nominated(mk("p", priority=HIGH)),
