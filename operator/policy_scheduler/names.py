@@ -327,3 +327,42 @@ PLUGIN_ENTRY_POINT_GROUP: Final = "policy_scheduler.plugins"
 MAX_NODE_SCORE: Final = 100
 #: A Permit plugin's Wait is capped at this (kube-scheduler's maxTimeout, 15 min).
 MAX_PERMIT_WAIT_SECONDS: Final = 15 * 60
+
+
+# -- kube-scheduler v1.25-v1.30's in-tree framework plugins -----------------------------
+
+#: The in-tree plugins of kube-scheduler v1.30 that policy-scheduler runs, and the
+#: extension points each implements there (in ``EXTENSION_POINTS`` order). The policy
+#: model reads it to accept a Filter plugin in ``predicates`` and a Score plugin in
+#: ``priorities``; ``pluginargs`` builds its catalogue (argument models, the config
+#: versions that know each name) on it.
+IN_TREE_PLUGIN_POINTS: Final[dict[str, tuple[str, ...]]] = {
+    "SchedulingGates": (PRE_ENQUEUE,),
+    "PrioritySort": (QUEUE_SORT,),
+    "NodeUnschedulable": (FILTER,),
+    "NodeName": (FILTER,),
+    "TaintToleration": (FILTER, PRE_SCORE, SCORE),
+    "NodeAffinity": (PRE_FILTER, FILTER, PRE_SCORE, SCORE),
+    "NodePorts": (PRE_FILTER, FILTER),
+    "NodeResourcesFit": (PRE_FILTER, FILTER, PRE_SCORE, SCORE),
+    "VolumeRestrictions": (PRE_FILTER, FILTER),
+    "EBSLimits": (PRE_FILTER, FILTER),
+    "GCEPDLimits": (PRE_FILTER, FILTER),
+    "NodeVolumeLimits": (PRE_FILTER, FILTER),
+    "AzureDiskLimits": (PRE_FILTER, FILTER),
+    "CinderLimits": (PRE_FILTER, FILTER),
+    "VolumeBinding": (PRE_FILTER, FILTER, PRE_SCORE, SCORE, RESERVE, PRE_BIND),
+    "VolumeZone": (PRE_FILTER, FILTER),
+    "PodTopologySpread": (PRE_FILTER, FILTER, PRE_SCORE, SCORE),
+    "InterPodAffinity": (PRE_FILTER, FILTER, PRE_SCORE, SCORE),
+    "DefaultPreemption": (POST_FILTER,),
+    "NodeResourcesBalancedAllocation": (PRE_SCORE, SCORE),
+    "ImageLocality": (SCORE,),
+    "DefaultBinder": (BIND,),
+}
+IN_TREE_FILTER_PLUGINS: Final = frozenset(
+    name for name, points in IN_TREE_PLUGIN_POINTS.items() if FILTER in points
+)
+IN_TREE_SCORE_PLUGINS: Final = frozenset(
+    name for name, points in IN_TREE_PLUGIN_POINTS.items() if SCORE in points
+)
