@@ -26,6 +26,7 @@ import pytest
 
 from builders import cluster, cluster_picture, node, pod, pvc
 from builders import pod_disruption_budget as budget
+from policy_scheduler import pluginargs
 from policy_scheduler.engine.cluster import ClusterState
 from policy_scheduler.engine.compiler import CompiledPolicy, compile_policy, compiled_predicate
 from policy_scheduler.engine.extenders import Victims
@@ -732,6 +733,16 @@ def test_calculate_num_candidates(
     nodes: int, percentage: int, absolute: int, expected: int
 ) -> None:
     assert calculate_num_candidates(nodes, PreemptionArgs(percentage, absolute)) == expected
+
+
+def test_the_args_model_sets_the_candidate_numbers() -> None:
+    model = pluginargs.DefaultPreemptionArgs(
+        minCandidateNodesPercentage=40, minCandidateNodesAbsolute=1
+    )
+    assert DefaultPreemption(model, None).preemption_args == PreemptionArgs(40, 1)  # type: ignore[arg-type]
+    assert DefaultPreemption.Args is pluginargs.DefaultPreemptionArgs
+    defaults = DefaultPreemption(pluginargs.DefaultPreemptionArgs(), None)  # type: ignore[arg-type]
+    assert defaults.preemption_args == PreemptionArgs(10, 100)
 
 
 def test_args_from_a_model_or_a_mapping() -> None:

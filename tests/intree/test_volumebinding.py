@@ -18,6 +18,7 @@ import pytest
 
 from builders import cluster, csi_node, cycle, node, pod, pv, pvc, storage_class
 from intree_volume_support import SKIP, Case, check_case, error, unresolvable
+from policy_scheduler import pluginargs
 from policy_scheduler.engine.functions import CycleState
 from policy_scheduler.engine.intree.volumebinding import (
     ERR_REASON_BIND_CONFLICT,
@@ -339,9 +340,12 @@ class GatedVolumeBinding(VolumeBinding):
     volume_capacity_priority = True
 
 
-@dataclass(frozen=True)
-class Args:
-    shape: list[dict[str, int]] | None = None
+def volume_binding_args(shape: list[dict[str, int]] | None) -> pluginargs.VolumeBindingArgs:
+    """The args model as a profile's pluginConfig decodes it (shape given or not)."""
+    if shape is None:
+        return pluginargs.VolumeBindingArgs()
+    points = [pluginargs.UtilizationShapePoint(**point) for point in shape]
+    return pluginargs.VolumeBindingArgs(shape=points)
 
 
 @pytest.mark.parametrize("scored", TABLE)
@@ -349,7 +353,7 @@ def test_volume_binding_table(scored: ScoredCase) -> None:
     check_case(VolumeBinding(None, None), scored.case)  # type: ignore[arg-type]
     if not scored.scores:
         return
-    gated = GatedVolumeBinding(Args(scored.shape), None)  # type: ignore[arg-type]
+    gated = GatedVolumeBinding(volume_binding_args(scored.shape), None)  # type: ignore[arg-type]
     state = cluster(scored.case.nodes, scored.case.pods, scored.case.objects)
     the_pod = parse_pod(scored.case.pod)
     nodes = [state.nodes[n["metadata"]["name"]] for n in scored.case.nodes]
@@ -357,6 +361,12 @@ def test_volume_binding_table(scored: ScoredCase) -> None:
     public = cycle(the_pod, state)
     assert gated.pre_score(public, the_pod, nodes) is None
     assert [gated.score(public, the_pod, info) for info in nodes] == scored.scores
+
+
+def test_the_args_model_sets_the_bind_timeout() -> None:
+    plugin = VolumeBinding(pluginargs.VolumeBindingArgs(bindTimeoutSeconds=30), None)  # type: ignore[arg-type]
+    assert plugin.bind_timeout_seconds == 30
+    assert VolumeBinding.Args is pluginargs.VolumeBindingArgs
 
 
 def test_without_the_gate_no_score() -> None:

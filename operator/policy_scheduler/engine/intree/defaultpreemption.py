@@ -92,6 +92,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Protocol
 
+from ... import pluginargs
 from ...objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
 from ..cluster import ClusterState
 from ..compiler import CompiledPolicy
@@ -537,6 +538,7 @@ class DefaultPreemption(PostFilterPlugin):
     """kube-scheduler's DefaultPreemption: PostFilter (module docstring)."""
 
     name = NAME
+    Args = pluginargs.DefaultPreemptionArgs
     #: DefaultPreemption evaluates many nodes; give it the time preemption takes.
     timeout_seconds: ClassVar[float] = 30.0
 

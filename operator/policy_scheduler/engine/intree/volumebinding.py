@@ -67,6 +67,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Protocol
 
+from ... import pluginargs
 from ...objects import PersistentVolume, PersistentVolumeClaim, Pod
 from ...selectors import NodeSelectorTerm, terms_match
 from ..cluster import ClusterState
@@ -503,13 +504,17 @@ class VolumeBinding(
     PreBind (module docstring)."""
 
     name = NAME
+    Args = pluginargs.VolumeBindingArgs
     #: The VolumeCapacityPriority feature gate (alpha in v1.30, off by default).
-    volume_capacity_priority: ClassVar[bool] = False
-    #: ``bindTimeoutSeconds``' default; the binder the framework offers enforces it.
+    volume_capacity_priority: ClassVar[bool] = pluginargs.VOLUME_CAPACITY_PRIORITY_DEFAULT
+    #: PreBind's deadline: ``bindTimeoutSeconds``' default (the binder enforces the
+    #: args' own value, :attr:`bind_timeout_seconds`).
     timeout_seconds: ClassVar[float] = 600.0
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)
+        timeout = getattr(args, "bindTimeoutSeconds", None)
+        self.bind_timeout_seconds = float(timeout if timeout is not None else 600)
         self.shape = scaled_shape(_shape_of(args)) if self.volume_capacity_priority else None
 
     # -- engine shapes
