@@ -104,6 +104,7 @@ REGION_LABELS: Final = (
 )
 HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
 BETA_STORAGE_CLASS_ANNOTATION: Final = "volume.beta.kubernetes.io/storage-class"
+MIGRATED_PLUGINS_ANNOTATION: Final = "storage.alpha.kubernetes.io/migrated-plugins"
 PREFER_AVOID_PODS_ANNOTATION: Final = "scheduler.alpha.kubernetes.io/preferAvoidPods"
 
 
@@ -574,6 +575,9 @@ class Pod:
     init: InitDemands | None = field(default=None, compare=False, repr=False)
     #: ``spec.schedulingGates`` names, in order (``gated`` says whether there are any).
     scheduling_gates: tuple[str, ...] = ()
+    #: Terminating (``deleting``) with the ``DisruptionTarget`` condition True for
+    #: ``PreemptionByScheduler``: a victim of a preemption (v1.26+ preemption reads it).
+    disrupted_by_scheduler: bool = False
 
     @property
     def body(self) -> bytes:
@@ -685,6 +689,9 @@ class PersistentVolumeClaim:
     spec_storage_class: str | None = None
     volume_mode: str = "Filesystem"
     resource_version: str = ""
+    #: The uid of the claim's controller (``metadata.ownerReferences`` with
+    #: ``controller: true``): a generic ephemeral volume's claim is its pod's.
+    controller_uid: str = ""
 
     @property
     def key(self) -> str:
@@ -722,6 +729,37 @@ class CSINode:
 
     name: str
     drivers: Mapping[str, CSIDriverInfo]
+    #: The in-tree plugins migrated to CSI on the node (the
+    #: ``storage.alpha.kubernetes.io/migrated-plugins`` annotation, comma-separated).
+    migrated_plugins: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class CSIDriver:
+    """A CSIDriver (storage.k8s.io/v1), as the volume binder reads it."""
+
+    name: str
+    #: ``spec.storageCapacity``: the driver publishes CSIStorageCapacity objects, and
+    #: provisioning needs one with room enough on the node.
+    storage_capacity: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CSIStorageCapacity:
+    """A CSIStorageCapacity (storage.k8s.io/v1): free space of a class on some nodes."""
+
+    namespace: str
+    name: str
+    storage_class: str
+    #: ``capacity`` / ``maximumVolumeSize`` in bytes; None when absent.
+    capacity: int | None
+    maximum_volume_size: int | None
+    #: ``nodeTopology``: the nodes that reach this storage; None reaches none.
+    node_topology: Selector | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -751,6 +789,8 @@ class PodDisruptionBudget:
     selector: Selector | None
     #: ``status.disruptionsAllowed`` (0 when the status is not written yet).
     disruptions_allowed: int
+    #: ``status.disruptedPods``' names: evictions the API server already counted.
+    disrupted_pods: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:
@@ -1162,6 +1202,10 @@ def parse_volume_source(r: _Reader, name: str, raw: Mapping[str, Any], path: str
             extra.append(("lun", str(src.get("lun", 0))))
         if kind == "gcePersistentDisk":
             extra.append(("partition", str(src.get("partition", 0))))
+        if kind == "azureDisk":
+            # What CSI migration names the disk by, and the kinds it can migrate.
+            extra.append(("diskURI", r.string(src.get("diskURI"), f"{path}.azureDisk.diskURI")))
+            extra.append(("kind", r.string(src.get("kind"), f"{path}.azureDisk.kind")))
         monitors = (
             tuple(
                 r.string(m, f"{path}.rbd.monitors[{i}]")
@@ -1775,6 +1819,8 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         owner_references=tuple(owners),
         init=demands.init,
         scheduling_gates=gates,
+        disrupted_by_scheduler=meta.get("deletionTimestamp") is not None
+        and _disrupted_by_scheduler(status.get("conditions")),
     )
     if key is not None and known is None:
         _shared(_SPEC_PARTS, key, (demands, terms))
@@ -1787,6 +1833,21 @@ def _scheduling_gates(r: _Reader, value: object) -> tuple[str, ...]:
         where = f"spec.schedulingGates[{i}]"
         names.append(r.string(r.mapping(gate, where).get("name"), f"{where}.name"))
     return tuple(names)
+
+
+def _disrupted_by_scheduler(conditions: object) -> bool:
+    """The first ``DisruptionTarget`` condition is True for ``PreemptionByScheduler``
+    (``podTerminatingByPreemption``; only terminating pods are asked, so it costs a
+    running pod nothing)."""
+    if not isinstance(conditions, list):
+        return False
+    for condition in conditions:
+        if isinstance(condition, Mapping) and condition.get("type") == "DisruptionTarget":
+            return (
+                condition.get("status") == "True"
+                and condition.get("reason") == "PreemptionByScheduler"
+            )
+    return False
 
 
 def _pod_annotations(r: _Reader, value: object) -> Mapping[str, str]:
@@ -2019,7 +2080,17 @@ def parse_persistent_volume_claim(raw: Mapping[str, Any]) -> PersistentVolumeCla
         spec_storage_class=spec_class,
         volume_mode=r.string(spec.get("volumeMode"), "spec.volumeMode") or "Filesystem",
         resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
+        controller_uid=_controller_uid(r, meta.get("ownerReferences")),
     )
+
+
+def _controller_uid(r: _Reader, refs: object) -> str:
+    """The uid of the first owner reference with ``controller: true``; "" when none."""
+    for i, ref in enumerate(r.items(refs, "metadata.ownerReferences")):
+        o = r.mapping(ref, f"metadata.ownerReferences[{i}]")
+        if o.get("controller") is True:
+            return r.string(o.get("uid"), f"metadata.ownerReferences[{i}].uid")
+    return ""
 
 
 def parse_storage_class(raw: Mapping[str, Any]) -> StorageClass:
@@ -2059,7 +2130,7 @@ def parse_storage_class(raw: Mapping[str, Any]) -> StorageClass:
 
 
 def parse_csi_node(raw: Mapping[str, Any]) -> CSINode:
-    _, name, _ = _metadata(raw, "CSINode", namespaced=False)
+    meta, name, _ = _metadata(raw, "CSINode", namespaced=False)
     r = _Reader("CSINode", name)
     spec = r.mapping(raw.get("spec"), "spec")
     drivers: dict[str, CSIDriverInfo] = {}
@@ -2080,7 +2151,47 @@ def parse_csi_node(raw: Mapping[str, Any]) -> CSINode:
                 )
             ),
         )
-    return CSINode(name=name, drivers=drivers)
+    annotations = r.labels(meta.get("annotations"), "metadata.annotations")
+    migrated = annotations.get(MIGRATED_PLUGINS_ANNOTATION, "")
+    return CSINode(
+        name=name,
+        drivers=drivers,
+        migrated_plugins=frozenset(migrated.split(",")) if migrated else frozenset(),
+    )
+
+
+def parse_csi_driver(raw: Mapping[str, Any]) -> CSIDriver:
+    _, name, _ = _metadata(raw, "CSIDriver", namespaced=False)
+    r = _Reader("CSIDriver", name)
+    spec = r.mapping(raw.get("spec"), "spec")
+    return CSIDriver(
+        name=name,
+        storage_capacity=r.boolean(spec.get("storageCapacity"), "spec.storageCapacity"),
+    )
+
+
+def parse_csi_storage_capacity(raw: Mapping[str, Any]) -> CSIStorageCapacity:
+    _, name, namespace = _metadata(raw, "CSIStorageCapacity", namespaced=True)
+    r = _Reader("CSIStorageCapacity", f"{namespace}/{name}")
+
+    def amount(field_name: str) -> int | None:
+        value = raw.get(field_name)
+        if value is None:
+            return None
+        try:
+            return int_value(value)
+        except QuantityError as exc:
+            raise r.fail(field_name, str(exc)) from None
+
+    topology = raw.get("nodeTopology")
+    return CSIStorageCapacity(
+        namespace=namespace,
+        name=name,
+        storage_class=r.string(raw.get("storageClassName"), "storageClassName"),
+        capacity=amount("capacity"),
+        maximum_volume_size=amount("maximumVolumeSize"),
+        node_topology=r.selector(topology, "nodeTopology") if topology is not None else None,
+    )
 
 
 # -- workloads -----------------------------------------------------------------------------
@@ -2126,6 +2237,7 @@ def parse_pod_disruption_budget(raw: Mapping[str, Any]) -> PodDisruptionBudget:
         disruptions_allowed=r.integer(
             status.get("disruptionsAllowed"), "status.disruptionsAllowed"
         ),
+        disrupted_pods=frozenset(r.mapping(status.get("disruptedPods"), "status.disruptedPods")),
     )
 
 

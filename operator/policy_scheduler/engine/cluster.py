@@ -58,7 +58,9 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..objects import (
+    CSIDriver,
     CSINode,
+    CSIStorageCapacity,
     Namespace,
     Node,
     PersistentVolume,
@@ -243,6 +245,10 @@ class ClusterState:
         self.claims: dict[str, PersistentVolumeClaim] = {}  # "ns/name"
         self.storage_classes: dict[str, StorageClass] = {}
         self.csi_nodes: dict[str, CSINode] = {}
+        #: CSIDrivers and CSIStorageCapacities ("ns/name"): the storage capacity check
+        #: of kube-scheduler v1.24+'s volume binding reads them (the legacy one does not).
+        self.csi_drivers: dict[str, CSIDriver] = {}
+        self.storage_capacities: dict[str, CSIStorageCapacity] = {}
         self.workloads: dict[str, Workload] = {}  # "Kind/ns/name"
         self._workloads_by_namespace: dict[str, dict[str, Workload]] = {}
         self.image_nodes: dict[str, int] = {}  # image name -> nodes that have it
@@ -565,6 +571,22 @@ class ClusterState:
 
     def remove_csi_node(self, name: str) -> None:
         if self.csi_nodes.pop(name, None) is not None:
+            self.generation += 1
+
+    def set_csi_driver(self, driver: CSIDriver) -> None:
+        self.csi_drivers[driver.name] = driver
+        self.generation += 1
+
+    def remove_csi_driver(self, name: str) -> None:
+        if self.csi_drivers.pop(name, None) is not None:
+            self.generation += 1
+
+    def set_storage_capacity(self, capacity: CSIStorageCapacity) -> None:
+        self.storage_capacities[capacity.key] = capacity
+        self.generation += 1
+
+    def remove_storage_capacity(self, key: str) -> None:
+        if self.storage_capacities.pop(key, None) is not None:
             self.generation += 1
 
     def set_workload(self, workload: Workload) -> None:

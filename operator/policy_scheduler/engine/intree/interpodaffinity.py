@@ -466,7 +466,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     """kube-scheduler's InterPodAffinity (module docstring); ``Args``: its
     InterPodAffinityArgs (``hardPodAffinityWeight``, ``ignorePreferredTermsOfExistingPods``)."""
 
-    name: ClassVar[str] = NAME
+    name = NAME
     Args: ClassVar[type[BaseModel] | None] = InterPodAffinityArgs
 
     def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:

@@ -932,7 +932,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     """kube-scheduler's PodTopologySpread (module docstring); ``Args``: its
     PodTopologySpreadArgs (``defaultConstraints``, ``defaultingType``)."""
 
-    name: ClassVar[str] = NAME
+    name = NAME
     Args: ClassVar[type[BaseModel] | None] = PodTopologySpreadArgs
 
     def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
