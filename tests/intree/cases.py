@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from builders import cluster
+from policy_scheduler.engine.builtins import PrioritySort
 from policy_scheduler.engine.cluster import ClusterState
 from policy_scheduler.engine.functions import CycleState, PolicySettings, hints_of
 from policy_scheduler.engine.interface import (
@@ -41,7 +42,6 @@ from policy_scheduler.engine.interface import (
     WaitingPod,
     normalizes,
 )
-from policy_scheduler.engine.intree.defaultbinder import DefaultBinder
 from policy_scheduler.engine.intree.imagelocality import ImageLocality
 from policy_scheduler.engine.intree.nodeaffinity import NodeAffinity
 from policy_scheduler.engine.intree.nodename import NodeName
@@ -51,13 +51,12 @@ from policy_scheduler.engine.intree.noderesources import (
     NodeResourcesFit,
 )
 from policy_scheduler.engine.intree.nodeunschedulable import NodeUnschedulable
-from policy_scheduler.engine.intree.queuesort import PrioritySort
 from policy_scheduler.engine.intree.schedulinggates import SchedulingGates
 from policy_scheduler.engine.intree.tainttoleration import TaintToleration
 from policy_scheduler.objects import Pod, parse_pod
 from policy_scheduler.pluginargs import plugin_args
 
-#: The plugins of this family, by name (the lead's registry will hold them all).
+#: The plugins of this family, by name (``engine.plugins`` finds them all by name).
 PLUGINS: dict[str, type[Plugin]] = {
     cls.name: cls
     for cls in (
@@ -71,7 +70,6 @@ PLUGINS: dict[str, type[Plugin]] = {
         NodeUnschedulable,
         PrioritySort,
         SchedulingGates,
-        DefaultBinder,
     )
 }
 

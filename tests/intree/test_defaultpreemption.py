@@ -27,16 +27,16 @@ import pytest
 from builders import cluster, cluster_picture, node, pod, pvc
 from builders import pod_disruption_budget as budget
 from policy_scheduler import pluginargs
+from policy_scheduler.engine.builtins import PREEMPTION_KEY, PreemptionContext
 from policy_scheduler.engine.cluster import ClusterState
 from policy_scheduler.engine.compiler import CompiledPolicy, compile_policy, compiled_predicate
 from policy_scheduler.engine.extenders import Victims
 from policy_scheduler.engine.functions import CycleState, Reasons, Unresolvable
-from policy_scheduler.engine.interface import Code, PostFilterResult, Status
+from policy_scheduler.engine.interface import Code, Status
 from policy_scheduler.engine.intree.defaultpreemption import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
     OUTCOME_STATE_KEY,
-    POLICY_STATE_KEY,
     DefaultPreemption,
     PreemptionArgs,
     PreemptionOutcome,
@@ -277,27 +277,34 @@ def test_post_filter(
     the_pod = parse_pod(incoming)
     plugin = DefaultPreemption(None, None)  # type: ignore[arg-type]
     cycle = CycleState(the_pod, state, FIT.settings)
-    cycle.write(POLICY_STATE_KEY, FIT)
-    got = run(plugin.post_filter(cycle, the_pod, given))
+    cycle.write(PREEMPTION_KEY, PreemptionContext(unused_legacy, FIT, None))
+    found, status = run(plugin.post_filter(cycle, the_pod, given))
+    assert found is not None
     if want_node is None:
-        assert isinstance(got, Status) and got.code is Code.UNSCHEDULABLE
-        assert got.reasons == (want_message,)
+        assert found.node is None
+        assert status is not None and status.code is Code.UNSCHEDULABLE
+        assert status.reasons == (want_message,)
     else:
-        assert isinstance(got, PostFilterResult) and got.nominated_node == want_node
+        assert status is None and found.node == want_node
         outcome: PreemptionOutcome = cycle.read(OUTCOME_STATE_KEY)
-        assert outcome.victims == got.victims and got.victims
+        assert outcome.victims == found.victims and found.victims
     assert cluster_picture(state) == before, "preemption changed the cluster"
 
 
 def test_post_filter_needs_the_policy_in_the_cycle_state() -> None:
     state = world([mk_node("node1", ONE_POD)], [mk("p1", "node1")])
     the_pod = parse_pod(mk("p", priority=HIGH))
-    got = run(
+    found, status = run(
         DefaultPreemption(None, None).post_filter(
             CycleState(the_pod, state, FIT.settings), the_pod, {}
         )
     )  # type: ignore[arg-type]
-    assert isinstance(got, Status) and got.code is Code.ERROR
+    assert found is None
+    assert isinstance(status, Status) and status.code is Code.ERROR
+
+
+async def unused_legacy(pod: Any, failed: Any) -> Any:
+    raise AssertionError("DefaultPreemption never runs legacy preemption")
 
 
 def test_extenders_narrow_the_candidates() -> None:

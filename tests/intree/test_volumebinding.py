@@ -20,6 +20,8 @@ from builders import cluster, csi_node, cycle, node, pod, pv, pvc, storage_class
 from intree_volume_support import SKIP, Case, check_case, error, unresolvable
 from policy_scheduler import pluginargs
 from policy_scheduler.engine.functions import CycleState
+from policy_scheduler.engine.handles import Ports
+from policy_scheduler.engine.interface import Status
 from policy_scheduler.engine.intree.volumebinding import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
@@ -735,28 +737,29 @@ def test_migrated_pv_topology(labels: dict[str, str], annotated: bool, fits: boo
 # -- Reserve, Unreserve, PreBind ------------------------------------------------------------
 
 
-@dataclass
-class FakeBinder:
-    """The handle's binder: records what the plugin asks of it."""
+class FakeBinder(Ports):
+    """The handle's ports: record what the plugin asks of them."""
 
-    calls: list[tuple[str, Any]] = field(default_factory=list)
-    fail: str | None = None
+    def __init__(self, fail: str | None = None) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.fail = fail
 
-    def assume_volumes(self, uid: str, volumes: PodVolumes) -> None:
-        self.calls.append(("assume", (uid, volumes)))
+    def assume_volumes(self, pod: Pod, volumes: PodVolumes) -> None:
+        self.calls.append(("assume", (pod.uid, volumes)))
 
-    def forget_volumes(self, uid: str) -> None:
-        self.calls.append(("forget", uid))
+    def forget_volumes(self, pod: Pod) -> None:
+        self.calls.append(("forget", pod.uid))
 
-    async def bind_volumes(self, pod: Pod, volumes: PodVolumes) -> None:
+    async def bind_volumes(self, state: Any, pod: Pod, volumes: PodVolumes) -> Status | None:
         self.calls.append(("bind", (pod.uid, volumes)))
         if self.fail is not None:
-            raise RuntimeError(self.fail)
+            return Status.unschedulable(f"binding volumes: {self.fail}")
+        return None
 
 
 @dataclass
 class FakeHandle:
-    volume_binder: FakeBinder
+    ports: FakeBinder
 
 
 def reserve_world() -> tuple[Any, Pod, CycleState]:
@@ -798,13 +801,13 @@ def test_reserve_assumes_what_the_legacy_binder_would() -> None:
     assert binder.calls[-1] == ("forget", the_pod.uid)
 
 
-def test_a_failed_binding_is_an_error_status() -> None:
+def test_a_failed_binding_is_the_binders_status() -> None:
     _state, the_pod, public = reserve_world()
     binder = FakeBinder(fail='PersistentVolume "small" changed')
     plugin = VolumeBinding(None, FakeHandle(binder))  # type: ignore[arg-type]
     plugin.reserve(public, the_pod, "node-a")
     got = asyncio.run(plugin.pre_bind(public, the_pod, "node-a"))
-    assert got == error('PersistentVolume "small" changed')
+    assert got == Status.unschedulable('binding volumes: PersistentVolume "small" changed')
 
 
 def test_all_bound_claims_need_no_binder() -> None:
@@ -828,10 +831,10 @@ def test_all_bound_claims_need_no_binder() -> None:
     assert binder.calls == []
 
 
-def test_without_a_binder_prebind_of_unbound_claims_is_an_error() -> None:
+def test_offline_prebind_lets_the_assumption_stand() -> None:
+    # simulate's handle binds nothing: the volumes assumed at Reserve are its answer.
     _state, the_pod, public = reserve_world()
     plugin = VolumeBinding(None, None)  # type: ignore[arg-type]
     assert plugin.reserve(public, the_pod, "node-a") is None
     assert pod_volumes(public) is not None
-    got = asyncio.run(plugin.pre_bind(public, the_pod, "node-a"))
-    assert got is not None and got.code.name == "ERROR"
+    assert asyncio.run(plugin.pre_bind(public, the_pod, "node-a")) is None

@@ -681,7 +681,7 @@ class Scheduler:
                 workers=self.workers,
             )
 
-        state.write(PREEMPTION_KEY, PreemptionContext(legacy))
+        state.write(PREEMPTION_KEY, PreemptionContext(legacy, policy, process))
         answer, status = await run_post_filter(policy.pipeline, state, pod, decision.failed)
         if status is not None and status.code is Code.ERROR:
             raise PluginFailure(POST_FILTER, status.plugin, status.message)

@@ -53,10 +53,14 @@ PREEMPTION_KEY: Final = "policy-scheduler/preemption"
 
 @dataclass(frozen=True, slots=True)
 class PreemptionContext:
-    """Legacy preemption bound by the scheduler to this attempt's policy, extenders and
-    chunking (:func:`~.preemption.preempt`; this module sits below it)."""
+    """What the scheduler gives the built-in PostFilter plugins for this attempt: legacy
+    preemption bound to the policy, extenders and chunking (``run``:
+    :func:`~.preemption.preempt`; this module sits below it), the compiled policy and the
+    extenders' hook (DefaultPreemption's dry runs filter with the policy)."""
 
     run: Callable[[Pod, Mapping[str, Sequence[str]]], Awaitable[Any]]
+    policy: Any = None  # CompiledPolicy (the compiler imports this module)
+    process: Any = None  # PreemptionHook | None
 
 
 class PrioritySort(QueueSortPlugin):

@@ -69,6 +69,8 @@ from .pipeline import (
 )
 from .plugins import WRONG_EXTENSION_POINT, PluginProblem, check_args, make_plugin, plugin_class
 
+#: v1.30's volume binding plugin (in-tree): it reserves and binds as CheckVolumeBinding.
+VOLUME_BINDING = "VolumeBinding"
 #: Accepted reason of a policy that runs two QueueSort plugins (or none).
 MULTIPLE_QUEUE_SORT = "MultipleQueueSort"
 
@@ -287,11 +289,11 @@ def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> Co
                 continue
             priorities.append(compiled_priority(pentry.name, pentry.weight, pfn))
 
-    binds_volumes = any(
+    legacy_volumes = any(
         entry.fn is REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING) for entry in predicates
     )
     pipeline, more_filters, more_scores = _pipeline(
-        spec, plugins, filter_plugins, score_plugins, binds_volumes
+        spec, plugins, filter_plugins, score_plugins, legacy_volumes
     )
     for enabled in more_filters:
         predicates.append(compiled_predicate(enabled.name, filter_predicate(enabled)))
@@ -339,7 +341,10 @@ def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> Co
         disable_preemption=spec.disablePreemption,
         extenders=tuple(compile_extender(extender) for extender in spec.extenders),
         shadow=(spec.shadow or ShadowSettings()) if spec.mode == SHADOW else None,
-        binds_volumes=binds_volumes,
+        # The legacy predicate or v1.30's VolumeBinding: the decision says how the claims
+        # bind on the chosen node (what simulate shows, what the stale check compares).
+        binds_volumes=legacy_volumes
+        or any(entry.name == VOLUME_BINDING for entry in filter_plugins),
         pipeline=pipeline,
         legacy_score_scale=scale,
         checks_resources=any(

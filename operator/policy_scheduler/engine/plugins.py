@@ -18,6 +18,7 @@ not import, or the entry point is not a plugin class), ``InvalidArgs``, ``Plugin
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
@@ -36,7 +37,34 @@ PLUGIN_LOAD_FAILED: Final = "PluginLoadFailed"
 PLUGIN_FAILED: Final = "PluginFailed"
 WRONG_EXTENSION_POINT: Final = "PluginNotAtPoint"
 
-#: kube-scheduler's in-tree plugins by name (filled by ``engine/intree``).
+#: kube-scheduler v1.25-v1.30's in-tree plugins: name -> "module:Class" in
+#: ``engine/intree``, imported by name (the families import the compiler, which imports
+#: this module: a static import would be a cycle). PrioritySort and DefaultBinder are the
+#: legacy pipeline's own (``builtins``), the same in both eras.
+INTREE_CLASSES: Final[dict[str, str]] = {
+    "SchedulingGates": "schedulinggates:SchedulingGates",
+    "NodeUnschedulable": "nodeunschedulable:NodeUnschedulable",
+    "NodeName": "nodename:NodeName",
+    "TaintToleration": "tainttoleration:TaintToleration",
+    "NodeAffinity": "nodeaffinity:NodeAffinity",
+    "NodePorts": "nodeports:NodePorts",
+    "NodeResourcesFit": "noderesources:NodeResourcesFit",
+    "NodeResourcesBalancedAllocation": "noderesources:NodeResourcesBalancedAllocation",
+    "ImageLocality": "imagelocality:ImageLocality",
+    "VolumeRestrictions": "volumerestrictions:VolumeRestrictions",
+    "NodeVolumeLimits": "nodevolumelimits:NodeVolumeLimits",
+    "EBSLimits": "nodevolumelimits:EBSLimits",
+    "GCEPDLimits": "nodevolumelimits:GCEPDLimits",
+    "AzureDiskLimits": "nodevolumelimits:AzureDiskLimits",
+    "CinderLimits": "nodevolumelimits:CinderLimits",
+    "VolumeBinding": "volumebinding:VolumeBinding",
+    "VolumeZone": "volumezone:VolumeZone",
+    "PodTopologySpread": "podtopologyspread:PodTopologySpread",
+    "InterPodAffinity": "interpodaffinity:InterPodAffinity",
+    "DefaultPreemption": "defaultpreemption:DefaultPreemption",
+}
+_INTREE_PACKAGE: Final = __name__.rpartition(".")[0] + ".intree"
+#: The in-tree classes imported so far.
 INTREE: dict[str, type[Plugin]] = {}
 
 
@@ -49,7 +77,20 @@ class PluginProblem(Exception):
 
 
 def builtin_plugins() -> dict[str, type[Plugin]]:
+    """Every built-in plugin class, the in-tree families imported (``plugins`` lists)."""
+    for name in INTREE_CLASSES:
+        intree_class(name)
     return {**BUILTIN_PLUGINS, **INTREE}
+
+
+def intree_class(name: str) -> type[Plugin] | None:
+    """The in-tree plugin called ``name``, its family imported the first time."""
+    found = INTREE.get(name)
+    if found is None and name in INTREE_CLASSES:
+        module, _, attribute = INTREE_CLASSES[name].partition(":")
+        loaded = getattr(importlib.import_module(f"{_INTREE_PACKAGE}.{module}"), attribute)
+        found = INTREE[name] = loaded
+    return found
 
 
 def installed_entry_points() -> dict[str, EntryPoint]:
@@ -62,7 +103,7 @@ def installed_entry_points() -> dict[str, EntryPoint]:
 
 def plugin_class(name: str) -> type[Plugin]:
     """The class of the plugin called ``name``; :class:`PluginProblem` if there is none."""
-    builtin = builtin_plugins().get(name)
+    builtin = BUILTIN_PLUGINS.get(name) or intree_class(name)
     if builtin is not None:
         return builtin
     entry = installed_entry_points().get(name)

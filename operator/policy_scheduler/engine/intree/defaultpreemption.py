@@ -94,6 +94,7 @@ from typing import Any, ClassVar, Final, Protocol
 
 from ... import pluginargs
 from ...objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
+from ..builtins import PREEMPTION_KEY, PreemptionContext
 from ..cluster import ClusterState
 from ..compiler import CompiledPolicy
 from ..extenders import ExtenderError, Victims
@@ -109,7 +110,7 @@ from ..interface import (
 )
 from ..nodeinfo import NodeInfo
 from ..parallel import parallelize_until
-from ..preemption import PreemptionHook, importance, too_small
+from ..preemption import Preemption, PreemptionHook, importance, too_small
 
 NAME: Final = "DefaultPreemption"
 
@@ -123,10 +124,9 @@ NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 NO_CANDIDATE: Final = "no candidate node for preemption"
 MESSAGE_PREFIX: Final = "preemption: "
 
-#: Where the framework puts what a PostFilter call needs besides the statuses: the
-#: compiled policy whose filters the dry run runs, and (optionally) the extenders' hook.
-POLICY_STATE_KEY: Final = "DefaultPreemption/policy"
-EXTENDERS_STATE_KEY: Final = "DefaultPreemption/extenders"
+#: (What a PostFilter call needs besides the statuses, the compiled policy whose filters
+#: the dry run runs and the extenders' hook, the scheduler leaves in the cycle state under
+#: ``builtins.PREEMPTION_KEY``.)
 #: Where ``post_filter`` leaves its :class:`PreemptionOutcome` (nominations to clear).
 OUTCOME_STATE_KEY: Final = "DefaultPreemption/outcome"
 
@@ -573,16 +573,24 @@ class DefaultPreemption(PostFilterPlugin):
             process=process,
         )
 
-    async def post_filter(
+    async def post_filter(  # type: ignore[override]  # a built-in's richer answer
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
-    ) -> PostFilterResult | Status | None:
-        try:
-            policy: CompiledPolicy = state.read(POLICY_STATE_KEY)
-        except KeyError:
-            return Status.error(f"{MESSAGE_PREFIX}no policy in the cycle state to filter with")
-        process: PreemptionHook | None = (
-            state.read(EXTENDERS_STATE_KEY) if EXTENDERS_STATE_KEY in state else None
-        )
-        outcome = await self.preempt(pod, state.cluster, policy, statuses, process=process)
+    ) -> tuple[Preemption | None, Status | None]:
+        """(the preemption, its status): the node and victims with the nominations to
+        clear (Success), or why none (Unschedulable, ``preemption: ...``, and the pod's own
+        nomination to clear, as v1.30's empty nominated node does)."""
+        if PREEMPTION_KEY not in state:
+            return None, Status.error(
+                f"{MESSAGE_PREFIX}no policy in the cycle state to filter with"
+            )
+        context: PreemptionContext = state.read(PREEMPTION_KEY)
+        policy: CompiledPolicy = context.policy
+        outcome = await self.preempt(pod, state.cluster, policy, statuses, process=context.process)
         state.write(OUTCOME_STATE_KEY, outcome)
-        return outcome.result()
+        found = Preemption(
+            outcome.node,
+            victims=outcome.victims,
+            clear=outcome.clear,
+            reason="" if outcome.node is not None else outcome.status.message,
+        )
+        return found, None if outcome.node is not None else outcome.status

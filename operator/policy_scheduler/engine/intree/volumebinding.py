@@ -39,11 +39,10 @@ VolumeCapacityPriority gate), as upstream's ``volumebinding`` plugin and its
   their selected node, so the next pod cannot take them (AssumePodVolumes).
   **Unreserve** gives them back; **PreBind** writes them to the API and waits for the
   PV controller (BindPodVolumes). The assuming and the writing are the legacy volume
-  binder's, unchanged: the plugin reaches them through a :class:`PodVolumeBinder` the
-  framework offers on its handle (``handle.volume_binder``: ``SchedulerCache.
-  assume_volumes`` / ``forget_volumes`` and ``runtime.volumebinding.VolumeBinder``);
-  without one (a test's handle) Reserve only records the bindings in the cycle state
-  (:func:`pod_volumes`) and PreBind of a pod with something to bind is an Error.
+  binder's, unchanged: the plugin reaches them through the handle's ports
+  (``engine/handles.py``: the cache's ``assume_volumes`` / ``forget_volumes``, the
+  runtime's ``VolumeBinder``, which keeps ``--volume-binding-timeout``); offline
+  (``simulate``) the assumption stands for the binding.
 * **Score** only with the VolumeCapacityPriority feature gate (alpha, off in v1.30):
   per class of the PVs matched on the node, the utilisation ``requested * 100 /
   capacity`` through the ``shape`` (scores 0..10 scaled to 0..100), averaged over the
@@ -65,13 +64,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Protocol
+from typing import Any, ClassVar, Final
 
 from ... import pluginargs
 from ...objects import PersistentVolume, PersistentVolumeClaim, Pod
 from ...selectors import NodeSelectorTerm, terms_match
 from ..cluster import ClusterState
 from ..functions import FITS, CycleState, Predicate, Priority, Reasons, Unresolvable, hint, mapped
+from ..handles import ports_of
 from ..interface import (
     FilterPlugin,
     Handle,
@@ -446,22 +446,6 @@ def scaled_shape(shape: Sequence[tuple[int, int]] | None) -> Shape:
 # -- the binder the framework offers -------------------------------------------------------
 
 
-class PodVolumeBinder(Protocol):
-    """The legacy volume binder's assume and bind, as the framework's handle offers it."""
-
-    def assume_volumes(self, uid: str, volumes: PodVolumes) -> None:
-        """AssumePodVolumes: show the matched PVs bound and the claims' selected node."""
-        ...
-
-    def forget_volumes(self, uid: str) -> None:
-        """RevertAssumedPodVolumes."""
-        ...
-
-    async def bind_volumes(self, pod: Pod, volumes: PodVolumes) -> None:
-        """BindPodVolumes: write, then wait for the PV controller; raises on failure."""
-        ...
-
-
 @dataclass(frozen=True, slots=True)
 class BindingState:
     """What Reserve decided, for Unreserve and PreBind (upstream's ``stateData``)."""
@@ -570,9 +554,8 @@ class VolumeBinding(
         volumes = pod_volumes_on(pod, info, state) if info is not None else None
         all_bound = volumes is None or not volumes.needs_binding
         state.write(STATE_KEY, BindingState(volumes, all_bound))
-        binder = self._binder()
-        if not all_bound and volumes is not None and binder is not None:
-            binder.assume_volumes(pod.uid, volumes)
+        if not all_bound and volumes is not None:
+            ports_of(self.handle).assume_volumes(pod, volumes)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -580,9 +563,8 @@ class VolumeBinding(
             found: BindingState = state.read(STATE_KEY)
         except KeyError:
             return
-        binder = self._binder()
-        if not found.all_bound and binder is not None:
-            binder.forget_volumes(pod.uid)
+        if not found.all_bound:
+            ports_of(self.handle).forget_volumes(pod)
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         try:
@@ -593,18 +575,9 @@ class VolumeBinding(
             return None
         if found.volumes is None:
             return Status.error(f"no pod volumes found for node {go_quote(node_name)}")
-        binder = self._binder()
-        if binder is None:
-            return Status.error("no volume binder to bind the pod's volumes")
-        try:
-            await binder.bind_volumes(pod, found.volumes)
-        except Exception as exc:  # the binder's failure is the plugin's Error status
-            return Status.error(str(exc))
-        return None
-
-    def _binder(self) -> PodVolumeBinder | None:
-        binder: PodVolumeBinder | None = getattr(self.handle, "volume_binder", None)
-        return binder
+        # The scheduler's volume binder: the writes, then the wait for the PV controller
+        # (it keeps bindTimeoutSeconds); offline (simulate) the assumption stands.
+        return await ports_of(self.handle).bind_volumes(state, pod, found.volumes)
 
 
 def _zero(pod: Pod, node: NodeInfo, cycle: CycleState) -> int:
