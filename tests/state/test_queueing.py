@@ -181,7 +181,13 @@ def test_backoff_holds_the_pod_until_its_time(queue: SchedulingQueue, clock: Fak
     queue.error(pop(queue))  # attempt 1: 1 s
     clock.now += 0.99
     assert queue.pop_nowait() is None
-    assert queue.lengths() == {"active": 0, "backoff": 1, "unschedulable": 0, "waiting": 0}
+    assert queue.lengths() == {
+        "active": 0,
+        "backoff": 1,
+        "unschedulable": 0,
+        "waiting": 0,
+        "gated": 0,
+    }
     clock.now += 0.01
     queued = pop(queue)
     assert queued.attempts == 2
@@ -314,7 +320,13 @@ def test_delete_removes_the_pod_wherever_it_is(
     assert queue.where(p.uid) == where
     queue.delete(p.uid)
     assert p.uid not in queue
-    assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0, "waiting": 0}
+    assert queue.lengths() == {
+        "active": 0,
+        "backoff": 0,
+        "unschedulable": 0,
+        "waiting": 0,
+        "gated": 0,
+    }
     clock.now += 120
     queue.move_all()
     assert queue.pop_nowait() is None
@@ -337,7 +349,13 @@ def test_a_pod_deleted_while_in_flight_is_not_requeued(
 
 def test_delete_of_an_unknown_pod_is_harmless(queue: SchedulingQueue) -> None:
     queue.delete("nobody")
-    assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0, "waiting": 0}
+    assert queue.lengths() == {
+        "active": 0,
+        "backoff": 0,
+        "unschedulable": 0,
+        "waiting": 0,
+        "gated": 0,
+    }
 
 
 def test_a_deleted_pod_leaves_no_trace_in_the_order(queue: SchedulingQueue) -> None:

@@ -13,6 +13,8 @@ Every pending pod is in exactly one of four places::
 
       add() of a pod no policy serves ─> WAITING ─reassess(): a policy serves it─> ACTIVE
       reassess(): its policy is gone ─> WAITING (from ACTIVE, BACKOFF, UNSCHEDULABLE)
+      going ACTIVE, a PreEnqueue plugin says no ─> GATED ─the pod or the cluster
+                                                          changed, it says yes─> ACTIVE
 
 * ACTIVE is a heap: higher ``spec.priority`` first, then the older pod (creation time),
   then arrival order.
@@ -30,7 +32,16 @@ Every pending pod is in exactly one of four places::
   deleted goes back there, so no pending pod is ever dropped.
 * :meth:`delete` removes a pod wherever it is; :meth:`add` of a queued pod replaces the
   queued copy (and gives an unschedulable pod a new chance if its spec changed).
-* The order is :func:`.admission.queue_key`, the one ``simulate`` uses, then arrival.
+* GATED holds pods a PreEnqueue plugin of their policy keeps out of the active queue
+  (kube-scheduler's gated pods): asked again when the pod changes, when the cluster
+  changes (every move), and every ``unschedulable_timeout``.
+* The order is :func:`.admission.queue_key` (priority, then the older pod), the one
+  ``simulate`` uses, then arrival; except that a pod whose attempt *failed* (an error,
+  a timeout: :meth:`error`) comes back behind the pods created before it came back, so
+  that a hung peer is not tried again ahead of every newer pod (kube-scheduler stamps a
+  re-queued pod with the time it came back).
+* A policy with its own QueueSort plugin orders its pods by the plugin's ``less`` (a
+  heap of their own); between the heads of the heaps, the order above decides.
 """
 
 from __future__ import annotations
@@ -39,12 +50,16 @@ import asyncio
 import contextlib
 import heapq
 import itertools
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from ..engine.interface import QueuedPodInfo, QueueSortPlugin
 from ..objects import Pod
-from .admission import queue_key
+
+logger = logging.getLogger(__name__)
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
@@ -65,6 +80,9 @@ class QueuedPod:
     sequence: int = field(default=0)
     #: Deleted while being scheduled: error() and unschedulable() must not bring it back.
     deleted: bool = False
+    #: Its place among pods of equal priority (epoch seconds): the pod's creation, or
+    #: when it came back after a failed attempt, whichever is later.
+    order: float = 0.0
 
 
 class SchedulingQueue:
@@ -78,12 +96,21 @@ class SchedulingQueue:
         initial_backoff: float = INITIAL_BACKOFF,
         max_backoff: float = MAX_BACKOFF,
         unschedulable_timeout: float = UNSCHEDULABLE_TIMEOUT,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.clock = clock
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.unschedulable_timeout = unschedulable_timeout
         self._active: list[tuple[int, float, int, str]] = []  # heap of (queue_key, seq, uid)
+        #: Pods of policies with their own QueueSort plugin: one heap per plugin.
+        self._sorted: dict[int, tuple[QueueSortPlugin, list[_Sorted]]] = {}
+        self._gated: dict[str, str] = {}  # uid -> why a PreEnqueue plugin keeps it out
+        #: The pod's policy's QueueSort plugin (None: the order above); PreEnqueue's
+        #: verdict on a pod (None: it may go active). Set by the world.
+        self.sorter_of: Callable[[Pod], QueueSortPlugin | None] = _no_sorter
+        self.pre_enqueue: Callable[[Pod], str | None] = _no_gate
+        self.wall_clock = wall_clock
         self._backoff: dict[str, float] = {}  # uid -> ready time
         self._unschedulable: dict[str, float] = {}  # uid -> since
         self._waiting: set[str] = set()  # no policy serves their schedulerName
@@ -93,6 +120,7 @@ class SchedulingQueue:
         self.scheduling_cycle = 0
         self._move_request_cycle = -1
         self._wake = asyncio.Event()
+        self._gated_asked = 0.0
 
     # -- queries ---------------------------------------------------------------------
 
@@ -111,6 +139,8 @@ class SchedulingQueue:
             return None
         if uid in self._waiting:
             return "waiting"
+        if uid in self._gated:
+            return "gated"
         if uid in self._backoff:
             return "backoff"
         if uid in self._unschedulable:
@@ -122,12 +152,18 @@ class SchedulingQueue:
         backoff = len(self._backoff)
         unschedulable = len(self._unschedulable)
         waiting = len(self._waiting)
+        gated = len(self._gated)
         return {
-            "active": len(self._pods) - backoff - unschedulable - waiting,
+            "active": len(self._pods) - backoff - unschedulable - waiting - gated,
             "backoff": backoff,
             "unschedulable": unschedulable,
             "waiting": waiting,
+            "gated": gated,
         }
+
+    def gated_reason(self, uid: str) -> str | None:
+        """Why a PreEnqueue plugin keeps the pod out of the active queue (None: it does not)."""
+        return self._gated.get(uid)
 
     def pods(self, scheduler_name: str | None = None) -> list[Pod]:
         """The queued pods (not those being scheduled), optionally of one schedulerName."""
@@ -159,7 +195,7 @@ class SchedulingQueue:
         if queued is not None:
             self._update(queued, pod)
             return False
-        queued = QueuedPod(pod, enqueued=self.clock(), sequence=next(self._seq))
+        queued = QueuedPod(pod, enqueued=self.clock(), sequence=next(self._seq), order=pod.created)
         self._pods[uid] = queued
         if served:
             self._push_active(queued)
@@ -180,6 +216,9 @@ class SchedulingQueue:
         if uid in self._unschedulable and spec_changed:
             del self._unschedulable[uid]
             self._to_backoff_or_active(queued)
+        elif uid in self._gated:
+            del self._gated[uid]  # the pod changed: asked again
+            self._push_active(queued)
 
     def delete(self, uid: str) -> None:
         in_flight = self._in_flight.pop(uid, None)
@@ -189,6 +228,7 @@ class SchedulingQueue:
             self._backoff.pop(uid, None)
             self._unschedulable.pop(uid, None)
             self._waiting.discard(uid)
+            self._gated.pop(uid, None)
             # Its heap key stays behind and is skipped when popped.
 
     def reassess(self, serves: Callable[[str], bool]) -> list[Pod]:
@@ -206,24 +246,71 @@ class SchedulingQueue:
             elif not served:
                 self._backoff.pop(uid, None)
                 self._unschedulable.pop(uid, None)
+                self._gated.pop(uid, None)
                 self._waiting.add(uid)
                 parked.append(queued.pod)
+        self._resort()
         return parked
+
+    def _resort(self) -> None:
+        """Policies changed: the active pods are ordered again, each by its policy's
+        QueueSort plugin now, and gated pods are asked again."""
+        active = [
+            queued
+            for uid, queued in self._pods.items()
+            if uid not in self._backoff
+            and uid not in self._unschedulable
+            and uid not in self._waiting
+        ]
+        self._active = []
+        self._sorted = {}
+        self._gated = {}
+        for queued in active:
+            self._push_active(queued)
 
     # -- the scheduling loop's side ------------------------------------------------------
 
+    def _live(self, uid: str) -> QueuedPod | None:
+        """The active pod a heap entry stands for; None for a stale entry (the pod was
+        deleted, or moved elsewhere since the entry was pushed)."""
+        queued = self._pods.get(uid)
+        if (
+            queued is None
+            or uid in self._backoff
+            or uid in self._unschedulable
+            or uid in self._waiting
+            or uid in self._gated
+        ):
+            return None
+        return queued
+
+    def _next_uid(self) -> str | None:
+        """Take the next pod's entry off its heap: the best head by priority and order."""
+        heads: list[tuple[tuple[int, float, int], list[Any]]] = []
+        active = self._active
+        while active and self._live(active[0][3]) is None:
+            heapq.heappop(active)
+        if active:
+            top = active[0]
+            heads.append(((top[0], top[1], top[2]), active))
+        for _, heap in self._sorted.values():
+            while heap and self._live(heap[0].queued.pod.uid) is None:
+                heapq.heappop(heap)
+            if heap:
+                queued = heap[0].queued
+                heads.append(((-queued.pod.priority, queued.order, queued.sequence), heap))
+        if not heads:
+            return None
+        _, heap = min(heads, key=lambda head: head[0])
+        entry = heapq.heappop(heap)
+        return entry[3] if isinstance(entry, tuple) else entry.queued.pod.uid
+
     def pop_nowait(self) -> QueuedPod | None:
         self.flush()
-        while self._active:
-            _, _, _, uid = heapq.heappop(self._active)
+        while (uid := self._next_uid()) is not None:
             queued = self._pods.get(uid)
-            if (
-                queued is None
-                or uid in self._backoff
-                or uid in self._unschedulable
-                or uid in self._waiting
-            ):
-                continue  # deleted, or moved elsewhere since this key was pushed
+            if queued is None:
+                continue
             del self._pods[uid]
             self.scheduling_cycle += 1
             queued.cycle = self.scheduling_cycle
@@ -286,11 +373,13 @@ class SchedulingQueue:
         self._waiting.add(uid)
 
     def error(self, queued: QueuedPod) -> None:
-        """The attempt failed for another reason (binding error): back off and retry."""
+        """The attempt failed for another reason (an error, a timeout, a binding's
+        failure): back off and retry, behind the pods created before it came back."""
         uid = queued.pod.uid
         self._in_flight.pop(uid, None)
         if queued.deleted or uid in self._pods:
             return  # deleted while being scheduled, or already back (re-added)
+        queued.order = max(queued.order, self.wall_clock())
         self._pods[uid] = queued
         self._backoff[uid] = queued.last_attempt + self.backoff_duration(queued.attempts)
         self._wake.set()
@@ -302,10 +391,12 @@ class SchedulingQueue:
         self.move(lambda pod: True)
 
     def move(self, which: Callable[[Pod], bool]) -> None:
-        """Something changed that may let ``which`` unschedulable pods fit."""
+        """Something changed that may let ``which`` unschedulable pods fit (and gated pods
+        be let in)."""
         for uid in [u for u in self._unschedulable if which(self._pods[u].pod)]:
             del self._unschedulable[uid]
             self._to_backoff_or_active(self._pods[uid])
+        self._ungate()
         # Pods being decided right now may have missed the change (moveRequestCycle).
         self._move_request_cycle = self.scheduling_cycle
         self._wake.set()
@@ -321,6 +412,17 @@ class SchedulingQueue:
             if now - since >= self.unschedulable_timeout:
                 del self._unschedulable[uid]
                 self._to_backoff_or_active(self._pods[uid])
+        if self._gated and now - self._gated_asked >= self.unschedulable_timeout:
+            self._ungate()
+
+    def _ungate(self) -> None:
+        """Ask PreEnqueue again about every gated pod."""
+        self._gated_asked = self.clock()
+        gated, self._gated = self._gated, {}
+        for uid in gated:
+            queued = self._pods.get(uid)
+            if queued is not None:
+                self._push_active(queued)
 
     def _to_backoff_or_active(self, queued: QueuedPod) -> None:
         ready = queued.last_attempt + self.backoff_duration(queued.attempts)
@@ -331,5 +433,43 @@ class SchedulingQueue:
 
     def _push_active(self, queued: QueuedPod) -> None:
         pod = queued.pod
-        heapq.heappush(self._active, (*queue_key(pod), queued.sequence, pod.uid))
+        gate = self.pre_enqueue(pod)
+        if gate is not None:
+            self._gated[pod.uid] = gate
+            return
+        sorter = self.sorter_of(pod)
+        if sorter is None:
+            heapq.heappush(self._active, (-pod.priority, queued.order, queued.sequence, pod.uid))
+        else:
+            _, heap = self._sorted.setdefault(id(sorter), (sorter, []))
+            heapq.heappush(heap, _Sorted(queued, sorter))
         self._wake.set()
+
+
+class _Sorted:
+    """A heap entry ordered by a QueueSort plugin's ``less`` (then arrival)."""
+
+    __slots__ = ("info", "queued", "sorter")
+
+    def __init__(self, queued: QueuedPod, sorter: QueueSortPlugin) -> None:
+        self.queued = queued
+        self.sorter = sorter
+        self.info = QueuedPodInfo(queued.pod, queued.order, queued.enqueued, queued.attempts)
+
+    def __lt__(self, other: _Sorted) -> bool:
+        try:
+            if self.sorter.less(self.info, other.info):
+                return True
+            if self.sorter.less(other.info, self.info):
+                return False
+        except Exception:
+            logger.exception("QueueSort plugin %s raised", self.sorter.name)
+        return self.queued.sequence < other.queued.sequence
+
+
+def _no_sorter(pod: Pod) -> QueueSortPlugin | None:
+    return None
+
+
+def _no_gate(pod: Pod) -> str | None:
+    return None

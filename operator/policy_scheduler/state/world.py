@@ -66,6 +66,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..engine.interface import QueueSortPlugin
+from ..engine.pipeline import run_pre_enqueue
 from ..engine.predicates.interpod import pod_matches_term
 from ..kinds import (
     NODE,
@@ -153,6 +155,9 @@ class World:
         #: What the policies' plugins are given (made before any policy is compiled).
         self.handle = handle or SchedulerHandle(self.cache)
         self.book = book or PolicyBook(default_scheduler_name, handle=self.handle)
+        # The queue asks the pod's policy for its order and its PreEnqueue verdict.
+        self.queue.sorter_of = self._sorter_of
+        self.queue.pre_enqueue = self._pre_enqueue
         #: Namespaces whose pods are scheduled (all when empty); pods of every
         #: namespace are still accounted on their nodes.
         self.namespaces = frozenset(namespaces)
@@ -392,6 +397,21 @@ class World:
         parked = self.queue.reassess(self.book.serves)
         self.queue.move_all()
         return [pod for pod in parked if self.book.orphaned(pod.scheduler_name)]
+
+    def _sorter_of(self, pod: Pod) -> QueueSortPlugin | None:
+        policy = self.book.policy_for(pod.scheduler_name)
+        sort = policy.pipeline.queue_sort if policy is not None else None
+        plugin = sort.plugin if sort is not None else None
+        return plugin if isinstance(plugin, QueueSortPlugin) else None
+
+    def _pre_enqueue(self, pod: Pod) -> str | None:
+        policy = self.book.policy_for(pod.scheduler_name)
+        if policy is None or not policy.pipeline.pre_enqueue:
+            return None
+        status = run_pre_enqueue(policy.pipeline, pod)
+        if status is None:
+            return None
+        return f"{status.plugin}: {status.message}" if status.plugin else status.message
 
     # -- reading -------------------------------------------------------------------------
 
