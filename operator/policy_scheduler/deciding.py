@@ -23,6 +23,15 @@ steps, on a snapshot of the cache (``state/cache.py``):
    ``ASSUMED``, with the cycle state for the binding cycle and, if a Permit plugin said
    Wait, the waiting pod.
 
+**Gangs** (a :class:`~.engine.interface.GangPlugin` of the policy, Coscheduling's, puts
+the pod in one): the gang's other pending members are taken from the queue and decided
+right after it, in queue order, holding the cluster throughout, each seeing the ones
+before it assumed. If fewer than ``min_member`` of them fit (with the members placed
+already), every one of their assumptions and reservations is undone at once and each
+member is ``REJECTED`` with the group's reason: a gang that cannot fit holds nothing, and
+two gangs that fit alone but not together never deadlock holding half the cluster each.
+:meth:`Decider.decide` therefore returns a list: one attempt, or one per member.
+
 Nothing here awaits an HTTP peer while the cluster is held. In the operator several
 cycles may be under way (pods of policies with extenders are decided beside the main
 loop, see ``runtime/scheduling.py``): :attr:`Decider.lock` lets one of them hold the
@@ -44,8 +53,15 @@ from .engine.builtins import VOLUMES_KEY
 from .engine.compiler import CompiledPolicy
 from .engine.extenders import ExtenderClient, ExtenderError, Victims
 from .engine.functions import CycleState
-from .engine.interface import Status
-from .engine.pipeline import Observer, PluginFailure, run_permit, run_reserve, run_unreserve
+from .engine.interface import Gang, Status
+from .engine.pipeline import (
+    Enabled,
+    Observer,
+    PluginFailure,
+    run_permit,
+    run_reserve,
+    run_unreserve,
+)
 from .engine.preemption import Preemption, PreemptionHook, extender_hook
 from .engine.waiting import WaitingPod
 from .objects import Pod
@@ -90,6 +106,8 @@ class Attempt:
     elapsed: float = 0.0
     #: This attempt's plugin calls were timed (metrics are sampled).
     sampled: bool = False
+    #: The gang the pod was planned with (its members bind together), if any.
+    gang: Gang | None = None
 
     @property
     def pod_key(self) -> str:
@@ -129,6 +147,7 @@ class Decider:
         self.sample_every = sample_every
         #: Held while a cycle holds the cluster (one at a time; see the module doc).
         self.lock = asyncio.Lock()
+        self._planning = False  # a gang's plan holds the lock for all its members
         self._schedulers: dict[str, Scheduler] = {}
         self._attempts = 0
 
@@ -148,6 +167,9 @@ class Decider:
 
     @asynccontextmanager
     async def _holding(self) -> AsyncIterator[None]:
+        if self._planning:  # the gang's plan holds it already
+            yield
+            return
         async with self.lock:
             yield
 
@@ -162,15 +184,83 @@ class Decider:
             finally:
                 await self.lock.acquire()
 
-    async def decide(self, queued: QueuedPod) -> Attempt:
+    async def decide(self, queued: QueuedPod) -> list[Attempt]:
+        """One scheduling cycle, or the cycles of a gang's members (module docstring)."""
+        pod = queued.pod
+        if self.gone(queued):
+            return [Attempt(queued, Outcome.GONE)]
+        policy = self.world.book.policy_for(pod.scheduler_name)
+        if policy is None:
+            return [Attempt(queued, Outcome.PARKED)]
+        found = policy.pipeline.gang_of(pod) if policy.pipeline.gangs else None
+        if found is None:
+            return [await self._cycle(queued, policy)]
+        return await self._plan(queued, policy, *found)
+
+    async def _plan(
+        self, first: QueuedPod, policy: CompiledPolicy, planner: Enabled, gang: Gang
+    ) -> list[Attempt]:
+        """The gang's pending members decided together, all or nothing."""
+        pipeline = policy.pipeline
+
+        def member(pod: Pod) -> bool:
+            if pod.scheduler_name != first.pod.scheduler_name:
+                return False
+            found = pipeline.gang_of(pod)
+            return found is not None and found[1].key == gang.key
+
+        attempts: list[Attempt] = []
+        async with self.lock:
+            self._planning = True
+            try:
+                members = [first, *self.world.queue.take(member)]
+                for queued in members:
+                    attempt = (
+                        Attempt(queued, Outcome.GONE)
+                        if self.gone(queued)
+                        else await self._cycle(queued, policy)
+                    )
+                    attempt.gang = gang
+                    attempts.append(attempt)
+                placed = [a for a in attempts if a.outcome is Outcome.ASSUMED]
+                if len(placed) + gang.placed < gang.min_member:
+                    self._give_up(attempts, planner, gang, len(placed))
+            finally:
+                self._planning = False
+        return attempts
+
+    def _give_up(self, attempts: list[Attempt], planner: Enabled, gang: Gang, fitting: int) -> None:
+        """Not enough members fit: undo every member's assumption, refuse them all."""
+        why = next(
+            (
+                f"{a.queued.pod.key}: {_why(a)}"
+                for a in attempts
+                if a.outcome is not Outcome.ASSUMED and _why(a)
+            ),
+            "",
+        )
+        message = (
+            f'pod group "{gang.key}": {fitting + gang.placed} of {gang.min_member} '
+            "members would fit; none is placed"
+        ) + (f" ({why})" if why else "")
+        refusal = Status.unschedulable(message).with_plugin(planner.name)
+        for attempt in attempts:
+            if attempt.outcome is Outcome.ASSUMED:
+                assert attempt.state is not None and attempt.policy is not None
+                assert attempt.node is not None
+                if attempt.waiting is not None:
+                    self.world.handle.waiting.discard(attempt.waiting)
+                    attempt.waiting = None
+                self.unreserve(attempt.queued.pod.uid, attempt.state, attempt.policy, attempt.node)
+                attempt.node = attempt.state = None
+            if attempt.outcome not in (Outcome.GONE, Outcome.PARKED):
+                attempt.outcome, attempt.status = Outcome.REJECTED, refusal
+                attempt.preemption = None
+
+    async def _cycle(self, queued: QueuedPod, policy: CompiledPolicy) -> Attempt:
         pod = queued.pod
         world = self.world
         cache, book = world.cache, world.book
-        if self.gone(queued):
-            return Attempt(queued, Outcome.GONE)
-        policy = book.policy_for(pod.scheduler_name)
-        if policy is None:
-            return Attempt(queued, Outcome.PARKED)
         sampled = bool(self.sample_every) and self._attempts % self.sample_every == 0
         self._attempts += 1
         scheduler = self.scheduler_for(policy)
@@ -317,3 +407,12 @@ class Decider:
         if result.node is not None:
             cache.nominate(pod, result.node)
         return result
+
+
+def _why(attempt: Attempt) -> str:
+    """What an attempt that placed nothing said (its decision's message, or its status)."""
+    if attempt.status is not None and attempt.status.message:
+        return attempt.status.message
+    if attempt.decision is not None:
+        return attempt.decision.message or attempt.decision.error
+    return attempt.stale

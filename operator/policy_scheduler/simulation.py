@@ -310,29 +310,34 @@ async def simulate(
                 _give_up(decider, decision, attempt, status)
             emit(decision)
 
-    while (queued := queue.pop_nowait()) is not None:
-        attempt = await decider.decide(queued)
-        decision = attempt.decision
-        assert decision is not None  # only served pods leave the queue, nothing races
-        for shadow in attempt.shadows:
-            if shadow.decision is not None:
-                decision.shadows[shadow.policy] = shadow.decision
-        if attempt.outcome is Outcome.ASSUMED and attempt.waiting is not None:
-            held[queued.pod.uid] = (decision, attempt)
-        elif attempt.outcome is Outcome.REJECTED:
-            assert attempt.status is not None
-            _give_up(decider, decision, attempt, attempt.status)
-            emit(decision)
-        else:
-            emit(decision)
-        preemption = attempt.preemption
-        if preemption is not None and preemption.node is not None and preemption.victims:
-            for victim in preemption.victims:
-                cache.remove_pod(victim.uid)
-            queue.retry(queued)  # decided again at its place in the queue
-            total += 1
-        else:
-            queue.done(queued.pod.uid)
+    while (popped := queue.pop_nowait()) is not None:
+        for attempt in await decider.decide(popped):  # one, or a gang's members
+            queued = attempt.queued
+            decision = attempt.decision
+            if decision is None:
+                # A gang's member deleted meanwhile (not in a simulation), or one left
+                # with no policy: nothing to show.
+                queue.done(queued.pod.uid)
+                continue
+            for shadow in attempt.shadows:
+                if shadow.decision is not None:
+                    decision.shadows[shadow.policy] = shadow.decision
+            if attempt.outcome is Outcome.ASSUMED and attempt.waiting is not None:
+                held[queued.pod.uid] = (decision, attempt)
+            elif attempt.outcome is Outcome.REJECTED:
+                assert attempt.status is not None
+                _give_up(decider, decision, attempt, attempt.status)
+                emit(decision)
+            else:
+                emit(decision)
+            preemption = attempt.preemption
+            if preemption is not None and preemption.node is not None and preemption.victims:
+                for victim in preemption.victims:
+                    cache.remove_pod(victim.uid)
+                queue.retry(queued)  # decided again at its place in the queue
+                total += 1
+            else:
+                queue.done(queued.pod.uid)
         settle()
     # Nothing else will happen: whoever still waits at Permit times out.
     waiting.expire_all()

@@ -57,7 +57,7 @@ from .functions import (
     hints_of,
 )
 from .handles import DetachedHandle
-from .interface import POINT_CLASSES, Handle, Plugin, points_of
+from .interface import POINT_CLASSES, GangPlugin, Handle, Plugin, points_of
 from .nodeinfo import NodeInfo
 from .pipeline import (
     EMPTY_PIPELINE,
@@ -558,6 +558,10 @@ def _pipeline(
     used |= {e.name for e in [*named, *more_filters, *more_scores]}
     plugins.unused_args(used)
 
+    gangs: list[Enabled] = []
+    for entry in [*named, *more_filters, *more_scores, *(e for es in result.values() for e in es)]:
+        if isinstance(entry.plugin, GangPlugin) and all(g.name != entry.name for g in gangs):
+            gangs.append(entry)
     sorts = result[names.QUEUE_SORT]
     if len(sorts) != 1:
         plugins.fail(
@@ -580,6 +584,7 @@ def _pipeline(
             pre_bind=tuple(result[names.PRE_BIND]),
             bind=tuple(result[names.BIND]),
             post_bind=tuple(result[names.POST_BIND]),
+            gangs=tuple(gangs),
         ),
         more_filters,
         more_scores,

@@ -46,6 +46,8 @@ __all__ = [
     "CycleState",
     "EventRecorder",
     "FilterPlugin",
+    "Gang",
+    "GangPlugin",
     "Handle",
     "NodeInfoView",
     "NodeScore",
@@ -490,6 +492,36 @@ class PostBindPlugin(Plugin):
     """After a successful binding: informational (cleanup), errors are only logged."""
 
     async def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    """A group of pods placed all or nothing (:class:`GangPlugin`).
+
+    ``key`` names the group (unique in the cluster, e.g. ``namespace/podgroup``);
+    ``min_member`` pods of it must be placed together; ``placed``: how many of its
+    members are placed already (bound or assumed), which count towards it.
+    """
+
+    key: str
+    min_member: int
+    placed: int = 0
+
+
+class GangPlugin(Plugin):
+    """Not an extension point: a plugin that groups pods into gangs.
+
+    When the first pending member of a gang is popped, the framework plans the gang's
+    pending members together, on the cluster as it is, one after the other (each sees
+    the ones before it assumed): if fewer than ``min_member`` (with those ``placed``
+    already) fit, none of them is kept — every assumption and reservation is undone at
+    once and each member is refused with the group's reason — so that two gangs never
+    each hold part of the cluster waiting for the rest. The members' Permit (Coscheduling's)
+    then lets them bind together. Return None for a pod that is in no gang.
+    """
+
+    def gang_of(self, pod: Pod) -> Gang | None:
         raise NotImplementedError
 
 

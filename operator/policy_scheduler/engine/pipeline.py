@@ -57,6 +57,8 @@ from .interface import (
     BindPlugin,
     Code,
     FilterPlugin,
+    Gang,
+    GangPlugin,
     NodeInfoView,
     NodeScore,
     PermitPlugin,
@@ -133,6 +135,22 @@ class Pipeline:
     pre_bind: tuple[Enabled, ...] = ()
     bind: tuple[Enabled, ...] = ()
     post_bind: tuple[Enabled, ...] = ()
+    #: The policy's plugins that group pods into gangs (any point's; see GangPlugin).
+    gangs: tuple[Enabled, ...] = ()
+
+    def gang_of(self, pod: Pod) -> tuple[Enabled, Gang] | None:
+        """The first gang a plugin puts the pod in, with that plugin; None: no gang."""
+        for entry in self.gangs:
+            plugin = entry.plugin
+            assert isinstance(plugin, GangPlugin)
+            try:
+                gang = plugin.gang_of(pod)
+            except Exception as exc:
+                plugin_raised("Gang", entry.name, exc)
+                continue
+            if gang is not None:
+                return entry, gang
+        return None
 
     def listing(self) -> dict[str, list[dict[str, Any]]]:
         """What runs at each point, in order (``status.plugins``): names, weights for Score."""

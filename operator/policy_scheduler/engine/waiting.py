@@ -145,6 +145,14 @@ class WaitingPods:
     def __len__(self) -> int:
         return len(self._pods)
 
+    def discard(self, waiting: WaitingPod) -> None:
+        """Forget a waiting pod without an outcome (its gang was given up before anyone
+        waited on it): its timers are called off."""
+        for timer in waiting._pending.values():
+            timer.cancel()
+        waiting._pending.clear()
+        self._forget(waiting)
+
     def reject(self, uid: str, plugin: str, message: str) -> bool:
         waiting = self._pods.get(uid)
         if waiting is None:

@@ -484,10 +484,11 @@ class SchedulerRuntime:
 
     async def schedule_one(self, queued: QueuedPod) -> Decision | None:
         """One scheduling cycle, and what follows from it (module docstring)."""
-        attempt = await self.decider.decide(queued)
-        self._act(attempt)
+        attempts = await self.decider.decide(queued)
+        for attempt in attempts:  # one, or a gang's members
+            self._act(attempt)
         self.metrics.pending(self._pending())
-        return attempt.decision
+        return attempts[0].decision
 
     def _pending(self) -> dict[str, int]:
         lengths = dict(self.queue.lengths())
@@ -709,6 +710,22 @@ class SchedulerRuntime:
             return
         started = self.clock()
         code, problem = await self._bind(pod, node, policy, state)
+        tries = 1
+        while attempt.gang is not None and self._bind_again(pod, node, code):
+            # A gang's member is never given up half-way: its group bound (or binds)
+            # beside it, so it is bound again onto its reserved place until it is, or
+            # until the pod or the node is gone.
+            logger.warning(
+                "binding %s (gang %s) to %s failed (%s); binding it there again",
+                pod.key,
+                attempt.gang.key,
+                node,
+                problem or f"HTTP {code}",
+            )
+            await asyncio.sleep(backoff(tries))
+            tries += 1
+            state.delete(BIND_RESULT_KEY)
+            code, problem = await self._bind(pod, node, policy, state)
         result = "success" if 200 <= code < 300 else "conflict" if code == 409 else "error"
         self.metrics.binding(result, self.clock() - started)
         if code == AMBIGUOUS:
@@ -738,6 +755,16 @@ class SchedulerRuntime:
         if not problem:
             problem = f"HTTP {code}" if code else "HTTP connection error"
         self._report_bind_failure(pod, f"Binding rejected: {problem}", profile)
+
+    def _bind_again(self, pod: Pod, node: str, code: int) -> bool:
+        """A failed binding worth sending again to the same node (a gang's member)."""
+        if 200 <= code < 300 or code in (404, 409, AMBIGUOUS):
+            return False
+        return (
+            self.is_leader()
+            and not self.cache.was_deleted(pod.uid)
+            and node in self.cache.cluster.nodes
+        )
 
     async def _bind(
         self, pod: Pod, node: str, policy: CompiledPolicy, state: CycleState

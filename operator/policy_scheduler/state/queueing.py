@@ -309,15 +309,8 @@ class SchedulingQueue:
         self.flush()
         while (uid := self._next_uid()) is not None:
             queued = self._pods.get(uid)
-            if queued is None:
-                continue
-            del self._pods[uid]
-            self.scheduling_cycle += 1
-            queued.cycle = self.scheduling_cycle
-            queued.attempts += 1
-            queued.last_attempt = self.clock()
-            self._in_flight[uid] = queued
-            return queued
+            if queued is not None:
+                return self._start(queued)
         return None
 
     async def pop(self) -> QueuedPod:
@@ -338,6 +331,33 @@ class SchedulingQueue:
         candidates = [t - now for t in self._backoff.values()]
         candidates += [s + self.unschedulable_timeout - now for s in self._unschedulable.values()]
         return max(0.01, min(candidates, default=1.0))
+
+    def take(self, which: Callable[[Pod], bool]) -> list[QueuedPod]:
+        """Pop every queued pod ``which`` selects (active, backing off or unschedulable;
+        not gated nor waiting for a policy), in queue order, as :meth:`pop_nowait` pops
+        one: the members of a gang, planned together with the one just popped."""
+        found = [
+            queued
+            for uid, queued in self._pods.items()
+            if uid not in self._waiting and uid not in self._gated and which(queued.pod)
+        ]
+        found.sort(key=lambda q: (-q.pod.priority, q.order, q.sequence))
+        for queued in found:
+            self._backoff.pop(queued.pod.uid, None)
+            self._unschedulable.pop(queued.pod.uid, None)
+            self._start(queued)
+        return found
+
+    def _start(self, queued: QueuedPod) -> QueuedPod:
+        """The pod leaves the queue to be scheduled (a new scheduling cycle)."""
+        uid = queued.pod.uid
+        del self._pods[uid]
+        self.scheduling_cycle += 1
+        queued.cycle = self.scheduling_cycle
+        queued.attempts += 1
+        queued.last_attempt = self.clock()
+        self._in_flight[uid] = queued
+        return queued
 
     def done(self, uid: str) -> None:
         """The pod was scheduled (assumed): it leaves the queue."""
