@@ -52,8 +52,14 @@ class Options:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
+    #: The critical lane (bindings, evictions, nominations): requests per second, burst.
     qps: float = 200.0
     burst: int = 400
+    #: The report lane (events, pod conditions): requests per second, burst, and
+    #: requests in flight at once (runtime/kubeapi.py).
+    report_qps: float = 50.0
+    report_burst: int = 100
+    report_concurrency: int = 8
     bind_workers: int = 16
     #: Deadline of every API call, in seconds (watches have their own, longer ones).
     api_timeout: float = 30.0

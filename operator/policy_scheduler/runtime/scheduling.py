@@ -780,6 +780,7 @@ class SchedulerRuntime:
         """Wait for bindings and reports in flight (at shutdown or leadership loss)."""
         while self._bindings or self._reports:
             await asyncio.gather(*self._bindings, *self._reports, return_exceptions=True)
+        await self.reporter.flush()
 
     # -- helpers -------------------------------------------------------------------------
 
