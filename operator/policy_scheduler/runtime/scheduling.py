@@ -220,6 +220,8 @@ class SchedulerRuntime:
         #: Pods whose binding is in flight: their assumption belongs to that binding.
         self._binding_uids: set[str] = set()
         self._reports: set[asyncio.Task[None]] = set()
+        #: Pods whose nominatedNodeName is being cleared (see _clear_nomination).
+        self._clearing: set[str] = set()
         #: The first LIST went through (events of type None now mean a re-list).
         self.primed = False
         #: Called when a watch started over with a LIST (deletions may have been missed).
@@ -302,6 +304,8 @@ class SchedulerRuntime:
                 logger.warning("ignoring an object the scheduler cannot read: %s", outcome.error)
         for pod in outcome.parked:
             self._report(self._no_policy(pod))
+        if outcome.stale_nomination is not None:
+            self._clear_nomination(outcome.stale_nomination)
         if outcome.kind is SCHEDULING_POLICY:
             if isinstance(outcome.obj, PolicyObject):
                 self.policy_status.observe(outcome.obj)
@@ -491,7 +495,7 @@ class SchedulerRuntime:
         if result.node is not None and not await self._evict(pod, result, policy):
             return
         for other in result.clear:
-            self.cache.unnominate(other.uid)
+            self.world.withdraw_nomination(other)
             status = await self._api_call(
                 self.api.patch_pod_status(other.namespace, other.name, nomination_patch(None)),
                 f"clearing the nominated node of {other.key}",
@@ -788,6 +792,28 @@ class SchedulerRuntime:
         task = asyncio.ensure_future(coroutine)
         self._reports.add(task)
         task.add_done_callback(self._reports.discard)
+
+    def _clear_nomination(self, pod: Pod) -> None:
+        """Write ``nominatedNodeName: null`` on a pod whose nomination is over (the world
+        says when), through the pod-critical API lane; once at a time per pod."""
+        if not self.is_leader() or pod.uid in self._clearing:
+            return
+        self._clearing.add(pod.uid)
+
+        async def clear() -> None:
+            try:
+                status = await self._api_call(
+                    self.api.patch_pod_status(pod.namespace, pod.name, nomination_patch(None)),
+                    f"clearing the nominated node of {pod.key}",
+                )
+                if not 200 <= status < 300 and status != 404:
+                    logger.warning(
+                        "could not clear the nominated node of %s: HTTP %s", pod.key, status
+                    )
+            finally:
+                self._clearing.discard(pod.uid)
+
+        self._report(clear())
 
     async def _no_policy(self, pod: Pod) -> None:
         message = (
