@@ -362,9 +362,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--report-qps",
         type=_rate,
         default=default_of("report_qps"),
-        help="events and pod conditions per second, apart from --qps (0: unlimited)",
+        help="events and pod conditions per second, a budget apart from --qps (default: "
+        "as --qps; 0: unlimited)",
     )
-    run.add_argument("--report-burst", type=_count, default=default_of("report_burst"))
+    run.add_argument(
+        "--report-burst",
+        type=_count,
+        default=default_of("report_burst"),
+        help="burst above --report-qps (default: as --burst)",
+    )
     run.add_argument(
         "--report-concurrency",
         type=_count,

@@ -21,7 +21,8 @@ handler makes it fail while a part of the scheduler is broken (the same checks a
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import kopf
 
@@ -29,6 +30,13 @@ from .handlers import registry
 from .operating import Operator, load_client
 from .options import Options, default_of
 from .runtime.kubeapi import pool_size
+
+_T = TypeVar("_T")
+
+
+def _maybe(kind: Callable[[str], _T], value: str | None) -> _T | None:
+    """A variable's value, or None when it is unset or empty (the option's own default)."""
+    return kind(value) if value else None
 
 
 def options_from_environment() -> Options:
@@ -44,8 +52,8 @@ def options_from_environment() -> Options:
         health_port=0,  # Kopf's --liveness serves it
         qps=float(get("POLICY_SCHEDULER_QPS", "qps")),
         burst=int(get("POLICY_SCHEDULER_BURST", "burst")),
-        report_qps=float(get("POLICY_SCHEDULER_REPORT_QPS", "report_qps")),
-        report_burst=int(get("POLICY_SCHEDULER_REPORT_BURST", "report_burst")),
+        report_qps=_maybe(float, env.get("POLICY_SCHEDULER_REPORT_QPS")),
+        report_burst=_maybe(int, env.get("POLICY_SCHEDULER_REPORT_BURST")),
         report_concurrency=int(get("POLICY_SCHEDULER_REPORT_CONCURRENCY", "report_concurrency")),
         lease_name=get("POLICY_SCHEDULER_LEASE_NAME", "lease_name"),
         api_timeout=float(get("POLICY_SCHEDULER_API_TIMEOUT", "api_timeout")),

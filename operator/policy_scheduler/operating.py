@@ -147,7 +147,10 @@ class Operator:
             api_client,
             Lane(CRITICAL, options.qps, options.burst, options.burst),
             reports=Lane(
-                REPORTS, options.report_qps, options.report_burst, options.report_concurrency
+                REPORTS,
+                options.qps if options.report_qps is None else options.report_qps,
+                options.burst if options.report_burst is None else options.report_burst,
+                options.report_concurrency,
             ),
             timeout=options.api_timeout,
         )

@@ -55,10 +55,11 @@ class Options:
     #: The critical lane (bindings, evictions, nominations): requests per second, burst.
     qps: float = 200.0
     burst: int = 400
-    #: The report lane (events, pod conditions): requests per second, burst, and
-    #: requests in flight at once (runtime/kubeapi.py).
-    report_qps: float = 50.0
-    report_burst: int = 100
+    #: The report lane (events, pod conditions): requests per second and burst (None:
+    #: as qps and burst, a budget of the same size, as kube-scheduler gives its event
+    #: client), and requests in flight at once (runtime/kubeapi.py).
+    report_qps: float | None = None
+    report_burst: int | None = None
     report_concurrency: int = 8
     bind_workers: int = 16
     #: Deadline of every API call, in seconds (watches have their own, longer ones).

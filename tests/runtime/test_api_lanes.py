@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -125,3 +126,37 @@ async def test_hung_reports_hold_only_their_own_connections(
         for task in hung:
             task.cancel()
         await asyncio.gather(*hung, return_exceptions=True)
+
+
+# -- the operator's wiring ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "critical", "reports"),
+    [
+        pytest.param({}, (200.0, 400, 400), (200.0, 400, 8), id="defaults-same-budget"),
+        pytest.param(
+            {"qps": 0, "burst": 50, "report_qps": 5, "report_burst": 10, "report_concurrency": 2},
+            (0, 50, 50),
+            (5, 10, 2),
+            id="set-apart",
+        ),
+    ],
+)
+async def test_the_operator_gives_the_reporter_the_report_lane(
+    options: dict[str, Any], critical: tuple[float, int, int], reports: tuple[float, int, int]
+) -> None:
+    from policy_scheduler.operating import Operator, Options
+
+    opts = Options(metrics_port=0, health_port=0, lease_namespace="default", **options)
+    async with client.ApiClient(client.Configuration(host="http://127.0.0.1:9")) as api_client:
+        operator = Operator(opts, api_client)
+
+    def budget(lane: Lane) -> tuple[float, int, int | None]:
+        return lane.limiter.qps, lane.limiter.burst, lane.concurrency
+
+    assert budget(operator.api.lane) == critical
+    assert operator.reporter.api is not operator.api
+    assert budget(operator.reporter.api.lane) == reports  # type: ignore[attr-defined]
+    assert operator.reporter.workers == reports[2]
+    assert operator.runtime.api is operator.api
