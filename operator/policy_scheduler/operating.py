@@ -57,7 +57,16 @@ from .extending import HttpExtenderClient
 from .kinds import KINDS
 from .options import Options
 from .runtime.health import DEFAULT_STUCK_AFTER, Health
-from .runtime.kubeapi import CRITICAL, REPORTS, ApiError, KubeApi, Lane, backoff, pool_size
+from .runtime.kubeapi import (
+    CRITICAL,
+    REPORTS,
+    ApiError,
+    KubeApi,
+    Lane,
+    backoff,
+    critical_connections,
+    pool_size,
+)
 from .runtime.leadership import LeaderElector
 from .runtime.metrics import Metrics
 from .runtime.reporting import Reporter
@@ -145,7 +154,7 @@ class Operator:
         # Two lanes (runtime/kubeapi.py): bindings never wait behind events.
         self.api = KubeApi(
             api_client,
-            Lane(CRITICAL, options.qps, options.burst, options.burst),
+            Lane(CRITICAL, options.qps, options.burst, critical_connections(options.burst)),
             reports=Lane(
                 REPORTS,
                 options.qps if options.report_qps is None else options.report_qps,

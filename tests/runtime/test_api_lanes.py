@@ -3,7 +3,7 @@ connections of their own, so that they never delay a binding (``runtime/kubeapi.
 
 Rates are checked in the loop's fake time (looptime) on :class:`fakes.FakeApiSession`;
 connections against a real aiohttp server on 127.0.0.1 with kubernetes-asyncio's own
-connection pool, sized as the operator sizes it (:func:`pool_size`).
+connection pool, holding exactly the two lanes' connections.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from policy_scheduler.runtime.kubeapi import (
     KubeApi,
     Lane,
     RateLimiter,
-    pool_size,
 )
 
 EVENT = {"metadata": {"name": "e"}, "involvedObject": {"name": "p"}}
@@ -105,8 +104,8 @@ async def test_hung_reports_hold_only_their_own_connections(
     host, _ = hanging_events
     configuration = client.Configuration(host=host)
     burst, reports = 4, 2
-    # The pool `policy-scheduler run` opens: --burst plus --report-concurrency.
-    configuration.connection_pool_maxsize = pool_size(burst, reports)
+    # A pool of exactly the lanes' connections (the operator's has 100 at least).
+    configuration.connection_pool_maxsize = burst + reports
     async with client.ApiClient(configuration) as api_client:
         api = KubeApi(
             api_client,
@@ -137,7 +136,7 @@ async def test_hung_reports_hold_only_their_own_connections(
         pytest.param({}, (200.0, 400, 400), (200.0, 400, 8), id="defaults-same-budget"),
         pytest.param(
             {"qps": 0, "burst": 50, "report_qps": 5, "report_burst": 10, "report_concurrency": 2},
-            (0, 50, 50),
+            (0, 50, 100),  # 100 connections at least
             (5, 10, 2),
             id="set-apart",
         ),

@@ -9,7 +9,7 @@ status codes, never as exceptions, so "someone else bound it" is handled as an a
 flood of one kind of write never delays another. The pod-critical lane carries what
 places pods (bindings, preemption's evictions and nominations, the volume binder's
 writes, the reads that verify them, LISTs, leases); it has ``--qps``/``--burst``, and
-``--burst`` connections. The report lane carries what people read (events, pod
+``--burst`` connections (100 at least). The report lane carries what people read (events, pod
 conditions), with ``--report-qps``/``--report-burst`` and at most
 ``--report-concurrency`` requests in flight. The connection pool holds both
 (:func:`pool_size`), so reports that hang hold at most their own connections, never
@@ -199,10 +199,20 @@ CRITICAL = "critical"
 REPORTS = "reports"
 
 
+#: Connections the critical lane has at least (kubernetes-asyncio's default pool size,
+#: what the operator had before ``--burst`` was larger).
+MIN_CONNECTIONS = 100
+
+
+def critical_connections(burst: int) -> int:
+    """The critical lane's connections (its concurrency): ``burst``, 100 at least."""
+    return max(MIN_CONNECTIONS, burst)
+
+
 def pool_size(burst: int, report_concurrency: int) -> int:
-    """Connections the API client needs: the critical lane's ``burst`` plus the report
-    lane's ``report_concurrency``, so that neither lane can take the other's."""
-    return burst + report_concurrency
+    """Connections the API client needs: the critical lane's (:func:`critical_connections`)
+    plus the report lane's ``report_concurrency``, so that neither takes the other's."""
+    return critical_connections(burst) + report_concurrency
 
 
 _Call = Callable[[], Any]
