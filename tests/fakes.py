@@ -11,8 +11,11 @@ answer, on success, with the object as stored: the body with a new resourceVersi
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 import itertools
+import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -20,7 +23,35 @@ from typing import Any, ClassVar
 from policy_scheduler.engine.extenders import CompiledExtender, FilterReply, MetaVictims, Victims
 from policy_scheduler.objects import Node, Pod
 
-Answer = int | BaseException
+
+@dataclass(eq=False)
+class Hang:
+    """An answer that does not come: the call waits until ``release()``, or ``deadline``
+    seconds of loop time (the API client's deadline), then answers ``then`` (0: no
+    answer). ``waiting`` counts the calls held now, ``hits`` all it held."""
+
+    deadline: float | None = None
+    then: int = 0
+    waiting: int = 0
+    hits: int = 0
+    _released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def release(self) -> None:
+        self._released.set()
+
+    async def wait(self) -> int:
+        self.waiting += 1
+        self.hits += 1
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.deadline):
+                    await self._released.wait()
+            return self.then
+        finally:
+            self.waiting -= 1
+
+
+Answer = int | BaseException | Hang
 
 
 @dataclass
@@ -56,11 +87,13 @@ class FakeApi:
         "replace_claim": 200,
     }
 
-    def _answer(self, method: str, *args: Any) -> int:
+    async def _answer(self, method: str, *args: Any) -> int:
         self.calls.append(Call(method, args))
         answer = self.statuses.get(method, self._DEFAULTS[method])
         if isinstance(answer, list):
             answer = answer.pop(0) if len(answer) > 1 else answer[0]
+        if isinstance(answer, Hang):
+            return await answer.wait()
         if isinstance(answer, BaseException):
             raise answer
         return answer
@@ -68,36 +101,36 @@ class FakeApi:
     # -- the Api protocol ----------------------------------------------------------------
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> int:
-        return self._answer("bind", namespace, name, uid, node)
+        return await self._answer("bind", namespace, name, uid, node)
 
     async def get_pod(self, namespace: str, name: str) -> tuple[int, dict[str, Any] | None]:
         self.calls.append(Call("get_pod", (namespace, name)))
         return self.pods.get((namespace, name), (200, {"metadata": {}, "spec": {}}))
 
     async def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
-        return self._answer("patch_pod_status", namespace, name, patch)
+        return await self._answer("patch_pod_status", namespace, name, patch)
 
     async def delete_pod(self, namespace: str, name: str, uid: str) -> int:
-        return self._answer("delete_pod", namespace, name, uid)
+        return await self._answer("delete_pod", namespace, name, uid)
 
     async def create_event(self, namespace: str, body: Mapping[str, Any]) -> int:
-        return self._answer("create_event", namespace, body)
+        return await self._answer("create_event", namespace, body)
 
     async def patch_event(self, namespace: str, name: str, patch: Mapping[str, Any]) -> int:
-        return self._answer("patch_event", namespace, name, patch)
+        return await self._answer("patch_event", namespace, name, patch)
 
     async def patch_policy_status(self, name: str, status: Mapping[str, Any]) -> int:
-        return self._answer("patch_policy_status", name, status)
+        return await self._answer("patch_policy_status", name, status)
 
     async def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
         self.calls.append(Call("get_lease", (namespace, name)))
         return self.leases.get((namespace, name))
 
     async def create_lease(self, namespace: str, body: Mapping[str, Any]) -> int:
-        return self._answer("create_lease", namespace, body)
+        return await self._answer("create_lease", namespace, body)
 
     async def replace_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> int:
-        return self._answer("replace_lease", namespace, name, body)
+        return await self._answer("replace_lease", namespace, name, body)
 
     async def list_pages(self, kind: Any) -> AsyncIterator[list[dict[str, Any]]]:
         from policy_scheduler.runtime.kubeapi import ApiError
@@ -118,13 +151,13 @@ class FakeApi:
     async def replace_persistent_volume(
         self, name: str, body: Mapping[str, Any]
     ) -> tuple[int, dict[str, Any] | None]:
-        status = self._answer("replace_persistent_volume", name, copy.deepcopy(dict(body)))
+        status = await self._answer("replace_persistent_volume", name, copy.deepcopy(dict(body)))
         return status, self._stored(body) if status < 300 else None
 
     async def replace_claim(
         self, namespace: str, name: str, body: Mapping[str, Any]
     ) -> tuple[int, dict[str, Any] | None]:
-        status = self._answer("replace_claim", namespace, name, copy.deepcopy(dict(body)))
+        status = await self._answer("replace_claim", namespace, name, copy.deepcopy(dict(body)))
         return status, self._stored(body) if status < 300 else None
 
     def _stored(self, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -232,3 +265,101 @@ class FakeExtenders:
                 for node, v in candidates.items()
             }
         return reply  # type: ignore[no-any-return]
+
+
+# -- the API server as KubeApi's HTTP session sees it --------------------------------------
+
+
+@dataclass
+class FakeResponse:
+    status: int
+    body: bytes
+    _release: Callable[[], None]
+    _released: bool = False
+
+    async def read(self) -> bytes:
+        return self.body
+
+    def release(self) -> None:
+        if not self._released:
+            self._released = True
+            self._release()
+
+
+@dataclass
+class FakeApiSession:
+    """kubernetes-asyncio's aiohttp session, faked for :class:`KubeApi`'s writes.
+
+    Put in place of ``api_client.rest_client.pool_manager``. It answers as the API server
+    does (a binding 201, an event 201, a patch 200, a deletion 200; anything else 404),
+    with aiohttp's connection pool as it matters here: at most ``limit`` requests hold a
+    connection at once, from sending until the response is released, and waiting for
+    one counts against the request's ``connect`` timeout. ``hang(method, path)`` makes
+    matching requests never answer (they end at the request's ``total`` timeout, as
+    aiohttp's do). Time is the loop's: with looptime, a 30 s deadline costs nothing.
+    """
+
+    limit: int
+    #: (method, path substring, the hang): requests that never answer
+    hangs: list[tuple[str, str, Hang]] = field(default_factory=list)
+    #: "namespace/name" -> node, of every binding answered 201
+    bound: dict[str, str] = field(default_factory=dict)
+    #: (method, path) of every request answered
+    answered: list[tuple[str, str]] = field(default_factory=list)
+    closed: bool = False
+    _pool: asyncio.Semaphore | None = None
+    _watchers: list[tuple[int, asyncio.Event]] = field(default_factory=list)
+
+    def hang(self, method: str, path: str) -> Hang:
+        hang = Hang()
+        self.hangs.append((method, path, hang))
+        return hang
+
+    def bindings(self, count: int) -> asyncio.Event:
+        """Set once ``count`` pods are bound."""
+        event = asyncio.Event()
+        self._watchers.append((count, event))
+        self._bound_changed()
+        return event
+
+    def _bound_changed(self) -> None:
+        for count, event in self._watchers:
+            if len(self.bound) >= count:
+                event.set()
+
+    async def request(self, method: str, url: str, **options: Any) -> FakeResponse:
+        if self._pool is None:
+            self._pool = asyncio.Semaphore(self.limit)
+        pool = self._pool
+        timeout = options.get("timeout")
+        path = url.split("://", 1)[-1].partition("/")[2]
+        path = "/" + path
+        async with asyncio.timeout(getattr(timeout, "total", None)):
+            async with asyncio.timeout(getattr(timeout, "connect", None)):
+                await pool.acquire()
+            try:
+                for hung_method, part, hang in self.hangs:
+                    if hung_method == method and part in path:
+                        await hang.wait()  # held until the deadline above
+                status = self._serve(method, path, options.get("data") or b"")
+            except BaseException:
+                pool.release()
+                raise
+        return FakeResponse(status, b"{}", pool.release)
+
+    def _serve(self, method: str, path: str, data: bytes) -> int:
+        self.answered.append((method, path))
+        if method == "POST" and path.endswith("/binding"):
+            body = json.loads(data)
+            meta = body["metadata"]
+            self.bound[f"{meta['namespace']}/{meta['name']}"] = body["target"]["name"]
+            self._bound_changed()
+            return 201
+        if method == "POST" and path.endswith("/events"):
+            return 201
+        if method in ("PATCH", "DELETE"):
+            return 200
+        return 404
+
+    async def close(self) -> None:
+        self.closed = True

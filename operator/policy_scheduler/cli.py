@@ -413,6 +413,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--burst", type=_count, default=default_of("burst"))
     run.add_argument(
+        "--report-qps",
+        type=_rate,
+        default=default_of("report_qps"),
+        help="events and pod conditions per second, a budget apart from --qps (default: "
+        "as --qps; 0: unlimited)",
+    )
+    run.add_argument(
+        "--report-burst",
+        type=_count,
+        default=default_of("report_burst"),
+        help="burst above --report-qps (default: as --burst)",
+    )
+    run.add_argument(
+        "--report-concurrency",
+        type=_count,
+        default=default_of("report_concurrency"),
+        help="event and pod condition writes in flight at once",
+    )
+    run.add_argument(
         "--bind-workers",
         type=_count,
         default=default_of("bind_workers"),
@@ -524,6 +543,9 @@ def options_from_args(args: argparse.Namespace) -> Options:
         lease_name=args.lease_name,
         qps=args.qps,
         burst=args.burst,
+        report_qps=args.report_qps,
+        report_burst=args.report_burst,
+        report_concurrency=args.report_concurrency,
         bind_workers=args.bind_workers,
         api_timeout=args.api_timeout,
         resync_period=args.resync_period,

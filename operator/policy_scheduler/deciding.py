@@ -403,7 +403,7 @@ class Decider:
         if cache.was_deleted(pod.uid) or cache.is_placed(pod.uid):
             return None  # deleted, or placed by someone, while preemption was evaluated
         for other in result.clear:
-            cache.unnominate(other.uid)
+            self.world.withdraw_nomination(other)
         if result.node is not None:
             cache.nominate(pod, result.node)
         return result

@@ -37,7 +37,16 @@ is not nodeCacheCapable passes no node, as upstream; the decision notes it).
 **Errors** (:class:`~.engine.extenders.ExtenderError`, naming the urlPrefix): no reply
 within ``httpTimeout`` (the whole exchange, like Go's ``http.Client.Timeout``); a
 connection or TLS failure; a status other than 200 (with the start of the body); a
-body that does not read; a non-empty ``error``.
+redirect (3xx: not followed, unlike Go's client, so that a pod's object never goes
+where the policy did not say); a reply longer than ``MAX_REPLY_BYTES`` (10 MiB, read
+in pieces and abandoned at the limit, so that its memory is bounded whatever the
+extender sends); a body that does not read; a non-empty ``error``.
+
+**Addresses**: a ``urlPrefix`` that is not http(s) with a host, or is a link-local or
+cloud metadata address, is refused by the policy's validation
+(``policy.url_prefix_problem``) and again here before any call; a *name* resolving to
+such an address is refused by the connector's resolver (:class:`_MetadataGuard`).
+``allowMetadataAddresses: true`` on the extender lifts both.
 
 **Connections**: one ``aiohttp.ClientSession`` (one connection pool, keep-alive) per
 extender transport (urlPrefix, TLS settings, timeout), opened on first use;
@@ -62,6 +71,7 @@ import base64
 import json
 import logging
 import os
+import socket
 import ssl
 import tempfile
 import time
@@ -69,6 +79,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import aiohttp
+import aiohttp.abc
 
 from .engine.extenders import (
     BIND,
@@ -83,6 +94,7 @@ from .engine.extenders import (
     Victims,
 )
 from .objects import Node, Pod
+from .policy import ALLOW_METADATA_FIELD, metadata_address, url_prefix_problem
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +104,17 @@ T = TypeVar("T")
 Observer = Callable[[str, str, str, float], None]
 
 CONTENT_TYPE: Final = "application/json"
-#: How much of an error reply's body an error message quotes.
+#: How much of an error reply's body an error message quotes (and reads).
 BODY_EXCERPT: Final = 200
+#: The largest reply read (10 MiB, after decompression): a filter reply listing 5000
+#: whole nodes is about this size; beyond it the call fails as an extender error.
+MAX_REPLY_BYTES: Final = 10 * 1024 * 1024
+#: The piece of a reply read at a time (aiohttp's own buffer size).
+READ_CHUNK: Final = 64 * 1024
+
+
+class ReplyTooLarge(ValueError):
+    """A reply longer than :data:`MAX_REPLY_BYTES` (it was not read further)."""
 
 
 class ReplyError(ValueError):
@@ -398,6 +419,56 @@ def _load_client_certificate(context: ssl.SSLContext, tls: ExtenderTLS) -> None:
         context.load_cert_chain(cert_path, key_path or None)
 
 
+# -- reading replies -------------------------------------------------------------------
+
+
+async def read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body, at most ``limit`` bytes of it: raises :class:`ReplyTooLarge` as soon as
+    it is longer (a ``Content-Length`` over the limit is refused before reading), so
+    that a huge or endless reply costs ``limit`` bytes of memory, not its size."""
+    declared = response.content_length
+    if declared is not None and declared > limit:
+        raise ReplyTooLarge(f"the reply is {declared} bytes, more than the {_size(limit)} read")
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(READ_CHUNK):
+        if len(body) + len(chunk) > limit:
+            raise ReplyTooLarge(f"the reply is longer than the {_size(limit)} read")
+        body += chunk
+    return bytes(body)
+
+
+def _size(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MiB" if limit % (1024 * 1024) == 0 else f"{limit} bytes"
+
+
+class MetadataAddressRefused(OSError):
+    """A name resolved to a link-local or cloud metadata address (:class:`_MetadataGuard`)."""
+
+
+class _MetadataGuard(aiohttp.abc.AbstractResolver):
+    """The connector's resolver, refusing names that resolve to a link-local or cloud
+    metadata address (``policy.METADATA_NETWORKS``): the policy's check of ``urlPrefix``
+    sees only its text, this sees where a name really leads."""
+
+    def __init__(self) -> None:
+        self._resolver = aiohttp.ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[aiohttp.abc.ResolveResult]:
+        found = await self._resolver.resolve(host, port, family)
+        for result in found:
+            if metadata_address(result["host"]):
+                raise MetadataAddressRefused(
+                    f"{host} resolves to {result['host']}, a link-local or cloud metadata "
+                    f"address, refused unless the extender sets {ALLOW_METADATA_FIELD}: true"
+                )
+        return found
+
+    async def close(self) -> None:
+        await self._resolver.close()
+
+
 # -- the client ----------------------------------------------------------------------
 
 _Transport = tuple[str, bool, ExtenderTLS | None, float]
@@ -464,7 +535,10 @@ class HttpExtenderClient:
         if known is not None and not known[0].closed:
             return known
         context = tls_context(extender)
-        connector = aiohttp.TCPConnector(ssl=context if context is not None else True)
+        connector = aiohttp.TCPConnector(
+            ssl=context if context is not None else True,
+            resolver=None if extender.allow_metadata_addresses else _MetadataGuard(),
+        )
         session = aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=extender.timeout),
@@ -504,23 +578,48 @@ class HttpExtenderClient:
         def fail(detail: str) -> ExtenderError:
             return ExtenderError(extender.url_prefix, action, detail)
 
+        # The policy was checked; a CompiledExtender built otherwise is checked here.
+        problem = url_prefix_problem(
+            extender.url_prefix, allow_metadata=extender.allow_metadata_addresses
+        )
+        if problem is not None:
+            raise fail(f"urlPrefix {problem}")
         try:
             session, server_name = self._session(extender)
         except (ValueError, OSError, ssl.SSLError) as exc:
             raise fail(f"its TLS settings do not load: {exc}") from None
+        location = ""
         try:
+            # Redirects are not followed: the pod's whole object would go where the
+            # policy never said, and its answer would decide the pod.
             async with session.post(
                 url,
                 data=body,
                 headers={"Content-Type": CONTENT_TYPE},
                 server_hostname=server_name,
+                allow_redirects=False,
             ) as response:
-                data = await response.read()
                 status = response.status
+                location = response.headers.get("Location", "")
+                if status != 200:
+                    data = await response.content.read(BODY_EXCERPT)  # enough to quote
+                else:
+                    try:
+                        data = await read_capped(response, MAX_REPLY_BYTES)
+                    except ReplyTooLarge as exc:
+                        response.close()  # the rest is never read: the connection goes
+                        raise fail(f"{exc} (from {url})") from None
         except TimeoutError:
             raise fail(f"no reply from {url} within {extender.timeout:g}s") from None
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, MetadataAddressRefused):
+                raise fail(f"{url}: {exc.os_error}") from None
+            raise fail(f"{url}: {exc}") from None
         except aiohttp.ClientError as exc:
             raise fail(f"{url}: {exc or type(exc).__name__}") from None
+        if 300 <= status < 400:
+            where = f" to {location}" if location else ""
+            raise fail(f"HTTP {status} from {url}: a redirect{where}, not followed")
         if status != 200:
             excerpt = data[:BODY_EXCERPT].decode(errors="replace").strip()
             raise fail(f"HTTP {status} from {url}" + (f": {excerpt}" if excerpt else ""))

@@ -7,7 +7,9 @@ from environment variables, as flags belong to Kopf here:
 
 ``POLICY_SCHEDULER_NAME`` (default policy-scheduler), ``POLICY_SCHEDULER_LEADER_ELECT``
 ("true" to take a Lease), ``POLICY_SCHEDULER_METRICS_PORT`` (default 9090, 0 = off),
-``POLICY_SCHEDULER_QPS`` / ``POLICY_SCHEDULER_BURST``, ``POLICY_SCHEDULER_LEASE_NAME``
+``POLICY_SCHEDULER_QPS`` / ``POLICY_SCHEDULER_BURST``, ``POLICY_SCHEDULER_REPORT_QPS`` /
+``POLICY_SCHEDULER_REPORT_BURST`` / ``POLICY_SCHEDULER_REPORT_CONCURRENCY``,
+``POLICY_SCHEDULER_LEASE_NAME``
 (default policy-scheduler), ``POLICY_SCHEDULER_API_TIMEOUT`` (default 30 s),
 ``POLICY_SCHEDULER_RESYNC_PERIOD`` (default 300 s),
 ``POLICY_SCHEDULER_VOLUME_BINDING_TIMEOUT`` (seconds, default 600) and ``POD_NAMESPACE``
@@ -19,13 +21,22 @@ handler makes it fail while a part of the scheduler is broken (the same checks a
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import kopf
 
 from .handlers import registry
 from .operating import Operator, load_client
 from .options import Options, default_of
+from .runtime.kubeapi import pool_size
+
+_T = TypeVar("_T")
+
+
+def _maybe(kind: Callable[[str], _T], value: str | None) -> _T | None:
+    """A variable's value, or None when it is unset or empty (the option's own default)."""
+    return kind(value) if value else None
 
 
 def options_from_environment() -> Options:
@@ -41,6 +52,9 @@ def options_from_environment() -> Options:
         health_port=0,  # Kopf's --liveness serves it
         qps=float(get("POLICY_SCHEDULER_QPS", "qps")),
         burst=int(get("POLICY_SCHEDULER_BURST", "burst")),
+        report_qps=_maybe(float, env.get("POLICY_SCHEDULER_REPORT_QPS")),
+        report_burst=_maybe(int, env.get("POLICY_SCHEDULER_REPORT_BURST")),
+        report_concurrency=int(get("POLICY_SCHEDULER_REPORT_CONCURRENCY", "report_concurrency")),
         lease_name=get("POLICY_SCHEDULER_LEASE_NAME", "lease_name"),
         api_timeout=float(get("POLICY_SCHEDULER_API_TIMEOUT", "api_timeout")),
         resync_period=float(get("POLICY_SCHEDULER_RESYNC_PERIOD", "resync_period")),
@@ -53,7 +67,8 @@ def options_from_environment() -> Options:
 @kopf.on.startup(registry=registry)
 async def start_runtime(memo: kopf.Memo, **_: Any) -> None:
     options = options_from_environment()
-    operator = Operator(options, await load_client(options.burst), freeze_after_listing=True)
+    api_client = await load_client(pool_size(options.burst, options.report_concurrency))
+    operator = Operator(options, api_client, freeze_after_listing=True)
     memo.update(operator.memo())
     await operator.start()
 

@@ -43,6 +43,7 @@ import logging
 import netrc
 import os
 import threading
+import time
 import urllib.parse
 import urllib.request
 from collections.abc import Awaitable, Callable, Coroutine
@@ -56,9 +57,19 @@ from .extending import HttpExtenderClient
 from .kinds import KINDS
 from .options import Options
 from .runtime.health import DEFAULT_STUCK_AFTER, Health
-from .runtime.kubeapi import ApiError, KubeApi, RateLimiter, backoff
+from .runtime.kubeapi import (
+    CRITICAL,
+    REPORTS,
+    ApiError,
+    KubeApi,
+    Lane,
+    backoff,
+    critical_connections,
+    pool_size,
+)
 from .runtime.leadership import LeaderElector
 from .runtime.metrics import Metrics
+from .runtime.reporting import Reporter
 from .runtime.scheduling import SchedulerRuntime
 
 logger = logging.getLogger(__name__)
@@ -71,8 +82,9 @@ _T = TypeVar("_T")
 RELIST_SETTLE = 2.0
 
 
-async def load_client(burst: int, *, proxy_env: bool = True) -> client.ApiClient:
-    """In-cluster credentials when running in a pod, else KUBECONFIG / ~/.kube/config.
+async def load_client(connections: int, *, proxy_env: bool = True) -> client.ApiClient:
+    """In-cluster credentials when running in a pod, else KUBECONFIG / ~/.kube/config;
+    a pool of at least ``connections`` connections (:func:`.runtime.kubeapi.pool_size`).
 
     Outside a cluster, proxy variables and ~/.netrc are honoured unless ``proxy_env``
     is False: they are read once here, and aiohttp's look-up on every request is kept
@@ -83,7 +95,7 @@ async def load_client(burst: int, *, proxy_env: bool = True) -> client.ApiClient
         config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
         await config.load_kube_config(client_configuration=configuration)
-    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, burst)
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, connections)
     api_client = client.ApiClient(configuration)
     in_cluster = bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
     if in_cluster or not proxy_env or not env_concerns(configuration.host or ""):
@@ -127,17 +139,37 @@ class Operator:
     """The parts of a running scheduler, wired; tests build one against the emulator."""
 
     def __init__(
-        self, options: Options, api_client: client.ApiClient, *, freeze_after_listing: bool = False
+        self,
+        options: Options,
+        api_client: client.ApiClient,
+        *,
+        freeze_after_listing: bool = False,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.options = options
         #: Whether the first LIST's cluster goes to the collector's permanent generation
         #: (:func:`freeze_heap`): for the operator's own process, not a test's.
         self._freeze_after_listing = freeze_after_listing
         self.api_client = api_client
+        # Two lanes (runtime/kubeapi.py): bindings never wait behind events.
         self.api = KubeApi(
-            api_client, RateLimiter(options.qps, options.burst), timeout=options.api_timeout
+            api_client,
+            Lane(CRITICAL, options.qps, options.burst, critical_connections(options.burst)),
+            reports=Lane(
+                REPORTS,
+                options.qps if options.report_qps is None else options.report_qps,
+                options.burst if options.report_burst is None else options.report_burst,
+                options.report_concurrency,
+            ),
+            timeout=options.api_timeout,
         )
         self.metrics = Metrics()
+        self.reporter = Reporter(
+            self.api.reports,
+            clock=clock,
+            workers=options.report_concurrency,
+            on_dropped=self.metrics.event_dropped,
+        )
         self.health = Health(stuck_after=max(DEFAULT_STUCK_AFTER, 4 * options.api_timeout))
         #: The policies' HTTP extenders, one connection pool each; closed by stop().
         self.extenders = HttpExtenderClient(observe=self.metrics.extender)
@@ -157,6 +189,8 @@ class Operator:
             default_scheduler_name=options.scheduler_name,
             bind_workers=options.bind_workers,
             volume_binding_timeout=options.volume_binding_timeout,
+            reporter=self.reporter,
+            clock=clock,
             metrics=self.metrics,
             is_leader=self.is_leader,
             namespaces=options.namespaces,
@@ -402,7 +436,7 @@ def run_loop(main: Coroutine[Any, Any, _T]) -> _T:
 
 async def operate(options: Options) -> None:
     configure_logging(options.log_level, options.log_format)
-    api_client = await load_client(options.burst)
+    api_client = await load_client(pool_size(options.burst, options.report_concurrency))
     try:
         await Operator(options, api_client, freeze_after_listing=True).run()
     finally:

@@ -52,8 +52,15 @@ class Options:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
+    #: The critical lane (bindings, evictions, nominations): requests per second, burst.
     qps: float = 200.0
     burst: int = 400
+    #: The report lane (events, pod conditions): requests per second and burst (None:
+    #: as qps and burst, a budget of the same size, as kube-scheduler gives its event
+    #: client), and requests in flight at once (runtime/kubeapi.py).
+    report_qps: float | None = None
+    report_burst: int | None = None
+    report_concurrency: int = 8
     bind_workers: int = 64
     #: Deadline of every API call, in seconds (watches have their own, longer ones).
     api_timeout: float = 30.0

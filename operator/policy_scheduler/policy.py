@@ -35,7 +35,9 @@ How a spec is checked (``check_spec``), in two passes whose errors are all colle
      strictly increase within 0..100 and its scores are 0..10; resource weights are >= 1;
    * an extender with a ``prioritizeVerb`` has a positive ``weight``; managed resources
      are extended resource names (``example.com/gpu``); TLS data is base64; ``insecure``
-     is not combined with a CA.
+     is not combined with a CA; ``urlPrefix`` is an http(s) URL with a host, not a
+     link-local or cloud metadata address unless ``allowMetadataAddresses``
+     (:func:`url_prefix_problem`).
 
 2. *Across entries*, read leniently from the raw spec so that an entry with some other
    problem still takes part (one bad entry does not hide the others' clashes):
@@ -74,8 +76,11 @@ import base64
 import binascii
 import contextlib
 import difflib
+import ipaddress
 import json
 import re
+import socket
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -177,6 +182,68 @@ def _did_you_mean(word: str, choices: Iterable[str]) -> str:
     folded = {choice.casefold(): choice for choice in sorted(choices, reverse=True)}
     close = difflib.get_close_matches(word.casefold(), list(folded), n=1, cutoff=0.75)
     return f" (did you mean {folded[close[0]]}?)" if close else ""
+
+
+#: Where cloud metadata services answer (credentials, user data): never an extender's
+#: address unless a policy says so (``allowMetadataAddresses``). Link-local networks
+#: (169.254.0.0/16, fe80::/10, where AWS, GCP, Azure, OpenStack... serve it), AWS's
+#: IPv6 address, Alibaba Cloud's, and the names that resolve to them.
+METADATA_NETWORKS: Final = (
+    ipaddress.ip_network("169.254.0.0/16"),
+    ipaddress.ip_network("fe80::/10"),
+    ipaddress.ip_network("fd00:ec2::254/128"),
+    ipaddress.ip_network("100.100.100.200/32"),
+)
+METADATA_HOSTS: Final = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+    }
+)
+ALLOW_METADATA_FIELD: Final = "allowMetadataAddresses"
+
+
+def metadata_address(address: str) -> bool:
+    """Whether an IP address (any spelling the resolver accepts) is a metadata one."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        try:
+            # The C resolver also reads "2852039166", "0xa9fea9fe" or "169.254.43518".
+            ip = ipaddress.IPv4Address(socket.inet_aton(address))
+        except (OSError, ValueError):
+            return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in METADATA_NETWORKS)
+
+
+def url_prefix_problem(url: str, *, allow_metadata: bool = False) -> str | None:
+    """Why ``url`` cannot be an extender's urlPrefix (None if it can).
+
+    An ``http://`` or ``https://`` URL naming a host (upstream posted to any string it
+    was given; ``file://`` or a bare path only failed at the first call), and not a
+    link-local or cloud metadata address (a name or an IP literal; names resolving to
+    one are refused when the client connects) unless ``allow_metadata``.
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"must be an http:// or https:// URL with a host, got {_show(url)}: {exc}"
+    del port
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return f"must be an http:// or https:// URL with a host, got {_show(url)}"
+    host = parts.hostname.rstrip(".")
+    if not allow_metadata and (host in METADATA_HOSTS or metadata_address(host)):
+        return (
+            f"{_show(url)} is a link-local or cloud metadata address, refused unless the "
+            f"extender sets {ALLOW_METADATA_FIELD}: true"
+        )
+    return None
 
 
 def extended_resource_name_problem(name: str) -> str | None:
@@ -626,6 +693,20 @@ class Extender(_Model):
     ignorable: bool = Field(
         default=False, description="Scheduling goes on when this extender fails or is unreachable."
     )
+    allowMetadataAddresses: bool = Field(
+        default=False,
+        description=(
+            "Allow a urlPrefix at a link-local or cloud metadata address (169.254.0.0/16, "
+            "fe80::/10, fd00:ec2::254, metadata.google.internal...); refused by default."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _reachable(self) -> Extender:
+        problem = url_prefix_problem(self.urlPrefix, allow_metadata=self.allowMetadataAddresses)
+        if problem is not None:
+            raise _fail(problem, "urlPrefix")
+        return self
 
     @property
     def http_timeout_seconds(self) -> float:

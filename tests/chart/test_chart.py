@@ -295,6 +295,7 @@ def test_default_args(rendered: dict[str, Rendered]) -> None:
         "--no-leader-elect",
         "--qps", "200",
         "--burst", "400",
+        "--report-concurrency", "8",
         "--api-timeout", "30",
         "--resync-period", "300",
         "--shutdown-timeout", "20",
@@ -754,3 +755,25 @@ def test_chart_args_are_flags_the_cli_accepts(
         parser.parse_args(["run", *rendered[values_name].args])
     except SystemExit as exc:  # argparse's way of refusing
         pytest.fail(f"policy-scheduler run refuses {rendered[values_name].args}: exit {exc.code}")
+
+
+@pytest.mark.parametrize(
+    ("reports", "args"),
+    [
+        pytest.param({}, {}, id="unset-as-qps-and-burst"),
+        pytest.param(
+            {"qps": 0, "burst": 50, "concurrency": 4},
+            {"--report-qps": "0", "--report-burst": "50", "--report-concurrency": "4"},
+            id="set-zero-included",
+        ),
+    ],
+)
+def test_the_report_lane_values_become_flags(
+    chart: helm.Chart, reports: dict[str, Any], args: dict[str, str]
+) -> None:
+    out = Rendered(
+        chart.render({"apiClient": {"reports": reports}}, name=RELEASE, namespace=NAMESPACE)
+    )
+    found = {flag: out.arg(flag) for flag in ("--report-qps", "--report-burst") if flag in out.args}
+    assert found == {k: v for k, v in args.items() if k != "--report-concurrency"}
+    assert out.arg("--report-concurrency") == args.get("--report-concurrency", "8")

@@ -726,7 +726,10 @@ def test_every_refusal_is_reported() -> None:
         "predicates": [{"name": "Nope"}],
         "priorities": [{"name": "EqualPriority", "weight": 0}],
         "hardPodAffinitySymmetricWeight": 200,
-        "extenders": [{"urlPrefix": "a", "bindVerb": "b"}, {"urlPrefix": "b", "bindVerb": "b"}],
+        "extenders": [
+            {"urlPrefix": "http://a", "bindVerb": "b"},
+            {"urlPrefix": "http://b", "bindVerb": "b"},
+        ],
     }
     assert [error.split(": ")[1] for error in legacy_errors(data)] == [
         "predicates[0].name",

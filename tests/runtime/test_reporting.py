@@ -4,13 +4,14 @@ Scheduled event — and that a failing API never makes reporting raise."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from builders import parsed_pod
-from fakes import FakeApi, FakeClock
+from fakes import FakeApi, FakeClock, Hang
 from policy_scheduler.objects import Pod
 from policy_scheduler.runtime import reporting
 from policy_scheduler.runtime.reporting import COMBINED_PREFIX, Reporter
@@ -39,6 +40,7 @@ async def test_the_first_failure_creates_an_event_and_a_condition(
     api: FakeApi, reporter: Reporter, web: Pod
 ) -> None:
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     [(namespace, _)] = api.of("create_event")
     assert namespace == "shop"
     [event] = api.events
@@ -66,6 +68,7 @@ async def test_the_same_message_counts_up_one_event(
 ) -> None:
     for _ in range(30):
         await reporter.unschedulable(web, NO_CPU, COMPONENT)
+        await reporter.flush()
     assert len(api.events) == 1
     name = api.events[0]["metadata"]["name"]
     patches = api.of("patch_event")
@@ -77,8 +80,11 @@ async def test_the_same_message_counts_up_one_event(
 
 async def test_a_new_message_starts_a_new_event(api: FakeApi, reporter: Reporter, web: Pod) -> None:
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     await reporter.unschedulable(web, NO_MEM, COMPONENT)
+    await reporter.flush()
     await reporter.unschedulable(web, NO_MEM, COMPONENT)
+    await reporter.flush()
     assert [e["message"] for e in api.events] == [NO_CPU, NO_MEM]
     assert [p["count"] for p in api.event_patches] == [2]
     assert api.of("patch_event")[0][1] == api.events[1]["metadata"]["name"]
@@ -89,6 +95,7 @@ async def test_events_of_different_pods_are_not_aggregated(
 ) -> None:
     for name in ("a", "b"):
         await reporter.unschedulable(parsed_pod(name), NO_CPU, COMPONENT)
+        await reporter.flush()
     assert [e["involvedObject"]["name"] for e in api.events] == ["a", "b"]
     assert api.event_patches == []
 
@@ -102,6 +109,7 @@ async def test_from_the_10th_distinct_message_in_10_minutes_they_are_combined(
 ) -> None:
     for i in range(13):
         await reporter.unschedulable(web, message(i), COMPONENT)
+        await reporter.flush()
         clock.now += 30  # 13 attempts within 6 minutes
     # Nine events as they came, then one combined event that keeps the latest message
     # (client-go combines once its set of distinct messages reaches 10).
@@ -125,6 +133,7 @@ async def test_distinct_messages_spread_over_more_than_10_minutes_stay_separate(
 ) -> None:
     for i in range(13):
         await reporter.unschedulable(web, message(i), COMPONENT)
+        await reporter.flush()
         clock.now += 70  # any 10 messages span more than the 600 s window
     assert [e["message"] for e in api.events] == [message(i) for i in range(13)]
     assert api.event_patches == []
@@ -134,12 +143,15 @@ async def test_an_expired_event_is_created_again(
     api: FakeApi, reporter: Reporter, web: Pod
 ) -> None:
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     api.statuses["patch_event"] = 404  # the event was garbage-collected by its TTL
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     assert [e["message"] for e in api.events] == [NO_CPU, NO_CPU]
     assert api.events[0]["metadata"]["name"] != api.events[1]["metadata"]["name"]
     api.statuses["patch_event"] = 200
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     assert api.of("patch_event")[-1][1] == api.events[1]["metadata"]["name"]
 
 
@@ -150,6 +162,7 @@ async def test_the_condition_is_a_strategic_merge_patch_of_pod_scheduled(
     api: FakeApi, reporter: Reporter, web: Pod
 ) -> None:
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     [(namespace, name, patch)] = api.of("patch_pod_status")
     assert (namespace, name) == ("shop", "web")
     # Only the one condition, keyed by type: the API server merges it by type.
@@ -174,6 +187,7 @@ async def test_the_condition_is_written_once_per_distinct_message(
 ) -> None:
     for msg in [NO_CPU, NO_CPU, NO_CPU, NO_MEM, NO_MEM, NO_CPU]:
         await reporter.unschedulable(web, msg, COMPONENT)
+        await reporter.flush()
     assert [c["message"] for c in api.conditions] == [NO_CPU, NO_MEM, NO_CPU]
 
 
@@ -182,8 +196,11 @@ async def test_a_failed_condition_write_is_retried_next_time(
 ) -> None:
     api.statuses["patch_pod_status"] = [500, 200]
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     assert [c["message"] for c in api.conditions] == [NO_CPU, NO_CPU]
 
 
@@ -191,7 +208,9 @@ async def test_a_successful_schedule_resets_what_was_written(
     api: FakeApi, reporter: Reporter, web: Pod
 ) -> None:
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     await reporter.scheduled(web, "node-1", COMPONENT)
+    await reporter.flush()
     scheduled = api.events[-1]
     assert (scheduled["type"], scheduled["reason"], scheduled["message"]) == (
         "Normal",
@@ -200,6 +219,7 @@ async def test_a_successful_schedule_resets_what_was_written(
     )
     assert scheduled["source"] == {"component": COMPONENT}
     await reporter.unschedulable(web, NO_CPU, COMPONENT)  # e.g. the binding was undone
+    await reporter.flush()
     assert [c["message"] for c in api.conditions] == [NO_CPU, NO_CPU]
 
 
@@ -207,8 +227,10 @@ async def test_forget_pod_drops_the_memory_of_a_deleted_pod(
     api: FakeApi, reporter: Reporter, web: Pod
 ) -> None:
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     reporter.forget_pod(web.uid)
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     assert len(api.events) == 2
     assert len(api.conditions) == 2
 
@@ -221,11 +243,17 @@ async def test_only_the_most_recently_reported_objects_are_remembered(
     monkeypatch.setattr(reporting, "MAX_OBJECTS", 2)
     a, b, c = (parsed_pod(name) for name in "abc")
     await reporter.scheduled(a, "n1", COMPONENT)
+    await reporter.flush()
     await reporter.scheduled(b, "n1", COMPONENT)
+    await reporter.flush()
     await reporter.scheduled(a, "n1", COMPONENT)  # a is the most recent again
+    await reporter.flush()
     await reporter.scheduled(c, "n1", COMPONENT)  # b is forgotten
+    await reporter.flush()
     await reporter.scheduled(a, "n1", COMPONENT)
+    await reporter.flush()
     await reporter.scheduled(b, "n1", COMPONENT)
+    await reporter.flush()
     assert [e["involvedObject"]["name"] for e in api.events] == ["a", "b", "c", "b"]
     assert [p["count"] for p in api.event_patches] == [2, 3]
 
@@ -255,7 +283,9 @@ async def test_reporting_errors_never_raise(
     api.statuses.update(statuses)
     for _ in range(3):
         await reporter.unschedulable(web, NO_CPU, COMPONENT)
+        await reporter.flush()
         await reporter.scheduled(web, "node-1", COMPONENT)
+        await reporter.flush()
 
 
 async def test_a_failed_event_is_created_again_rather_than_patched(
@@ -263,6 +293,145 @@ async def test_a_failed_event_is_created_again_rather_than_patched(
 ) -> None:
     api.statuses["create_event"] = [RuntimeError("down"), 201]
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
     assert len(api.of("create_event")) == 2
     assert api.event_patches == []
+
+
+# -- queued, best effort: nobody waits for a report ---------------------------------------
+
+
+async def test_reports_return_at_once_while_the_api_hangs(api: FakeApi, web: Pod) -> None:
+    hang = Hang()
+    api.statuses.update(create_event=hang, patch_pod_status=hang)
+    reporter = Reporter(api, instance="replica-0", workers=3, wall=lambda: NOW)
+    for i in range(50):
+        await reporter.unschedulable(parsed_pod(f"p{i}"), NO_CPU, COMPONENT)
+    await asyncio.sleep(0)  # the workers start
+    # The caller never waited; three writes are in flight, the others queued.
+    assert hang.waiting == 3
+    assert reporter.queued == 100 - 3
+    hang.release()
+    await reporter.flush()
+    assert len(api.events) == 50 and len(api.conditions) == 50
+
+
+async def test_a_full_event_queue_drops_the_oldest_and_counts_it(api: FakeApi) -> None:
+    dropped: list[int] = []
+    hang = Hang()
+    api.statuses["create_event"] = hang
+    reporter = Reporter(
+        api,
+        instance="replica-0",
+        workers=1,
+        max_queued_events=3,
+        wall=lambda: NOW,
+        on_dropped=lambda: dropped.append(1),
+    )
+    pods = [parsed_pod(f"p{i}") for i in range(6)]
+    await reporter.scheduled(pods[0], "n1", COMPONENT)
+    await asyncio.sleep(0)  # p0's event is in flight, held
+    for p in pods[1:]:
+        await reporter.scheduled(p, "n1", COMPONENT)
+    # p1 and p2 were the oldest queued: dropped for p3, p4, p5.
+    assert reporter.dropped == 2 and dropped == [1, 1]
+    hang.release()
+    await reporter.flush()
+    assert [e["involvedObject"]["name"] for e in api.events] == ["p0", "p3", "p4", "p5"]
+    # A dropped event was never created: its next occurrence starts it, with count 1.
+    api.statuses["create_event"] = 201
+    await reporter.scheduled(pods[1], "n1", COMPONENT)
+    await reporter.flush()
+    assert api.events[-1]["involvedObject"]["name"] == "p1"
+    assert api.events[-1]["count"] == 1
+    assert api.event_patches == []
+
+
+async def test_an_event_repeated_while_queued_is_written_once_with_its_count(
+    api: FakeApi, reporter: Reporter, clock: FakeClock, web: Pod
+) -> None:
+    for _ in range(5):
+        await reporter.event(
+            namespace="shop",
+            involved={"kind": "Pod", "name": "web", "uid": web.uid},
+            event_type="Warning",
+            reason="FailedScheduling",
+            message=NO_CPU,
+            action="Scheduling",
+            component=COMPONENT,
+        )
+    await reporter.flush()
+    [event] = api.events
+    assert event["count"] == 5
+    assert api.event_patches == []
+
+
+async def test_an_event_repeated_while_its_create_is_in_flight_is_patched_after(
+    api: FakeApi, web: Pod
+) -> None:
+    hang = Hang(then=201)
+    api.statuses["create_event"] = hang
+    reporter = Reporter(api, instance="replica-0", wall=lambda: NOW)
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await asyncio.sleep(0)
+    assert hang.waiting == 1
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    hang.release()
+    await reporter.flush()
+    # One event (never two creates racing), then one patch with the count so far.
+    assert len(api.events) == 1
+    assert [p["count"] for p in api.event_patches] == [3]
+
+
+async def test_only_the_latest_condition_of_a_pod_is_written(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.unschedulable(web, NO_MEM, COMPONENT)
+    await reporter.unschedulable(web, NO_CPU + " (again)", COMPONENT)
+    await reporter.flush()
+    assert [c["message"] for c in api.conditions] == [NO_CPU + " (again)"]
+
+
+async def test_a_condition_asked_while_one_is_in_flight_is_written_after_it(
+    api: FakeApi, web: Pod
+) -> None:
+    hang = Hang(then=200)
+    api.statuses["patch_pod_status"] = hang
+    reporter = Reporter(api, instance="replica-0", wall=lambda: NOW)
+    await reporter.pod_condition(web, NO_CPU, reason="Unschedulable")
+    await asyncio.sleep(0)
+    await reporter.pod_condition(web, NO_MEM, reason="Unschedulable")
+    await reporter.pod_condition(web, NO_MEM + "!", reason="Unschedulable")
+    assert hang.waiting == 1  # never two writes of one pod's condition at once
+    hang.release()
+    await reporter.flush()
+    assert [c["message"] for c in api.conditions] == [NO_CPU, NO_MEM + "!"]
+
+
+async def test_a_condition_not_yet_written_is_dropped_when_the_pod_is_scheduled(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.scheduled(web, "n1", COMPONENT)
+    await reporter.flush()
+    # PodScheduled=False written after the binding would contradict it.
+    assert api.conditions == []
+    assert [e["reason"] for e in api.events] == ["FailedScheduling", "Scheduled"]
+
+
+async def test_a_create_whose_answer_was_lost_is_not_duplicated(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    # No answer (it was created all the same), then 409 AlreadyExists for the same name.
+    api.statuses["create_event"] = [0, 409]
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
+    await reporter.unschedulable(web, NO_CPU, COMPONENT)
+    await reporter.flush()
+    names = {body["metadata"]["name"] for _, body in api.of("create_event")}
+    assert len(names) == 1  # the same event, sent again
+    assert [p["count"] for p in api.event_patches] == [2]

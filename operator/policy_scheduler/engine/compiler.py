@@ -183,6 +183,7 @@ def compile_extender(extender: Extender) -> CompiledExtender:
         ),
         timeout=extender.http_timeout_seconds,
         node_cache_capable=extender.nodeCacheCapable,
+        allow_metadata_addresses=extender.allowMetadataAddresses,
         managed_resources=frozenset(resource.name for resource in extender.managedResources),
         ignorable=extender.ignorable,
     )

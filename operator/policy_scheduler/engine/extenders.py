@@ -86,6 +86,9 @@ class CompiledExtender:
     node_cache_capable: bool = False
     managed_resources: frozenset[str] = frozenset()
     ignorable: bool = False
+    #: The policy allows a link-local or cloud metadata address (its
+    #: ``allowMetadataAddresses``); the client refuses to connect to one otherwise.
+    allow_metadata_addresses: bool = False
 
     def is_interested(self, pod: Pod) -> bool:
         """IsInterested: no managed resources, or the pod mentions one of them."""

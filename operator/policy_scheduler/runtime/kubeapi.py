@@ -5,6 +5,17 @@ Each method is one API call, declares the RBAC permission it needs (``@needs``, 
 caller must react to (409 Conflict on a binding, 404 on a deleted pod) come back as
 status codes, never as exceptions, so "someone else bound it" is handled as an answer.
 
+**Two lanes** (:class:`Lane`): every call goes through a budget of its own, so that a
+flood of one kind of write never delays another. The pod-critical lane carries what
+places pods (bindings, preemption's evictions and nominations, the volume binder's
+writes, the reads that verify them, LISTs, leases); it has ``--qps``/``--burst``, and
+``--burst`` connections (100 at least). The report lane carries what people read (events, pod
+conditions), with ``--report-qps``/``--report-burst`` and at most
+``--report-concurrency`` requests in flight. The connection pool holds both
+(:func:`pool_size`), so reports that hang hold at most their own connections, never
+one a binding needs. :attr:`KubeApi.reports` is the same client on the report lane:
+the :class:`~.reporting.Reporter` is given that one, the runtime the other.
+
 Every request has a deadline (``timeout``, 30 s by default, ``--api-timeout``): a
 connection that never answers becomes status 0 after it, never a hung task. Requests
 that are safe to repeat (reads, patches, deletes, and any request the server refused
@@ -31,10 +42,11 @@ settings (:meth:`KubeApi._json`). That machinery cost as much CPU as the HTTP re
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import copy
 import json
 import logging
 import random
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -111,29 +123,96 @@ class RateLimiter:
     """A token bucket: ``qps`` calls per second on average, bursts of ``burst``.
 
     client-go's default (QPS 50, burst 100 in kube-scheduler) caps binding throughput
-    at ~50 pods/s; ours is an option, and 0 disables the limit.
+    at ~50 pods/s; ours is an option, and 0 disables the limit. Time is the event
+    loop's (the waits are the loop's sleeps) unless a ``clock`` is given.
+
+    Kept as the time the next call would be due if calls came evenly (the generic cell
+    rate algorithm, equivalent to the bucket): a call may go ``burst - 1`` intervals
+    before that time. No fractional tokens accumulate, so a clock that moves in coarse
+    steps (uvloop's milliseconds, a test's fake time) never leaves a caller waiting for
+    a sliver of a token; waiters go one at a time, in order.
     """
 
-    def __init__(self, qps: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, qps: float, burst: int, clock: Callable[[], float] | None = None) -> None:
         self.qps = qps
         self.burst = max(1, burst)
         self.clock = clock
-        self._tokens = float(self.burst)
-        self._stamp = clock()
+        self._due = float("-inf")
         self._lock = asyncio.Lock()
+
+    def _now(self) -> float:
+        return self.clock() if self.clock is not None else asyncio.get_running_loop().time()
 
     async def acquire(self) -> None:
         if self.qps <= 0:
             return
+        interval = 1.0 / self.qps
         async with self._lock:
-            while True:
-                now = self.clock()
-                self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.qps)
-                self._stamp = now
-                if self._tokens >= 1:
-                    self._tokens -= 1
-                    return
-                await asyncio.sleep((1 - self._tokens) / self.qps)
+            now = self._now()
+            due = max(self._due, now)
+            wait = due - (self.burst - 1) * interval - now
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._due = due + interval
+
+
+class Lane:
+    """A budget of API calls: at most ``concurrency`` in flight, ``qps``/``burst`` rate.
+
+    A call takes its slot first, then its token (a token is never spent on a call that
+    would wait for a slot), and holds the slot until its answer is read.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        qps: float = 0.0,
+        burst: int = 1,
+        concurrency: int | None = None,
+        *,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.name = name
+        self.limiter = RateLimiter(qps, burst, clock)
+        #: None: no bound of its own (tests, the offline commands).
+        self.concurrency = concurrency
+        self._slots = asyncio.Semaphore(concurrency) if concurrency else None
+        #: Requests of this lane in flight now.
+        self.in_flight = 0
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        slots: contextlib.AbstractAsyncContextManager[Any] = (
+            self._slots if self._slots is not None else contextlib.nullcontext()
+        )
+        async with slots:
+            await self.limiter.acquire()
+            self.in_flight += 1
+            try:
+                yield
+            finally:
+                self.in_flight -= 1
+
+
+#: The lanes' names (:class:`Lane`).
+CRITICAL = "critical"
+REPORTS = "reports"
+
+
+#: Connections the critical lane has at least (kubernetes-asyncio's default pool size,
+#: what the operator had before ``--burst`` was larger).
+MIN_CONNECTIONS = 100
+
+
+def critical_connections(burst: int) -> int:
+    """The critical lane's connections (its concurrency): ``burst``, 100 at least."""
+    return max(MIN_CONNECTIONS, burst)
+
+
+def pool_size(burst: int, report_concurrency: int) -> int:
+    """Connections the API client needs: the critical lane's (:func:`critical_connections`)
+    plus the report lane's ``report_concurrency``, so that neither takes the other's."""
+    return critical_connections(burst) + report_concurrency
 
 
 _Call = Callable[[], Any]
@@ -150,13 +229,17 @@ class KubeApi:
     def __init__(
         self,
         api_client: client.ApiClient,
-        limiter: RateLimiter | None = None,
+        lane: Lane | None = None,
         *,
+        reports: Lane | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self.limiter = limiter or RateLimiter(0, 1)
+        #: The lane this client's calls go through (the critical one, unless this is
+        #: :attr:`reports`).
+        self.lane = lane or Lane(CRITICAL)
+        self._reports_lane = reports
         self.timeout = timeout
         self.retries = retries
         self._sleep = sleep
@@ -166,6 +249,21 @@ class KubeApi:
         self.core: Any = client.CoreV1Api(api_client)
         self.custom: Any = client.CustomObjectsApi(api_client)
         self.coordination: Any = client.CoordinationV1Api(api_client)
+
+    @property
+    def reports(self) -> KubeApi:
+        """The same client on the report lane (itself when it has none of its own).
+
+        Its writes are retried once at most: a report worker held by retries of a write
+        nobody waits for is one fewer for the next, and the reporter writes a pod's
+        condition again at its next attempt anyway.
+        """
+        if self._reports_lane is None or self._reports_lane is self.lane:
+            return self
+        view = copy.copy(self)
+        view.lane = self._reports_lane
+        view.retries = min(self.retries, 1)
+        return view
 
     @property
     def _deadline(self) -> aiohttp.ClientTimeout:
@@ -202,17 +300,17 @@ class KubeApi:
 
     async def _send(self, call: _Call, what: str, *, read: bool) -> tuple[int, bytes]:
         """One request within the deadline: (status, body); status 0 when none came."""
-        await self.limiter.acquire()
         try:
-            # The client's own timeout covers the connection and the body; this one
-            # also covers anything the client does around them.
-            async with asyncio.timeout(self.timeout + 1.0):
-                response = await call()
-                try:
-                    status = int(response.status)
-                    body = await response.read() if read or status >= 300 else b""
-                finally:
-                    response.release()
+            async with self.lane.slot():
+                # The client's own timeout covers the connection and the body; this one
+                # also covers anything the client does around them.
+                async with asyncio.timeout(self.timeout + 1.0):
+                    response = await call()
+                    try:
+                        status = int(response.status)
+                        body = await response.read() if read or status >= 300 else b""
+                    finally:
+                        response.release()
         except ApiException as exc:
             return int(exc.status or 0), b""
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:

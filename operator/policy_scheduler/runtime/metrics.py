@@ -28,6 +28,7 @@ scheduler_shadow_decisions_total                            counter    policy, r
 scheduler_plugin_execution_duration_seconds                 histogram  plugin, point, status
 scheduler_permit_wait_duration_seconds                      histogram  result
 scheduler_plugin_exceptions_total                           counter    plugin, point
+scheduler_events_dropped_total                              counter
 ==========================================================  =========  ==================
 
 ``result`` is ``scheduled`` / ``unschedulable`` / ``error`` for attempts ("doesn't fit"
@@ -42,6 +43,10 @@ policy decided: ``result`` is the comparison (``same_node``, ``different_node``,
 ``only_active_placed``, ``only_shadow_placed``, ``neither_placed``), ``error`` (the
 shadow failed), or why it did not decide (``sampled_out``, ``over_budget``); ``policy``
 is the shadow's name. Unlike ``status.shadow`` (a window of pods), it counts attempts.
+The dropped-events series (ours: client-go's event broadcaster drops without a metric)
+counts events the reporter's full queue dropped, oldest first (``runtime/reporting.py``):
+a steady rise means the report lane's budget (``--report-qps``) is below what the
+cluster makes people read.
 Durations use upstream's buckets: exponential from 1 ms doubling 15 times (to ~16 s);
 attempts-until-scheduled uses 1, 2, 4, 8, 16; victims per preemption 1, 2, 4, 8, 16, 32
 (v1.17's ``preemption_victims``).
@@ -217,6 +222,13 @@ class Metrics:
             ["identity"],
             registry=r,
         )
+        # -- the report lane (reporting.py) --
+        self._events_dropped = Counter(
+            "scheduler_events_dropped",
+            "Number of events not written because the queue of events to write was full "
+            "(the oldest is dropped).",
+            registry=r,
+        )
         self._framework_metrics(r)
 
     # -- the scheduling framework's plugins (kube-scheduler's names) --------------------
@@ -338,6 +350,10 @@ class Metrics:
     def leader(self, identity: str, leading: bool) -> None:
         """Whether this replica (``identity``) is the leader now."""
         self._leader.labels(identity=identity).set(1 if leading else 0)
+
+    def event_dropped(self) -> None:
+        """The reporter dropped an event from its full queue (the oldest)."""
+        self._events_dropped.inc()
 
     def render(self) -> bytes:
         """Everything in the Prometheus text exposition format (0.0.4)."""

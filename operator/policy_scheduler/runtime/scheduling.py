@@ -324,6 +324,8 @@ class SchedulerRuntime:
         self._binding_uids: set[str] = set()
         #: Pods whose preemption's writes are under way (one at a time per pod).
         self._preempting: set[str] = set()
+        #: Pods whose nominatedNodeName is being cleared (see _clear_nomination).
+        self._clearing: set[str] = set()
         #: The first LIST went through (events of type None now mean a re-list).
         self.primed = False
         #: Called when a watch started over with a LIST (deletions may have been missed).
@@ -408,6 +410,8 @@ class SchedulerRuntime:
                 logger.warning("ignoring an object the scheduler cannot read: %s", outcome.error)
         for pod in outcome.parked:
             self._report(self._no_policy(pod))
+        if outcome.stale_nomination is not None:
+            self._clear_nomination(outcome.stale_nomination)
         if outcome.kind is SCHEDULING_POLICY:
             if isinstance(outcome.obj, PolicyObject):
                 self.policy_status.observe(outcome.obj)
@@ -586,14 +590,7 @@ class SchedulerRuntime:
             if result.node is not None and not await self._evict(pod, result, policy):
                 return
             for other in result.clear:
-                status = await self._api_call(
-                    self.api.patch_pod_status(other.namespace, other.name, nomination_patch(None)),
-                    f"clearing the nominated node of {other.key}",
-                )
-                if not 200 <= status < 300 and status != 404:
-                    logger.warning(
-                        "could not clear the nominated node of %s: HTTP %s", other.key, status
-                    )
+                self._clear_nomination(other)
         finally:
             self._preempting.discard(pod.uid)
 
@@ -938,6 +935,7 @@ class SchedulerRuntime:
         """Wait for bindings and reports in flight (at shutdown or leadership loss)."""
         while self._bindings or self._reports:
             await asyncio.gather(*self._bindings, *self._reports, return_exceptions=True)
+        await self.reporter.flush()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -945,6 +943,28 @@ class SchedulerRuntime:
         task = asyncio.ensure_future(coroutine)
         self._reports.add(task)
         task.add_done_callback(self._reports.discard)
+
+    def _clear_nomination(self, pod: Pod) -> None:
+        """Write ``nominatedNodeName: null`` on a pod whose nomination is over (the world
+        says when), through the pod-critical API lane; once at a time per pod."""
+        if not self.is_leader() or pod.uid in self._clearing:
+            return
+        self._clearing.add(pod.uid)
+
+        async def clear() -> None:
+            try:
+                status = await self._api_call(
+                    self.api.patch_pod_status(pod.namespace, pod.name, nomination_patch(None)),
+                    f"clearing the nominated node of {pod.key}",
+                )
+                if not 200 <= status < 300 and status != 404:
+                    logger.warning(
+                        "could not clear the nominated node of %s: HTTP %s", pod.key, status
+                    )
+            finally:
+                self._clearing.discard(pod.uid)
+
+        self._report(clear())
 
     async def _no_policy(self, pod: Pod) -> None:
         message = (

@@ -57,6 +57,18 @@ Two things the API server and kube-scheduler's queue did are done here, at the d
 * **Nominations**: the ``status.nominatedNodeName`` of every pending pod, whoever its
   scheduler, goes into the cache's nominations (the filter's first pass counts them);
   a placed, finished, deleted or deleting pod has none.
+
+  A nomination that is over stays in the pod's status until someone clears it; for the
+  pods this scheduler serves, the world says when (``Outcome.stale_nomination``; the
+  runtime writes ``nominatedNodeName: null`` through the API's pod-critical lane):
+
+  * the watch shows the pod **bound** (to any node) while its status still names a
+    nominated node;
+  * the pod is **no longer a preemptor**: the scheduler withdrew its nomination
+    (:meth:`World.withdraw_nomination`: preemption found no node that would help it,
+    or a more important pod took the node), yet the watch still shows it. Such a copy
+    does not nominate the pod again in the cache (its room is free for others), and
+    the clear is asked again, until a copy without it (or with another node) comes.
 """
 
 from __future__ import annotations
@@ -135,6 +147,9 @@ class Outcome:
     parked: list[Pod] = field(default_factory=list)
     #: Policies whose Accepted verdict changed.
     verdicts: list[Verdict] = field(default_factory=list)
+    #: A pod of ours whose ``status.nominatedNodeName`` should be cleared (module
+    #: docstring, "Nominations").
+    stale_nomination: Pod | None = None
 
 
 class World:
@@ -169,6 +184,8 @@ class World:
         self.priority_classes: dict[str, PriorityClass] = {}
         #: Pending pod uid -> the ``status.nominatedNodeName`` last seen for it.
         self._seen_nominations: dict[str, str] = {}
+        #: Pod uid -> the nomination the scheduler withdrew, until the status drops it.
+        self._withdrawn: dict[str, str] = {}
 
     # -- the door ------------------------------------------------------------------------
 
@@ -303,6 +320,8 @@ class World:
             before = cache.confirm(pod)
             queue.delete(pod.uid)
             self._forget_nomination(pod.uid)
+            if pod.nominated_node_name and self._ours(pod):
+                outcome.stale_nomination = pod  # bound: the nomination is over
             if before is not None and _shrank(before, pod):
                 queue.move_all()  # a placed pod was resized: room may have appeared
             elif not was_confirmed or before is None or before.labels != pod.labels:
@@ -311,7 +330,8 @@ class World:
             return
         if cache.is_placed(pod.uid):
             return  # an older copy, from before its binding: stale
-        self._nomination(pod, admission)
+        if self._nomination(pod, admission) and self._ours(pod):
+            outcome.stale_nomination = pod
         if admission is not Admission.PENDING:
             queue.delete(pod.uid)
             outcome.skipped = admission
@@ -320,8 +340,9 @@ class World:
         if queue.add(pod, served=served) and not served and self.book.orphaned(pod.scheduler_name):
             outcome.parked.append(pod)
 
-    def _nomination(self, pod: Pod, admission: Admission) -> None:
-        """Keep the cache's nominations as the pending pods' status says.
+    def _nomination(self, pod: Pod, admission: Admission) -> bool:
+        """Keep the cache's nominations as the pending pods' status says; True when the
+        status still shows a nomination the scheduler withdrew (it is not taken back).
 
         Any scheduler's nominations count (kube-scheduler's preemptors included), for
         pods of any namespace. A copy without ``nominatedNodeName`` after one without
@@ -331,17 +352,39 @@ class World:
         uid, node = pod.uid, pod.nominated_node_name
         if admission in (Admission.DELETING, Admission.GATED):
             self._forget_nomination(uid)
-            return
+            return False
+        withdrawn = self._withdrawn.get(uid)
+        if withdrawn is not None:
+            if node == withdrawn and self.cache.nominated_node(uid) != node:
+                return True  # our withdrawal has not reached the API yet
+            del self._withdrawn[uid]  # cleared, or nominated anew
         seen = self._seen_nominations.get(uid, "")
         if node:
             self.cache.nominate(pod, node)
             self._seen_nominations[uid] = node
         elif seen:
             self._forget_nomination(uid)
+        return False
 
     def _forget_nomination(self, uid: str) -> None:
         self._seen_nominations.pop(uid, None)
+        self._withdrawn.pop(uid, None)
         self.cache.unnominate(uid)
+
+    def withdraw_nomination(self, pod: Pod) -> None:
+        """The scheduler ends ``pod``'s nomination (preemption's ``clear``): out of the
+        cache now; copies of the pod that still show it do not bring it back, and say
+        it is stale (module docstring), until the status drops it."""
+        node = self.cache.nominated_node(pod.uid) or pod.nominated_node_name
+        self.cache.unnominate(pod.uid)
+        if node:
+            self._withdrawn[pod.uid] = node
+
+    def _ours(self, pod: Pod) -> bool:
+        """A pod this scheduler schedules (its name served, its namespace taken)."""
+        if self.namespaces and pod.namespace not in self.namespaces:
+            return False
+        return self.book.serves(pod.scheduler_name)
 
     def resolve_priority(self, pod: Pod) -> Pod:
         """What the Priority admission plugin writes: ``spec.priority`` from the pod's
