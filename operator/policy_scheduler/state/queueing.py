@@ -112,7 +112,13 @@ class SchedulingQueue:
         self.pre_enqueue: Callable[[Pod], str | None] = _no_gate
         self.wall_clock = wall_clock
         self._backoff: dict[str, float] = {}  # uid -> ready time
-        self._unschedulable: dict[str, float] = {}  # uid -> since
+        #: (ready time, uid) of the backing-off pods, soonest first; an entry whose uid
+        #: left BACKOFF, or holds another time, is skipped (flush looks at the due ones
+        #: only, not at every pod backing off).
+        self._backoff_due: list[tuple[float, str]] = []
+        #: uid -> since; in insertion order, which is time order (a pod always leaves it
+        #: before it enters it again): flush looks at the oldest ones only.
+        self._unschedulable: dict[str, float] = {}
         self._waiting: set[str] = set()  # no policy serves their schedulerName
         self._pods: dict[str, QueuedPod] = {}  # every queued pod (any part) by uid
         self._in_flight: dict[str, QueuedPod] = {}  # popped, being scheduled
@@ -328,8 +334,11 @@ class SchedulingQueue:
 
     def _next_wakeup(self) -> float:
         now = self.clock()
-        candidates = [t - now for t in self._backoff.values()]
-        candidates += [s + self.unschedulable_timeout - now for s in self._unschedulable.values()]
+        self._drop_stale_due()
+        candidates = [self._backoff_due[0][0] - now] if self._backoff_due else []
+        oldest = next(iter(self._unschedulable.values()), None)
+        if oldest is not None:
+            candidates.append(oldest + self.unschedulable_timeout - now)
         return max(0.01, min(candidates, default=1.0))
 
     def take(self, which: Callable[[Pod], bool]) -> list[QueuedPod]:
@@ -370,7 +379,7 @@ class SchedulingQueue:
             return  # deleted while being scheduled
         self._pods[uid] = queued
         if self._move_request_cycle >= queued.cycle:
-            self._backoff[uid] = queued.last_attempt + self.backoff_duration(queued.attempts)
+            self._back_off(uid, queued.last_attempt + self.backoff_duration(queued.attempts))
         else:
             self._unschedulable[uid] = self.clock()
         self._wake.set()
@@ -401,7 +410,7 @@ class SchedulingQueue:
             return  # deleted while being scheduled, or already back (re-added)
         queued.order = max(queued.order, self.wall_clock())
         self._pods[uid] = queued
-        self._backoff[uid] = queued.last_attempt + self.backoff_duration(queued.attempts)
+        self._back_off(uid, queued.last_attempt + self.backoff_duration(queued.attempts))
         self._wake.set()
 
     # -- cluster events --------------------------------------------------------------
@@ -424,14 +433,18 @@ class SchedulingQueue:
     def flush(self) -> None:
         """Backoff that has expired, and pods unschedulable for too long, go active."""
         now = self.clock()
-        for uid, ready in list(self._backoff.items()):
-            if ready <= now:
+        due = self._backoff_due
+        while due and due[0][0] <= now:
+            ready, uid = heapq.heappop(due)
+            if self._backoff.get(uid) == ready:
                 del self._backoff[uid]
                 self._push_active(self._pods[uid])
-        for uid, since in list(self._unschedulable.items()):
-            if now - since >= self.unschedulable_timeout:
-                del self._unschedulable[uid]
-                self._to_backoff_or_active(self._pods[uid])
+        while self._unschedulable:
+            uid, since = next(iter(self._unschedulable.items()))
+            if now - since < self.unschedulable_timeout:
+                break
+            del self._unschedulable[uid]
+            self._to_backoff_or_active(self._pods[uid])
         if self._gated and now - self._gated_asked >= self.unschedulable_timeout:
             self._ungate()
 
@@ -447,9 +460,18 @@ class SchedulingQueue:
     def _to_backoff_or_active(self, queued: QueuedPod) -> None:
         ready = queued.last_attempt + self.backoff_duration(queued.attempts)
         if ready > self.clock():
-            self._backoff[queued.pod.uid] = ready
+            self._back_off(queued.pod.uid, ready)
         else:
             self._push_active(queued)
+
+    def _back_off(self, uid: str, ready: float) -> None:
+        self._backoff[uid] = ready
+        heapq.heappush(self._backoff_due, (ready, uid))
+
+    def _drop_stale_due(self) -> None:
+        due = self._backoff_due
+        while due and self._backoff.get(due[0][1]) != due[0][0]:
+            heapq.heappop(due)
 
     def _push_active(self, queued: QueuedPod) -> None:
         pod = queued.pod
