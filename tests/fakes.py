@@ -34,6 +34,9 @@ class Hang:
     then: int = 0
     waiting: int = 0
     hits: int = 0
+    #: Only the first request to each path is held (see FakeApiSession.hang).
+    once: bool = False
+    seen: set[str] = field(default_factory=set)
     _released: asyncio.Event = field(default_factory=asyncio.Event)
 
     def release(self) -> None:
@@ -310,8 +313,10 @@ class FakeApiSession:
     _pool: asyncio.Semaphore | None = None
     _watchers: list[tuple[int, asyncio.Event]] = field(default_factory=list)
 
-    def hang(self, method: str, path: str) -> Hang:
-        hang = Hang()
+    def hang(self, method: str, path: str, *, once: bool = False) -> Hang:
+        """Requests ``method`` to a path containing ``path`` never answer; ``once``: only
+        the first request to each such path (a retry gets through)."""
+        hang = Hang(once=once)
         self.hangs.append((method, path, hang))
         return hang
 
@@ -340,6 +345,10 @@ class FakeApiSession:
             try:
                 for hung_method, part, hang in self.hangs:
                     if hung_method == method and part in path:
+                        if hang.once:
+                            if path in hang.seen:
+                                continue
+                            hang.seen.add(path)
                         await hang.wait()  # held until the deadline above
                 status = self._serve(method, path, options.get("data") or b"")
             except BaseException:
@@ -359,6 +368,8 @@ class FakeApiSession:
             return 201
         if method in ("PATCH", "DELETE"):
             return 200
+        if method == "GET" and "/pods/" in path:
+            return 200  # the pod, as {}: not bound (a binding's verification reads it)
         return 404
 
     async def close(self) -> None:
