@@ -46,6 +46,7 @@ import enum
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from .engine.algorithm import Decision, Scheduler, check_node
@@ -69,6 +70,10 @@ from .state.cache import PodState
 from .state.queueing import QueuedPod
 from .state.shadows import ShadowAttempt, ShadowRunner
 from .state.world import World
+
+#: Set while the current task plans a gang, which holds :attr:`Decider.lock` for all its
+#: members (a context variable: other tasks deciding meanwhile do not hold it).
+_PLANNING: ContextVar[bool] = ContextVar("planning_a_gang", default=False)
 
 
 class Outcome(enum.Enum):
@@ -147,7 +152,6 @@ class Decider:
         self.sample_every = sample_every
         #: Held while a cycle holds the cluster (one at a time; see the module doc).
         self.lock = asyncio.Lock()
-        self._planning = False  # a gang's plan holds the lock for all its members
         self._schedulers: dict[str, Scheduler] = {}
         self._attempts = 0
 
@@ -167,7 +171,7 @@ class Decider:
 
     @asynccontextmanager
     async def _holding(self) -> AsyncIterator[None]:
-        if self._planning:  # the gang's plan holds it already
+        if _PLANNING.get():  # this task plans a gang: it holds the lock already
             yield
             return
         async with self.lock:
@@ -211,7 +215,7 @@ class Decider:
 
         attempts: list[Attempt] = []
         async with self.lock:
-            self._planning = True
+            token = _PLANNING.set(True)
             try:
                 members = [first, *self.world.queue.take(member)]
                 for queued in members:
@@ -226,7 +230,7 @@ class Decider:
                 if len(placed) + gang.placed < gang.min_member:
                     self._give_up(attempts, planner, gang, len(placed))
             finally:
-                self._planning = False
+                _PLANNING.reset(token)
         return attempts
 
     def _give_up(self, attempts: list[Attempt], planner: Enabled, gang: Gang, fitting: int) -> None:
