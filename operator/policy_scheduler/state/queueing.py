@@ -180,6 +180,7 @@ class SchedulingQueue:
         if uid in self._unschedulable and spec_changed:
             del self._unschedulable[uid]
             self._to_backoff_or_active(queued)
+            self._wake.set()  # pop() may be asleep until an unschedulable pod's timeout
 
     def delete(self, uid: str) -> None:
         in_flight = self._in_flight.pop(uid, None)
