@@ -22,6 +22,7 @@ import policy_scheduler_testplugins as testplugins
 from builders import node
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
+from e2e.test_kubectl import KUBECTL, Kubectl
 from e2e.test_operator import POLICY_API, SCHEDULER, bound_node, events_for, our_pod, policy_obj
 from policy_scheduler.engine import pipeline as framework_runner
 
@@ -70,7 +71,7 @@ def multi_point(*plugins: str, args: dict[str, dict[str, Any]] | None = None) ->
 
 
 async def test_the_sample_plugin_filters_scores_thanks_and_follows_its_policy(
-    emulator: KubeClient, namespace: str, kubeconfig: Path
+    emulator: KubeClient, namespace: str, kubeconfig: Path, tmp_path: Path
 ) -> None:
     await emulator.create(node("loose", cpu="8"))
     await emulator.create(node("rack-red", labels={"example.com/rack": "r2"}))
@@ -89,6 +90,24 @@ async def test_the_sample_plugin_filters_scores_thanks_and_follows_its_policy(
         assert plugins["filter"][-1] == {"name": "Sample"}
         assert plugins["score"][-1] == {"name": "Sample", "weight": 2}
         assert {"name": "Sample"} in plugins["preBind"]
+        if KUBECTL is not None:  # what a user reads
+            kube = Kubectl(kubeconfig, tmp_path / "kube-cache")
+            described = (await kube.run("describe", "schedpol", "sample")).stdout
+            status = described[described.index("Status:") :]
+            shown = [line.split() for line in status[status.index("  Plugins:") :].splitlines()]
+            at = shown.index(["Pre", "Bind:"])
+            assert shown[at : at + 3] == [
+                ["Pre", "Bind:"],
+                ["Name:", "CheckVolumeBinding"],
+                ["Name:", "Sample"],
+            ]
+            lines = status.splitlines()
+            at = lines.index("    Score:") + 1
+            end = next(i for i in range(at, len(lines)) if not lines[i].startswith("      "))
+            assert [line.split() for line in lines[end - 2 : end]] == [
+                ["Name:", "Sample"],
+                ["Weight:", "2"],
+            ]
 
         # Filter keeps it in a rack, Score prefers the blue one, PreBind thanks.
         assert await bound_node(emulator, namespace, "web") == "rack-blue"
