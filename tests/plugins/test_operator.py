@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import policy_scheduler_testplugins as testplugins
+import yaml
 
 from builders import node
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
 from e2e.test_kubectl import KUBECTL, Kubectl
 from e2e.test_operator import POLICY_API, SCHEDULER, bound_node, events_for, our_pod, policy_obj
+from plugins.installing import SAMPLE
 from policy_scheduler.engine import pipeline as framework_runner
 
 
@@ -78,9 +80,10 @@ async def test_the_sample_plugin_filters_scores_thanks_and_follows_its_policy(
     await emulator.create(
         node("rack-blue", labels={"example.com/rack": "r1", "example.com/color": "326ce5"})
     )
-    spec = multi_point("Sample", args={"Sample": {"requiredNodeLabel": "example.com/rack"}})
-    spec["plugins"]["multiPoint"]["enabled"][0]["weight"] = 2
-    await emulator.create(policy_obj("sample", spec))
+    # The example policy, as `kubectl apply -f examples/plugins/sample/policy.yaml` sends it.
+    example = yaml.safe_load((SAMPLE / "policy.yaml").read_text())
+    spec = example["spec"]
+    await emulator.create(example)
     await emulator.create(our_pod("web", requests={"cpu": "100m", "memory": "64Mi"}), namespace)
 
     async with OperatorThread(kubeconfig):
