@@ -1,11 +1,12 @@
 """Fixtures of the plugin tests: the plugin packages installed with pip, the e2e harness.
 
-``plugin_packages`` (session, autouse) installs the sample plugin
-(``examples/plugins/sample``) and the test-only plugins (``tests/plugins/pkg``) into this
-environment unless they already are (``installing.py``): every test here finds them by
-entry point, as the scheduler finds any third-party plugin. ``made`` resets the test
-plugins' records. The operator tests reuse the e2e fixtures (the emulator, a
-namespace, a kubeconfig) and, as every e2e test, run in real time.
+The sample plugin (``examples/plugins/sample``) and the test-only plugins
+(``tests/plugins/pkg``) are installed into this environment when this conftest loads,
+unless they already are (``installing.py``): before the test modules, which import them,
+are collected. Every test here finds them by entry point, as the scheduler finds any
+third-party plugin. ``made`` (autouse) resets the test plugins' records. The operator
+tests reuse the e2e fixtures (the emulator, a namespace, a kubeconfig) and, as every
+e2e test, run in real time.
 """
 
 from __future__ import annotations
@@ -34,9 +35,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.looptime(False))
 
 
-@pytest.fixture(scope="session", autouse=True)
-def plugin_packages() -> None:
-    ensure_installed(SAMPLE, TEST_PLUGINS)
+ensure_installed(SAMPLE, TEST_PLUGINS)
 
 
 @pytest.fixture(autouse=True)
