@@ -1,4 +1,4 @@
-"""The ``policy-scheduler`` command line: simulate, validate, convert, run, explain.
+"""The ``policy-scheduler`` command line: simulate, validate, convert, plugins, run, explain.
 
 Every user error (a file that is not YAML, a malformed pod or node, an invalid policy, a
 legacy Policy the old scheduler refused) ends with the message on stderr and exit code
@@ -13,9 +13,13 @@ import asyncio
 import contextlib
 import gc
 import json
+import logging
+import math
 import os
+import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import yaml
@@ -24,6 +28,7 @@ from . import __version__
 from .documents import collector_paused, read_file_documents
 from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy, compile_policy
+from .engine.interface import Plugin
 from .legacy import convert_legacy, legacy_document
 from .objects import ObjectError
 from .options import Options, default_of
@@ -273,6 +278,256 @@ def _convert_configuration(doc: dict[str, Any], args: argparse.Namespace) -> int
     return 0
 
 
+# -- plugins: what is installed, at which points, with which arguments ------------------
+
+#: The points whose calls are async and bounded by the plugin's ``timeout_seconds``.
+_DEADLINED_POINTS = ("preBind", "bind", "postBind")
+#: Bounds pydantic writes for every int32/int64 field: they say nothing to a reader.
+_MACHINE_BOUNDS = {2**31 - 1, -(2**31), 2**63 - 1, -(2**63)}
+#: The widest default the arguments' table shows.
+_DEFAULT_WIDTH = 32
+
+
+@dataclass(frozen=True, slots=True)
+class PluginInfo:
+    """One plugin as ``policy-scheduler plugins`` shows it."""
+
+    name: str
+    #: ``built-in (legacy)``, ``built-in (v1.30)``, or the package that registers it.
+    source: str
+    points: tuple[str, ...] = ()
+    doc: str = ""
+    #: The JSON schema of its ``Args`` model; None when it takes no arguments.
+    args: dict[str, Any] | None = None
+    #: Its async calls' deadline (only for plugins with a binding-cycle point).
+    timeout_seconds: float | None = None
+    #: ``module:Class`` of an entry point.
+    entry_point: str = ""
+    #: Why it cannot be used (it failed to load, ...); then nothing else is known.
+    error: str = ""
+
+    @property
+    def summary(self) -> str:
+        """The doc's first paragraph on one line."""
+        return " ".join(self.doc.split("\n\n")[0].split())
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "source": self.source}
+        if self.entry_point:
+            out["entryPoint"] = self.entry_point
+        if self.error:
+            out["error"] = self.error
+            return out
+        out.update(points=list(self.points), description=self.summary, doc=self.doc, args=self.args)
+        if self.timeout_seconds is not None:
+            out["timeoutSeconds"] = self.timeout_seconds
+        return out
+
+
+def _clean_doc(text: str | None) -> str:
+    """A docstring for people: dedented, reST's double backquotes and roles dropped."""
+    import inspect
+
+    text = inspect.cleandoc(text or "")
+    text = re.sub(r":(?:class|func|meth|mod|data|attr):`~?\.*([^`]+)`", r"\1", text)
+    return text.replace("``", "")
+
+
+def _plugin_info(name: str, cls: type[Plugin], source: str, entry_point: str = "") -> PluginInfo:
+    from .engine.plugins import describe
+
+    described = describe(cls)
+    points = tuple(described["points"])
+    # A built-in whose own client keeps the deadline says so with an infinite one.
+    deadlined = any(point in _DEADLINED_POINTS for point in points) and math.isfinite(
+        cls.timeout_seconds
+    )
+    return PluginInfo(
+        name=name,
+        source=source,
+        points=points,
+        doc=_clean_doc(cls.__doc__),
+        args=described["args"],
+        timeout_seconds=float(cls.timeout_seconds) if deadlined else None,
+        entry_point=entry_point,
+    )
+
+
+@contextlib.contextmanager
+def _quiet_loader() -> Iterator[None]:
+    """The loader logs a failing plugin's traceback (for the operator's log); here the
+    listing says what went wrong, in one line."""
+    loader = logging.getLogger("policy_scheduler.engine.plugins")
+    disabled = loader.disabled
+    loader.disabled = True
+    try:
+        yield
+    finally:
+        loader.disabled = disabled
+
+
+def installed_plugins() -> list[PluginInfo]:
+    """Every plugin a policy can name: the legacy stages, kube-scheduler v1.30's in-tree
+    plugins, then the entry points of installed packages (each group by name)."""
+    from .engine.builtins import BUILTIN_PLUGINS
+    from .engine.plugins import (
+        PluginProblem,
+        builtin_plugins,
+        installed_entry_points,
+        plugin_class,
+    )
+
+    builtins = builtin_plugins()
+    found = [
+        _plugin_info(name, cls, "built-in (legacy)")
+        for name, cls in sorted(BUILTIN_PLUGINS.items())
+    ]
+    found += [
+        _plugin_info(name, cls, "built-in (v1.30)")
+        for name, cls in sorted(builtins.items())
+        if name not in BUILTIN_PLUGINS
+    ]
+    for name, entry in sorted(installed_entry_points().items()):
+        dist = entry.dist
+        source = f"{dist.name} {dist.version}" if dist is not None else entry.module
+        if name in builtins:
+            found.append(
+                PluginInfo(
+                    name,
+                    source,
+                    entry_point=entry.value,
+                    error="ignored: a built-in plugin has this name",
+                )
+            )
+            continue
+        try:
+            with _quiet_loader():
+                cls = plugin_class(name)
+        except PluginProblem as exc:
+            found.append(PluginInfo(name, source, entry_point=entry.value, error=str(exc)))
+            continue
+        found.append(_plugin_info(name, cls, source, entry.value))
+    return found
+
+
+def _schema_type(schema: Mapping[str, Any]) -> str:
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "anyOf" in schema:
+        return " | ".join(_schema_type(option) for option in schema["anyOf"])
+    if "enum" in schema:
+        return " | ".join(json.dumps(value) for value in schema["enum"])
+    kind = schema.get("type", "any")
+    if kind == "array":
+        return f"list of {_schema_type(schema.get('items') or {})}"
+    if kind == "object" and isinstance(schema.get("additionalProperties"), Mapping):
+        return f"map of {_schema_type(schema['additionalProperties'])}"
+    return str(kind)
+
+
+def _schema_bounds(schema: Mapping[str, Any]) -> list[str]:
+    words = {
+        "minimum": ">=",
+        "exclusiveMinimum": ">",
+        "maximum": "<=",
+        "exclusiveMaximum": "<",
+        "minLength": "length >=",
+        "maxLength": "length <=",
+    }
+    bounds = [
+        f"{word} {schema[key]:g}" if isinstance(schema[key], float) else f"{word} {schema[key]}"
+        for key, word in words.items()
+        if key in schema and schema[key] not in _MACHINE_BOUNDS
+    ]
+    for option in schema.get("anyOf") or ():
+        bounds += _schema_bounds(option)
+    return bounds
+
+
+def _argument_rows(schema: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(name, type, default, description) of each top-level argument."""
+    rows = []
+    required = set(schema.get("required") or ())
+    for name, field_schema in (schema.get("properties") or {}).items():
+        if name in required:
+            default = "(required)"
+        elif "default" in field_schema:
+            default = json.dumps(field_schema["default"])
+            if len(default) > _DEFAULT_WIDTH:  # a structure: -o json shows it whole
+                default = default[: _DEFAULT_WIDTH - 3] + "..."
+        else:
+            default = ""
+        text = str(field_schema.get("description") or "")
+        bounds = _schema_bounds(field_schema)
+        if bounds:
+            text = f"({', '.join(bounds)}) {text}".rstrip()
+        rows.append((name, _schema_type(field_schema), default, text))
+    return rows
+
+
+def _columns(rows: Sequence[Sequence[str]], indent: str = "") -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = [
+        indent
+        + "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
+        for row in rows
+    ]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _render_plugin(info: PluginInfo) -> str:
+    where = f" ({info.entry_point})" if info.entry_point else ""
+    lines = [f"{info.name}  {info.source}{where}"]
+    lines.append(f"  points:   {', '.join(info.points)}")
+    if info.timeout_seconds is not None:
+        lines.append(f"  deadline: {info.timeout_seconds:g}s for each PreBind, Bind, PostBind call")
+    if info.doc:
+        lines.append("")
+        lines += [f"  {line}".rstrip() for line in info.doc.splitlines()]
+    lines.append("")
+    if info.args is None:
+        lines.append("  arguments: none")
+        return "\n".join(lines) + "\n"
+    lines.append("  arguments (spec.pluginConfig[].args; -o json: the JSON schema):")
+    rows = [("NAME", "TYPE", "DEFAULT", "DESCRIPTION"), *_argument_rows(info.args)]
+    return "\n".join(lines) + "\n" + _columns(rows, "    ")
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    listed = installed_plugins()
+    if args.name is None:
+        if args.output == "json":
+            json.dump({"plugins": [info.to_json() for info in listed]}, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+            return 0
+        rows = [("NAME", "POINTS", "SOURCE", "DESCRIPTION")]
+        rows += [
+            (
+                info.name,
+                ",".join(info.points) or "-",
+                info.source,
+                f"error: {info.error}" if info.error else info.summary,
+            )
+            for info in listed
+        ]
+        sys.stdout.write(_columns(rows))
+        return 0
+    found = next((info for info in listed if info.name == args.name), None)
+    if found is None:
+        raise InputError(
+            f"no plugin {args.name!r} is installed (`policy-scheduler plugins` lists them)"
+        )
+    if args.output == "json":
+        json.dump(found.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif not found.error:
+        sys.stdout.write(_render_plugin(found))
+    if found.error:
+        print(f"error: {found.name} ({found.source}): {found.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="policy-scheduler",
@@ -348,6 +603,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     conv.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     conv.set_defaults(func=cmd_convert)
+
+    plug = sub.add_parser(
+        "plugins",
+        help="list the installed plugins: their extension points and arguments",
+        description="List the plugins a SchedulingPolicy can name (built-in, and those "
+        "installed packages register under the entry-point group policy_scheduler.plugins), "
+        "or show one with its arguments.",
+    )
+    plug.add_argument("name", nargs="?", metavar="NAME", help="show this plugin only")
+    plug.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json"),
+        default="table",
+        help="json: every field, the arguments as their JSON schema",
+    )
+    plug.set_defaults(func=cmd_plugins)
 
     crd = sub.add_parser("crd", help="print the SchedulingPolicy CustomResourceDefinition")
     crd.set_defaults(func=cmd_crd)

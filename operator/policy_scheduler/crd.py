@@ -321,6 +321,55 @@ def status_schema() -> dict[str, Any]:
                 ),
             },
             "shadow": _shadow_schema(),
+            "plugins": _plugins_schema(),
+        },
+    }
+
+
+#: What each extension point's list in ``status.plugins`` holds, for ``kubectl explain``.
+_POINT_DESCRIPTIONS = {
+    names.PRE_ENQUEUE: "Gate a pod before it enters the active queue.",
+    names.QUEUE_SORT: "Orders the queue (exactly one).",
+    names.PRE_FILTER: "Once per pod before filtering.",
+    names.FILTER: "Per node, in evaluation order: the predicates and Filter plugins.",
+    names.POST_FILTER: "When no node fits (preemption).",
+    names.PRE_SCORE: "Once per pod before scoring.",
+    names.SCORE: "Per feasible node: the priorities and Score plugins, with their weights.",
+    names.RESERVE: "The chosen node's resources reserved (Unreserve in reverse order).",
+    names.PERMIT: "Allow, refuse or hold the pod before binding.",
+    names.PRE_BIND: "Before the binding (volumes).",
+    names.BIND: "The binding; the first plugin that does not skip binds.",
+    names.POST_BIND: "After a successful binding.",
+}
+
+
+def _plugins_schema() -> dict[str, Any]:
+    entry = {
+        "type": "object",
+        "description": "One plugin at this point.",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "description": "The plugin (predicate, priority)."},
+            "weight": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Score only: its weight, as the policy gives it.",
+            },
+        },
+    }
+    return {
+        "type": "object",
+        "description": (
+            "The pipeline of the version in service: per extension point, the plugins that "
+            "run, in order (a Shadow policy lists its filter and score points only)."
+        ),
+        "properties": {
+            point: {
+                "type": "array",
+                "description": _POINT_DESCRIPTIONS[point],
+                "items": entry,
+            }
+            for point in names.EXTENSION_POINTS
         },
     }
 

@@ -140,6 +140,7 @@ def test_status_schema_is_explicit(crd: dict[str, Any]) -> None:
         "lastDecisionTime",
         "servingSchedulerName",
         "shadow",
+        "plugins",
     }
     shadow = status["properties"]["shadow"]["properties"]
     assert set(shadow) == {

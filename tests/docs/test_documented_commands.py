@@ -5,14 +5,16 @@ Commands are the lines of fenced ``bash``/``sh``/``shell`` blocks (comment lines
 docs/*.md. A line is split into simple commands at ``&&``, ``||``, ``;`` and ``|``;
 redirections are dropped and leading ``VAR=value`` assignments become the environment.
 
-* ``policy-scheduler simulate|validate|convert|crd`` run offline: they are run here,
+* ``policy-scheduler simulate|validate|convert|crd|plugins`` run offline: they are run here,
   in-process through ``policy_scheduler.cli.main(argv)`` with the repository root as
   the working directory. The exit code must be the one the doc implies: 0, unless the
   line's comment says ``exit N`` / ``exits N``. In a ``console`` block, the lines shown
   under the command must appear in its output (stdout then stderr), in that order, with
   gaps allowed (``...`` marks an elision for the reader). Files must exist in the
   repository, except the few names the docs use for the reader's own files
-  (``PLACEHOLDERS``), which are replaced by a repository file of the same kind.
+  (``PLACEHOLDERS``), which are replaced by a repository file of the same kind. The
+  sample plugin package (``examples/plugins/sample``) is pip-installed first, as the docs
+  say, for a command about plugins or one reading its files.
 * An offline command reading ``examples/extender/policy.yaml`` (whose extender the docs
   start by hand) runs against the example extender started here on a free port, through
   a copy of the policy pointing at it; its output is compared with that port read as
@@ -40,6 +42,7 @@ from pathlib import Path
 
 import pytest
 
+from plugins.installing import SAMPLE, ensure_installed
 from policy_scheduler import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +51,7 @@ CI_SCRIPT = ".ci/run"
 
 SHELL_LANGUAGES = {"bash", "sh", "shell"}
 CONSOLE_LANGUAGES = {"console"}
-OFFLINE_SUBCOMMANDS = {"simulate", "validate", "convert", "crd"}
+OFFLINE_SUBCOMMANDS = {"simulate", "validate", "convert", "crd", "plugins"}
 #: Shell built-ins that only set the stage for the next command.
 STAGE_SETTERS = {"cd"}
 
@@ -96,6 +99,16 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "python -m venv": (f"{CI_SCRIPT}::$PY -m venv .venv",),
     "pip install -q -e .[dev]": (f"{CI_SCRIPT}::.venv/bin/pip install -q -e '.[dev]'",),
     "python -m pytest": (f"{CI_SCRIPT}::.venv/bin/python -m pytest",),
+    # the sample plugin package (docs/plugins.md); tests/plugins installs it the same way
+    "pip install -e examples/plugins/sample": (
+        f"{CI_SCRIPT}::.venv/bin/pip install -q --no-deps -e examples/plugins/sample",
+        "tests/plugins/test_sample.py::"
+        "test_the_sample_is_found_by_its_entry_point_in_the_package_pip_installed",
+    ),
+    "kubectl apply -f examples/plugins/sample/policy.yaml": (
+        "tests/plugins/test_operator.py::"
+        "test_the_sample_plugin_filters_scores_thanks_and_follows_its_policy",
+    ),
     "lint-imports --config ../.importlinter": (
         f"{CI_SCRIPT}::lint-imports --config ../.importlinter",
     ),
@@ -477,6 +490,8 @@ def test_documented_command(
         if not is_offline(simple):
             check_exercised(simple, documented.where)
             continue
+        if simple.argv[1] == "plugins" or "examples/plugins/" in simple.text:
+            ensure_installed(SAMPLE)  # as docs/plugins.md says to first
         for name, value in simple.env.items():
             monkeypatch.setenv(name, os.path.expanduser(value))
         argv = resolve_files(simple.argv[1:], documented.expected_exit, documented.where)

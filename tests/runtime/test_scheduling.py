@@ -18,6 +18,8 @@ import pytest
 
 from builders import node, pod
 from fakes import FakeApi, FakeClock
+from policy_scheduler.engine.compiler import compile_policy
+from policy_scheduler.policy import parse_policy
 from policy_scheduler.runtime.reporting import Reporter
 from policy_scheduler.runtime.scheduling import NO_POLICY_REASON, SchedulerRuntime
 from policy_scheduler.state.cache import PodState
@@ -721,6 +723,7 @@ async def test_a_policy_whose_listed_status_is_current_is_not_rewritten(
         "servingSchedulerName": "gpu-scheduler",
         "podsScheduled": 0,
         "podsUnschedulable": 0,
+        "plugins": compile_policy(parse_policy(current)).pipeline.listing(),
     }
     runtime.handle(None, current)
     await runtime.drain()

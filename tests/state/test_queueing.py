@@ -476,6 +476,25 @@ async def test_pop_wakes_when_unschedulable_pods_are_moved(
     assert queued.pod.uid == p.uid
 
 
+async def test_pop_wakes_when_an_unschedulable_pods_update_puts_it_in_backoff(
+    queue: SchedulingQueue, clock: FakeClock
+) -> None:
+    # Asleep until the unschedulable pods' timeout (60 s): the update must wake it, so that
+    # it waits for the backoff instead.
+    a, b = make("a"), make("b")
+    queue.add(a)
+    queue.add(b)
+    queue.unschedulable(pop(queue))
+    queue.unschedulable(pop(queue))
+    waiter = asyncio.create_task(queue.pop())
+    await asyncio.sleep(0.02)
+    queue.add(relabeled(a))  # within its backoff: into backoff, not active
+    assert queue.where(a.uid) == "backoff"
+    clock.now += 5  # past its backoff
+    queued = await asyncio.wait_for(waiter, timeout=0.5)
+    assert queued.pod.uid == a.uid
+
+
 async def test_pop_keeps_waiting_while_the_queue_is_empty(queue: SchedulingQueue) -> None:
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(queue.pop(), timeout=0.05)

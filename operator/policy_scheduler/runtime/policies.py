@@ -8,6 +8,12 @@ scheduled and of pods it currently cannot place, with the time of its last decis
 A Shadow policy's status also has ``shadow``: its window's counts and latest
 differences (``state/shadows.py``); the key is removed when it is promoted.
 
+``plugins`` shows the pipeline of the version in service (the last accepted one, which
+may be older than the spec when the spec is refused): per extension point, the plugins
+that run, in order, with their weights at Score (``Pipeline.listing``). A Shadow policy
+runs its PreFilter, Filter, PreScore and Score plugins only, so only those are listed;
+a policy with no version in service has none.
+
 Writes happen only when something people can see changed (our own status writes come
 back as watch events; comparing first stops the loop). A verdict is written at once;
 counts are rewritten by the refresher, every ``interval`` (15 s), except a shadow's,
@@ -44,6 +50,8 @@ logger = logging.getLogger(__name__)
 SHADOW_STATUS_INTERVAL = 5.0
 #: The parts of a status only the leader knows (the others: every replica's verdict).
 COUNTS = ("podsScheduled", "podsUnschedulable", "lastDecisionTime", "shadow")
+#: The points a Shadow policy runs (it never reserves, permits, binds nor preempts).
+SHADOW_POINTS = ("preFilter", "filter", "preScore", "score")
 
 
 @dataclass(slots=True)
@@ -68,8 +76,10 @@ def build_policy_status(
     last_decision: str,
     now: str,
     shadow: Mapping[str, Any] | None = None,
+    plugins: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The whole status; ``shadow`` None (an Active policy) removes ``status.shadow``."""
+    """The whole status; ``shadow`` None (an Active policy) removes ``status.shadow``,
+    ``plugins`` None (no version in service) ``status.plugins``."""
     condition: dict[str, Any] = {
         "type": "Accepted",
         "status": "True" if verdict.accepted else "False",
@@ -88,6 +98,7 @@ def build_policy_status(
         "podsScheduled": scheduled,
         "podsUnschedulable": unschedulable,
         "shadow": dict(shadow) if shadow is not None else None,
+        "plugins": dict(plugins) if plugins is not None else None,
     }
     if last_decision:
         status["lastDecisionTime"] = last_decision
@@ -198,6 +209,20 @@ class PolicyStatusWriter:
             return ShadowWindow().to_status()
         return self.shadows.window(policy).to_status()
 
+    def _plugins_status(self, verdict: Verdict) -> dict[str, Any] | None:
+        """``status.plugins`` of the version in service (see the module docstring)."""
+        book = self.world.book
+        if verdict.serving is not None:
+            policy = book.policy_for(verdict.serving)
+            if policy is not None and policy.name == verdict.name:
+                return policy.pipeline.listing()
+        if verdict.shadowing is not None:
+            for policy in book.shadows_of(verdict.shadowing):
+                if policy.name == verdict.name:
+                    listing = policy.pipeline.listing()
+                    return {point: listing[point] for point in SHADOW_POINTS if point in listing}
+        return None
+
     async def _write_one(self, verdict: Verdict) -> None:
         stats = self.stats(verdict.name)
         previous = self._statuses.get(verdict.name)
@@ -209,6 +234,7 @@ class PolicyStatusWriter:
             last_decision=stats.last_decision,
             now=now_rfc3339(),
             shadow=self._shadow_status(verdict),
+            plugins=self._plugins_status(verdict),
         )
         if not self.is_leader() and previous:
             # A standby decides nothing: its counts are zeros. It writes verdicts (every

@@ -222,6 +222,7 @@ class SchedulingQueue:
         if uid in self._unschedulable and spec_changed:
             del self._unschedulable[uid]
             self._to_backoff_or_active(queued)
+            self._wake.set()  # pop() may be asleep until an unschedulable pod's timeout
         elif uid in self._gated:
             del self._gated[uid]  # the pod changed: asked again
             self._push_active(queued)
