@@ -560,6 +560,19 @@ def test_rules_match_required_rules(rendered: dict[str, Rendered]) -> None:
     assert sorted(granted, key=key) == sorted(required_rules(), key=key)
 
 
+def test_plugins_get_the_extra_rules_asked_for(chart: helm.Chart) -> None:
+    extra = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}
+    out = Rendered(
+        chart.render(
+            {"rbac": {"extraRules": [extra]}}, name=RELEASE, namespace=NAMESPACE, is_install=True
+        )
+    )
+    rules = out.get("ClusterRole")["rules"]
+    assert rules[-1] == extra
+    assert rules[:-1] == EXPECTED_CLUSTER_RULES
+    kubernetes_validate.validate(out.get("ClusterRole"), K8S_VERSION, strict=True)
+
+
 # -- values schema ------------------------------------------------------------------
 
 

@@ -115,7 +115,8 @@ def plugin_class(name: str) -> type[Plugin]:
     try:
         loaded = entry.load()
     except Exception as exc:
-        logger.warning("plugin %s (%s) failed to load", name, entry.value, exc_info=True)
+        # The one line below is what people read; the traceback is for --log-level debug.
+        logger.debug("plugin %s (%s) failed to load", name, entry.value, exc_info=True)
         raise PluginProblem(
             f"plugin {name!r} ({entry.value}) failed to load: {type(exc).__name__}: {exc}",
             PLUGIN_LOAD_FAILED,
@@ -172,7 +173,7 @@ def make_plugin(name: str, cls: type[Plugin], args: Any, handle: Handle) -> Plug
     try:
         plugin = cls(args, handle)
     except Exception as exc:
-        logger.warning("plugin %s failed to start", name, exc_info=True)
+        logger.debug("plugin %s failed to start", name, exc_info=True)
         raise PluginProblem(
             f"plugin {name!r} failed to start: {type(exc).__name__}: {exc}", PLUGIN_FAILED
         ) from None

@@ -270,7 +270,12 @@ class KubeApi:
         return aiohttp.ClientTimeout(total=self.timeout, connect=min(self.timeout, 10.0))
 
     def _json(
-        self, method: str, path: str, body: Mapping[str, Any], content_type: str = JSON
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None,
+        content_type: str = JSON,
+        timeout: aiohttp.ClientTimeout | None = None,
     ) -> _Call:
         """The request the generated client would send, sent by its own session directly.
 
@@ -280,8 +285,9 @@ class KubeApi:
         api_client = self.api_client
         rest = api_client.rest_client
         url = f"{api_client.configuration.host}{path}"
-        data = json.dumps(body, separators=(",", ":")).encode()
-        options: dict[str, Any] = {"data": data, "timeout": self._deadline}
+        options: dict[str, Any] = {"timeout": timeout or self._deadline}
+        if body is not None:
+            options["data"] = json.dumps(body, separators=(",", ":")).encode()
         if rest.proxy:
             options["proxy"] = rest.proxy
         if rest.proxy_headers:
@@ -332,6 +338,39 @@ class KubeApi:
                 return status, body
             attempt += 1
             await self._sleep(backoff(attempt))
+
+    # -- plugins -------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout: float | None = None,
+    ) -> tuple[int, Any]:
+        """A plugin's call (the plugins' ``Handle.api``): one JSON request to ``path``,
+        within ``timeout`` (at most ``--api-timeout``), on the pod-critical lane (a
+        plugin calls out in the binding cycle, PreBind and Bind); a GET is retried as
+        reads are. The status (0: no answer) and the decoded body (None if none, or not
+        JSON). What it may reach is what the operator's RBAC grants (the chart's
+        ``rbac.extraRules``)."""
+        if not path.startswith("/"):
+            return 400, {"message": f"the path must start with '/', got {path!r}"}
+        seconds = self.timeout if timeout is None else min(max(timeout, 0.001), self.timeout)
+        deadline = aiohttp.ClientTimeout(total=seconds)
+        call = self._json(method.upper(), path, body, content_type, deadline)
+        status, raw = await self._request(
+            call,
+            f"{method.upper()} {path} (a plugin's)",
+            repeatable=method.upper() == "GET",
+            read=True,
+        )
+        try:
+            return status, json.loads(raw) if raw else None
+        except ValueError:
+            return status, None
 
     # -- pods ----------------------------------------------------------------------------
 

@@ -243,10 +243,13 @@ class RuntimePluginApi:
         timeout: float | None = None,
     ) -> tuple[int, Any]:
         call = getattr(self._api, "request", None)
-        if call is None:
+        if call is None:  # an API door without it (a test's fake)
             return 0, None
         try:
-            return await call(method, path, body=body, content_type=content_type, timeout=timeout)  # type: ignore[no-any-return]
+            answer: tuple[int, Any] = await call(
+                method, path, body=body, content_type=content_type, timeout=timeout
+            )
+            return answer
         except Exception as exc:  # the door answers statuses; anything else is no answer
             logger.warning("plugin API call %s %s failed: %r", method, path, exc)
             return 0, None
