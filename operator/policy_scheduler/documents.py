@@ -29,7 +29,10 @@ This is the one door through which the offline commands (``simulate``, ``validat
 
    * depth: collections nested more than :data:`MAX_DEPTH` levels are refused
      (libyaml's own composer overflows the C stack on 100 000 ``[`` and kills the
-     process; PyYAML's Python one raises RecursionError at ~1000);
+     process; PyYAML's Python one raises RecursionError at ~1000). libyaml 0.2.6 (in
+     PyYAML 6.0.4's wheels) has a parser limit of its own, also 1000 levels (counting
+     block indentation, one more than the collections), said in its own words: whichever
+     refuses, the message is this module's, :data:`TOO_DEEP`;
    * aliases: an alias counts as a copy of what it names, for what reads the data later
      walks it that many times. Aliases may add at most :data:`MAX_ALIAS_NODES` nodes to a
      document; a "billion laughs" document is refused as soon as its aliases pass that,
@@ -41,12 +44,13 @@ This is the one door through which the offline commands (``simulate``, ``validat
    ``kubectl get -o json``.
 
 Every failure is an :class:`InputError` with a one-line message naming the source,
-and a line and column where the parser gives one: binary data, bad encoding, too big, too
-deep, too many aliases, malformed JSON or YAML, a number Python refuses to convert
-(an integer of more than 4300 digits), an impossible date. The garbage collector is
-paused while a document is decoded: decoding allocates millions of containers that all
-live on, and each collection pass would walk them again for nothing (json.loads of a
-140 MB dump: 2.0 s with it, 0.7 s without).
+and a line and column where the parser gives one (the limits and a refused character in
+this module's words, whichever parser and version read the text): binary data, bad
+encoding, too big, too deep, too many aliases, malformed JSON or YAML, a number Python
+refuses to convert (an integer of more than 4300 digits), an impossible date. The
+garbage collector is paused while a document is decoded: decoding allocates millions of
+containers that all live on, and each collection pass would walk them again for nothing
+(json.loads of a 140 MB dump: 2.0 s with it, 0.7 s without).
 """
 
 from __future__ import annotations
@@ -283,7 +287,11 @@ def _number_or_depth(exc: BaseException) -> str:
 
 def _yaml_documents(text: str, source: str, loader_class: type[Any] | None = None) -> list[Any]:
     loader_class = loader_class or _Loader
-    loader = loader_class(text)
+    try:
+        # Inside the try: the pure-Python reader checks the characters as it is built.
+        loader = loader_class(text)
+    except yaml.YAMLError as exc:
+        raise DocumentError(source, "YAML", _yaml_error(exc, text)) from None
     try:
         try:
             return loader.build_documents()  # type: ignore[no-any-return]
@@ -297,10 +305,8 @@ def _yaml_documents(text: str, source: str, loader_class: type[Any] | None = Non
         while loader.check_data():
             documents.append(loader.get_data())
         return documents
-    except yaml.MarkedYAMLError as exc:
-        raise DocumentError(source, "YAML", _yaml_problem(exc)) from None
     except yaml.YAMLError as exc:
-        raise DocumentError(source, "YAML", _one_line(str(exc))) from None
+        raise DocumentError(source, "YAML", _yaml_error(exc, text)) from None
     except (ValueError, OverflowError, RecursionError) as exc:
         # Raised by the safe constructor's conversions: an integer too long for int(),
         # a date that does not exist (2024-02-30), !!omap nested too deep.
@@ -309,13 +315,42 @@ def _yaml_documents(text: str, source: str, loader_class: type[Any] | None = Non
         loader.dispose()
 
 
-def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+def _yaml_error(exc: yaml.YAMLError, text: str) -> str:
+    """One line, ``line L, column C: PROBLEM``, in this module's words where they matter.
+
+    The limits and the characters refused are said the same whichever parser read the
+    text and whatever its version: libyaml 0.2.6 (PyYAML 6.0.4's wheels) refuses nesting
+    past its own limit of 1000 levels in its own words, before this module's composer
+    sees the collection, and the two readers word a control character differently.
+    Other syntax errors keep the parser's description after our location.
+    """
+    if isinstance(exc, yaml.reader.ReaderError):
+        return _reader_problem(exc, text)
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return _one_line(str(exc))
     mark = exc.problem_mark or exc.context_mark
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     what = exc.problem or exc.context or "malformed"
+    if _NESTING.search(what):
+        return where + TOO_DEEP
     if exc.context and exc.problem:
         what = f"{exc.problem} ({exc.context})"
     return where + _one_line(what)
+
+
+#: What libyaml says when its own nesting limit is hit ("exceeded maximum nesting depth").
+_NESTING: Final = re.compile(r"\bnest", re.IGNORECASE)
+#: The one message for collections nested too deeply, whichever limit refused them.
+TOO_DEEP: Final = f"collections nested more than {MAX_DEPTH} levels deep"
+
+
+def _reader_problem(exc: yaml.reader.ReaderError, text: str) -> str:
+    # The reader gives an offset only: where that is, as the parsers say it.
+    line = text.count("\n", 0, exc.position) + 1
+    column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+    character = exc.character
+    code = character if isinstance(character, int) else ord(character)
+    return f"line {line}, column {column}: control character #x{code:04x} is not allowed"
 
 
 def _one_line(text: str) -> str:
@@ -506,7 +541,7 @@ class _Composer:
             raise LimitError(
                 None,
                 None,
-                f"collections nested more than {MAX_DEPTH} levels deep",
+                TOO_DEEP,
                 event.start_mark,
             )
 
