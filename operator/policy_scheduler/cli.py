@@ -15,7 +15,7 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 import yaml
@@ -46,7 +46,12 @@ from .simulation import (
     simulate,
 )
 
-USER_ERRORS = (InputError, ObjectError, PolicyError, SelectorError)
+
+class ClusterError(Exception):
+    """No usable way to the cluster (kubeconfig, server, credentials): the next step."""
+
+
+USER_ERRORS = (InputError, ObjectError, PolicyError, SelectorError, ClusterError)
 
 
 def _progress_printer() -> Callable[[int, int], None] | None:
@@ -481,9 +486,69 @@ def options_from_args(args: argparse.Namespace) -> Options:
 def cmd_run(args: argparse.Namespace) -> int:
     from .operating import operate, run_loop
 
-    with contextlib.suppress(KeyboardInterrupt):
-        run_loop(operate(options_from_args(args)))
+    options = options_from_args(args)
+    with contextlib.suppress(KeyboardInterrupt), _cluster_errors():
+        run_loop(operate(options))
     return 0
+
+
+#: What one does without a kubeconfig, said by every message about one.
+_KUBECONFIG_HELP = (
+    "point KUBECONFIG at your cluster's kubeconfig (kind, minikube and the cloud CLIs "
+    "write one; `kubectl config view` shows it), or run in a pod of the cluster"
+)
+
+
+def _check_kubeconfig() -> None:
+    """Refuse at once, with the next step, when there is no kubeconfig to read.
+
+    In a pod the service account is used. Elsewhere kubernetes-asyncio reads
+    ``$KUBECONFIG`` (files separated by ``:``) or ``~/.kube/config``; with none of them
+    present it reads an empty configuration and says "Expected key current-context".
+    """
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return
+    listed = [path for path in os.environ.get("KUBECONFIG", "").split(os.pathsep) if path]
+    if listed:
+        if not any(os.path.exists(os.path.expanduser(path)) for path in listed):
+            raise ClusterError(
+                f"KUBECONFIG={os.environ['KUBECONFIG']} names no file that exists: "
+                + _KUBECONFIG_HELP
+            )
+    elif not os.path.exists(os.path.expanduser("~/.kube/config")):
+        raise ClusterError(
+            "no kubeconfig: KUBECONFIG is not set and ~/.kube/config does not exist: "
+            + _KUBECONFIG_HELP
+        )
+
+
+@contextlib.contextmanager
+def _cluster_errors() -> Iterator[None]:
+    """Inside, failing to reach or to use the cluster is a :class:`ClusterError`.
+
+    The API client is imported here, not with the module: ``simulate`` never loads it.
+    """
+    from kubernetes_asyncio.config import ConfigException
+
+    from .runtime.access import AccessError
+    from .runtime.serving import ListenError
+
+    _check_kubeconfig()
+    try:
+        yield
+    except AccessError as exc:
+        raise ClusterError(str(exc)) from None
+    except ListenError as exc:
+        raise ClusterError(
+            f"{exc}: another process has that port; choose another --metrics-port or "
+            "--health-port (0 turns that server off), or another --bind-address"
+        ) from None
+    except (ConfigException, yaml.YAMLError) as exc:  # the kubeconfig, read as the client reads it
+        where = os.environ.get("KUBECONFIG") or "~/.kube/config"
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            where = "the pod's service account"
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ClusterError(f"cannot use {where}: {detail}: {_KUBECONFIG_HELP}") from None
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -507,7 +572,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         finally:
             await api_client.close()
 
-    policy, decision = asyncio.run(go())
+    with _cluster_errors():
+        policy, decision = asyncio.run(go())
     if policy.extenders and args.skip_extenders:
         _note_skipped_extenders(policy.name, len(policy.extenders))
     _warn_extender_errors(decision)

@@ -55,6 +55,7 @@ from . import handlers
 from .extending import HttpExtenderClient
 from .kinds import KINDS
 from .options import Options
+from .runtime.access import check_access
 from .runtime.health import DEFAULT_STUCK_AFTER, Health
 from .runtime.kubeapi import ApiError, KubeApi, RateLimiter, backoff
 from .runtime.leadership import LeaderElector
@@ -404,6 +405,8 @@ async def operate(options: Options) -> None:
     configure_logging(options.log_level, options.log_format)
     api_client = await load_client(options.burst)
     try:
+        # Wrong address or credentials: one line and exit 1, not a LIST retried forever.
+        await check_access(KubeApi(api_client, timeout=options.api_timeout))
         await Operator(options, api_client, freeze_after_listing=True).run()
     finally:
         await api_client.close()

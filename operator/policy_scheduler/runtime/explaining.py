@@ -24,11 +24,12 @@ from ..engine.algorithm import Decision, Scheduler
 from ..engine.compiler import CompiledPolicy
 from ..engine.extenders import ExtenderClient
 from ..engine.preemption import Preemption
-from ..kinds import PARSE_ERRORS, POD
+from ..kinds import KINDS, PARSE_ERRORS, POD
 from ..simulation import InputError
 from ..state.admission import Admission, admit
 from ..state.world import World
-from .kubeapi import KubeApi
+from .access import access_error
+from .kubeapi import ApiError, KubeApi
 from .listing import list_cluster
 
 
@@ -42,7 +43,17 @@ async def explain(
 ) -> tuple[CompiledPolicy, Decision]:
     world = World(default_scheduler_name=default_scheduler_name)
     target = None
-    for obj in await list_cluster(KubeApi(api_client)):
+    api = KubeApi(api_client)
+    try:
+        listed = await list_cluster(api)
+    except ApiError as exc:
+        raise access_error(
+            exc,
+            api,
+            needs="explain reads the cluster as the scheduler does: your account needs "
+            f"list on {', '.join(kind.plural for kind in KINDS)}",
+        ) from None
+    for obj in listed:
         meta = obj.get("metadata") or {}
         if obj.get("kind") == "Pod" and (meta.get("namespace"), meta.get("name")) == (
             namespace,
