@@ -27,7 +27,7 @@ from .engine.compiler import CompiledPolicy, compile_policy
 from .legacy import convert_legacy, legacy_document
 from .objects import ObjectError
 from .options import Options, default_of
-from .policy import PolicyError, policy_to_object, seed_name_notes
+from .policy import PolicyError, policy_to_object, safeguard_notes, seed_name_notes
 from .reports import render_report, shadow_tally_line, summary_line, tally_line
 from .selectors import SelectorError
 from .simulation import (
@@ -207,6 +207,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             continue
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
+        # Valid all the same: leaving a safeguard out is the policy's choice, never silent.
+        for issue in safeguard_notes(policy.spec):
+            print(f'warning: {kind} "{policy.name}": {issue.render()}', file=sys.stderr)
         print(f'{kind} "{policy.name}" is valid')
     if checked == 0:
         print(f"{args.file}: no SchedulingPolicy or legacy Policy found", file=sys.stderr)
