@@ -420,13 +420,11 @@ class SchedulerRuntime:
             self.queue.error(queued)
         else:
             self._compare_shadows(shadows, decision)
-            stats.scheduled += 1
-            self.metrics.attempt("scheduled", profile, elapsed)
             self._reserve(pod, decision)
             self.queue.done(pod.uid)
             await self._binding_slots.acquire()
             self._binding_uids.add(pod.uid)
-            task = asyncio.create_task(self._binding_cycle(queued, decision.node, policy))
+            task = asyncio.create_task(self._binding_cycle(queued, decision.node, policy, elapsed))
             self._bindings.add(task)
             task.add_done_callback(self._bindings.discard)
         self.metrics.pending(self.queue.lengths())
@@ -591,11 +589,17 @@ class SchedulerRuntime:
         if self.cache.state_of(uid) in (PodState.ASSUMED, PodState.BINDING_FINISHED):
             self.cache.forget(uid)
 
-    async def _binding_cycle(self, queued: QueuedPod, node: str, policy: CompiledPolicy) -> None:
-        """Bind the reserved pod, asynchronously; on failure unreserve and retry."""
+    async def _binding_cycle(
+        self, queued: QueuedPod, node: str, policy: CompiledPolicy, elapsed: float
+    ) -> None:
+        """Bind the reserved pod, asynchronously; on failure unreserve and retry.
+
+        ``elapsed``: the scheduling attempt's duration; the attempt counts as
+        ``scheduled`` (metrics, ``status.podsScheduled``) only once the pod is bound.
+        """
         slot = _Slot(self._binding_slots)
         try:
-            await self._bind_reserved(queued, node, policy, slot)
+            await self._bind_reserved(queued, node, policy, slot, elapsed)
         except Exception:
             # A bug must not lose the pod: undo and decide it again.
             logger.exception("binding %s to %s failed", queued.pod.key, node)
@@ -606,7 +610,7 @@ class SchedulerRuntime:
             slot.release()
 
     async def _bind_reserved(
-        self, queued: QueuedPod, node: str, policy: CompiledPolicy, slot: _Slot
+        self, queued: QueuedPod, node: str, policy: CompiledPolicy, slot: _Slot, elapsed: float
     ) -> None:
         pod, profile = queued.pod, policy.scheduler_name
         if not self.is_leader():
@@ -616,6 +620,7 @@ class SchedulerRuntime:
         try:
             await self._prebind(pod, slot)
         except VolumeBindingError as exc:
+            self.metrics.attempt("error", profile, elapsed)  # as upstream: not scheduled
             self._volume_binding_failed(queued, exc, profile)
             return
         if not self.is_leader():  # lost while the volumes were being bound
@@ -640,6 +645,8 @@ class SchedulerRuntime:
             return
         if 200 <= status < 300:
             self.cache.finish_binding(pod.uid)
+            self.stats.setdefault(policy.name, PolicyStats()).scheduled += 1
+            self.metrics.attempt("scheduled", profile, elapsed)
             self.metrics.e2e("scheduled", profile, self.clock() - queued.enqueued)
             self.metrics.attempts_until_scheduled(queued.attempts)
             # The event is sent by this task (one task per pod, not two), once the bind
@@ -649,6 +656,7 @@ class SchedulerRuntime:
             await self.reporter.scheduled(pod, node, profile)
             return
         self._unreserve(pod)
+        self.metrics.attempt("error", profile, elapsed)  # as upstream: a failed binding
         if status == 404 or self.cache.was_deleted(pod.uid):
             return  # the pod is gone
         if status == 409:
