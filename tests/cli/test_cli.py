@@ -178,11 +178,6 @@ NAMELESS_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {}, "status": {
             "Node \"n\": status.allocatable.cpu: not a quantity: 'four'",
             id="bad node quantity",
         ),
-        pytest.param(
-            [policy(priorities=[("LeastRequestedPriority", 0)])],
-            'SchedulingPolicy "test": spec.priorities[0].weight: must be a positive integer, got 0',
-            id="invalid policy",
-        ),
     ],
 )
 def test_bad_input_exits_1_naming_the_field_without_traceback(
