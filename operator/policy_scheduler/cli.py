@@ -236,13 +236,38 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default (or says it is required), so that
+    ``--help`` answers "what if I leave it out?". A help text that already says what its
+    default is (``default: $POD_NAMESPACE``) is left as it is."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if not action.option_strings or action.default is argparse.SUPPRESS:
+            return text
+        if "default:" in text or "(the default)" in text:
+            return text
+        if action.required:
+            return f"{text} (required)".lstrip()
+        default = action.default
+        if isinstance(default, bool):
+            shown = "on" if default else "off"
+        elif default is None or default == []:
+            shown = "none"
+        elif isinstance(default, float):
+            shown = f"{default:g}"
+        else:
+            shown = "%(default)s"
+        return f"{text} (default: {shown})".lstrip()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="policy-scheduler",
         description="A Kubernetes scheduler driven by SchedulingPolicy resources.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_SubcommandParser)
 
     sim = sub.add_parser("simulate", help="decide pending pods offline, from files")
     sim.add_argument(
@@ -257,7 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--policy",
         metavar="FILE",
-        help="a SchedulingPolicy or legacy Policy file deciding every pending pod",
+        help="a SchedulingPolicy or legacy Policy file deciding every pending pod "
+        "(default: the policies among the inputs, and the built-in default for "
+        "--scheduler-name)",
     )
     sim.add_argument(
         "--scheduler-name",
@@ -278,8 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_detail,
         default=ALL_DETAIL,
         metavar="all|top=N|none",
-        help="per-node detail in -o json: all (default), the N best-scored nodes' scores, "
-        "or none (no per-node data, feasibleCount instead)",
+        help="per-node detail in -o json: all, the N best-scored nodes' scores, "
+        "or none (no per-node data, feasibleCount instead) (default: all)",
     )
     sim.add_argument(
         "--skip-extenders",
@@ -300,7 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument(
         "--scheduler-name", default=default_of("scheduler_name"), help="spec.schedulerName to serve"
     )
-    conv.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    conv.add_argument(
+        "-o", "--output", choices=("yaml", "json"), default="yaml", help="output format"
+    )
     conv.set_defaults(func=cmd_convert)
 
     crd = sub.add_parser("crd", help="print the SchedulingPolicy CustomResourceDefinition")
@@ -320,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="namespaces",
         default=[],
         metavar="NS",
-        help="schedule pods of this namespace only; repeatable",
+        help="schedule pods of this namespace only; repeatable (default: all namespaces)",
     )
     scope.add_argument(
         "-A",
@@ -332,8 +361,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default=default_of("log_level"),
+        help="least severe log records written",
     )
-    run.add_argument("--log-format", choices=("text", "json"), default=default_of("log_format"))
+    run.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=default_of("log_format"),
+        help="json: one object per line, for log collectors",
+    )
     run.add_argument(
         "--metrics-port", type=_port, default=default_of("metrics_port"), help="0 disables /metrics"
     )
@@ -355,9 +390,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=default_of("leader_elect"),
         help="take a Lease before scheduling (for several replicas)",
     )
-    run.add_argument("--lease-name", default=default_of("lease_name"))
     run.add_argument(
-        "--lease-namespace", default=None, help="default: $POD_NAMESPACE, else default"
+        "--lease-name", default=default_of("lease_name"), help="the coordination.k8s.io Lease"
+    )
+    run.add_argument(
+        "--lease-namespace",
+        default=None,
+        help="namespace of the Lease (default: $POD_NAMESPACE, else default)",
     )
     run.add_argument(
         "--qps",
@@ -365,7 +404,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=default_of("qps"),
         help="API requests per second (0: unlimited)",
     )
-    run.add_argument("--burst", type=_count, default=default_of("burst"))
+    run.add_argument(
+        "--burst",
+        type=_count,
+        default=default_of("burst"),
+        help="API requests allowed at once above --qps",
+    )
     run.add_argument(
         "--bind-workers",
         type=_count,
@@ -405,13 +449,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("explain", help="why is this pod pending? per-node answer, read-only")
     exp.add_argument("pod", metavar="POD")
-    exp.add_argument("-n", "--namespace", default="default")
+    exp.add_argument("-n", "--namespace", default="default", help="the pod's namespace")
     exp.add_argument(
         "--scheduler-name",
         default=default_of("scheduler_name"),
         help="the name the built-in default policy serves",
     )
-    exp.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    exp.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json"),
+        default="table",
+        help="table: simulate's per-node table; json: simulate -o json's shape",
+    )
     exp.add_argument(
         "--skip-extenders",
         action="store_true",
@@ -419,6 +469,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.set_defaults(func=cmd_explain)
     return parser
+
+
+class _SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: its help shows every option's default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _DefaultsFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def _number(
