@@ -2,9 +2,9 @@
 
 One way to start them, so both behave alike: they listen before :func:`serve_get`
 returns (a port already in use fails the start with :class:`ListenError`, naming the
-server, not a later request), they log no access
-lines, they leave signals to Kopf, and stopping them waits at most a second for open
-connections, so a Prometheus scrape in flight never holds up a shutdown.
+server, not a later request), they log no access lines, they leave signals to Kopf, and
+stopping them waits at most a second for open connections, so a Prometheus scrape in
+flight never holds up a shutdown.
 """
 
 from __future__ import annotations
