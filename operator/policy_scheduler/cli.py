@@ -32,7 +32,7 @@ from .engine.interface import Plugin
 from .legacy import convert_legacy, legacy_document
 from .objects import ObjectError
 from .options import Options, default_of
-from .policy import PolicyError, policy_to_object, seed_name_notes
+from .policy import PolicyError, policy_to_object, safeguard_notes, seed_name_notes
 from .reports import render_report, shadow_tally_line, summary_line, tally_line
 from .schedconfig import convert_configuration, is_configuration
 from .selectors import SelectorError
@@ -52,7 +52,12 @@ from .simulation import (
     simulate,
 )
 
-USER_ERRORS = (InputError, ObjectError, PolicyError, SelectorError)
+
+class ClusterError(Exception):
+    """No usable way to the cluster (kubeconfig, server, credentials): the next step."""
+
+
+USER_ERRORS = (InputError, ObjectError, PolicyError, SelectorError, ClusterError)
 
 
 def _progress_printer() -> Callable[[int, int], None] | None:
@@ -212,6 +217,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             continue
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
+        # Valid all the same: leaving a safeguard out is the policy's choice, never silent.
+        for issue in safeguard_notes(policy.spec):
+            print(f'warning: {kind} "{policy.name}": {issue.render()}', file=sys.stderr)
         print(f'{kind} "{policy.name}" is valid')
     if checked == 0:
         print(
@@ -528,13 +536,38 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default (or says it is required), so that
+    ``--help`` answers "what if I leave it out?". A help text that already says what its
+    default is (``default: $POD_NAMESPACE``) is left as it is."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if not action.option_strings or action.default is argparse.SUPPRESS:
+            return text
+        if "default:" in text or "(the default)" in text:
+            return text
+        if action.required:
+            return f"{text} (required)".lstrip()
+        default = action.default
+        if isinstance(default, bool):
+            shown = "on" if default else "off"
+        elif default is None or default == []:
+            shown = "none"
+        elif isinstance(default, float):
+            shown = f"{default:g}"
+        else:
+            shown = "%(default)s"
+        return f"{text} (default: {shown})".lstrip()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="policy-scheduler",
         description="A Kubernetes scheduler driven by SchedulingPolicy resources.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_SubcommandParser)
 
     sim = sub.add_parser("simulate", help="decide pending pods offline, from files")
     sim.add_argument(
@@ -549,7 +582,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--policy",
         metavar="FILE",
-        help="a SchedulingPolicy or legacy Policy file deciding every pending pod",
+        help="a SchedulingPolicy or legacy Policy file deciding every pending pod "
+        "(default: the policies among the inputs, and the built-in default for "
+        "--scheduler-name)",
     )
     sim.add_argument(
         "--scheduler-name",
@@ -570,8 +605,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_detail,
         default=ALL_DETAIL,
         metavar="all|top=N|none",
-        help="per-node detail in -o json: all (default), the N best-scored nodes' scores, "
-        "or none (no per-node data, feasibleCount instead)",
+        help="per-node detail in -o json: all, the N best-scored nodes' scores, "
+        "or none (no per-node data, feasibleCount instead) (default: all)",
     )
     sim.add_argument(
         "--skip-extenders",
@@ -601,7 +636,9 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument(
         "--scheduler-name", default=default_of("scheduler_name"), help="spec.schedulerName to serve"
     )
-    conv.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    conv.add_argument(
+        "-o", "--output", choices=("yaml", "json"), default="yaml", help="output format"
+    )
     conv.set_defaults(func=cmd_convert)
 
     plug = sub.add_parser(
@@ -638,7 +675,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="namespaces",
         default=[],
         metavar="NS",
-        help="schedule pods of this namespace only; repeatable",
+        help="schedule pods of this namespace only; repeatable (default: all namespaces)",
     )
     scope.add_argument(
         "-A",
@@ -650,8 +687,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default=default_of("log_level"),
+        help="least severe log records written",
     )
-    run.add_argument("--log-format", choices=("text", "json"), default=default_of("log_format"))
+    run.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=default_of("log_format"),
+        help="json: one object per line, for log collectors",
+    )
     run.add_argument(
         "--metrics-port", type=_port, default=default_of("metrics_port"), help="0 disables /metrics"
     )
@@ -673,9 +716,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=default_of("leader_elect"),
         help="take a Lease before scheduling (for several replicas)",
     )
-    run.add_argument("--lease-name", default=default_of("lease_name"))
     run.add_argument(
-        "--lease-namespace", default=None, help="default: $POD_NAMESPACE, else default"
+        "--lease-name", default=default_of("lease_name"), help="the coordination.k8s.io Lease"
+    )
+    run.add_argument(
+        "--lease-namespace",
+        default=None,
+        help="namespace of the Lease (default: $POD_NAMESPACE, else default)",
     )
     run.add_argument(
         "--qps",
@@ -683,7 +730,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=default_of("qps"),
         help="API requests per second (0: unlimited)",
     )
-    run.add_argument("--burst", type=_count, default=default_of("burst"))
+    run.add_argument(
+        "--burst",
+        type=_count,
+        default=default_of("burst"),
+        help="API requests allowed at once above --qps",
+    )
     run.add_argument(
         "--report-qps",
         type=_rate,
@@ -745,13 +797,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("explain", help="why is this pod pending? per-node answer, read-only")
     exp.add_argument("pod", metavar="POD")
-    exp.add_argument("-n", "--namespace", default="default")
+    exp.add_argument("-n", "--namespace", default="default", help="the pod's namespace")
     exp.add_argument(
         "--scheduler-name",
         default=default_of("scheduler_name"),
         help="the name the built-in default policy serves",
     )
-    exp.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    exp.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json"),
+        default="table",
+        help="table: simulate's per-node table; json: simulate -o json's shape",
+    )
     exp.add_argument(
         "--skip-extenders",
         action="store_true",
@@ -759,6 +817,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.set_defaults(func=cmd_explain)
     return parser
+
+
+class _SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: its help shows every option's default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _DefaultsFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def _number(
@@ -832,15 +898,75 @@ def options_from_args(args: argparse.Namespace) -> Options:
 def cmd_run(args: argparse.Namespace) -> int:
     from .operating import operate, run_loop
 
-    with contextlib.suppress(KeyboardInterrupt):
-        run_loop(operate(options_from_args(args)))
+    options = options_from_args(args)
+    with contextlib.suppress(KeyboardInterrupt), _cluster_errors():
+        run_loop(operate(options))
     return 0
+
+
+#: What one does without a kubeconfig, said by every message about one.
+_KUBECONFIG_HELP = (
+    "point KUBECONFIG at your cluster's kubeconfig (kind, minikube and the cloud CLIs "
+    "write one; `kubectl config view` shows it), or run in a pod of the cluster"
+)
+
+
+def _check_kubeconfig() -> None:
+    """Refuse at once, with the next step, when there is no kubeconfig to read.
+
+    In a pod the service account is used. Elsewhere kubernetes-asyncio reads
+    ``$KUBECONFIG`` (files separated by ``:``) or ``~/.kube/config``; with none of them
+    present it reads an empty configuration and says "Expected key current-context".
+    """
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return
+    listed = [path for path in os.environ.get("KUBECONFIG", "").split(os.pathsep) if path]
+    if listed:
+        if not any(os.path.exists(os.path.expanduser(path)) for path in listed):
+            raise ClusterError(
+                f"KUBECONFIG={os.environ['KUBECONFIG']} names no file that exists: "
+                + _KUBECONFIG_HELP
+            )
+    elif not os.path.exists(os.path.expanduser("~/.kube/config")):
+        raise ClusterError(
+            "no kubeconfig: KUBECONFIG is not set and ~/.kube/config does not exist: "
+            + _KUBECONFIG_HELP
+        )
+
+
+@contextlib.contextmanager
+def _cluster_errors() -> Iterator[None]:
+    """Inside, failing to reach or to use the cluster is a :class:`ClusterError`.
+
+    The API client is imported here, not with the module: ``simulate`` never loads it.
+    """
+    from kubernetes_asyncio.config import ConfigException
+
+    from .runtime.access import AccessError
+    from .runtime.serving import ListenError
+
+    _check_kubeconfig()
+    try:
+        yield
+    except AccessError as exc:
+        raise ClusterError(str(exc)) from None
+    except ListenError as exc:
+        raise ClusterError(
+            f"{exc}: another process has that port; choose another --metrics-port or "
+            "--health-port (0 turns that server off), or another --bind-address"
+        ) from None
+    except (ConfigException, yaml.YAMLError) as exc:  # the kubeconfig, read as the client reads it
+        where = os.environ.get("KUBECONFIG") or "~/.kube/config"
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            where = "the pod's service account"
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ClusterError(f"cannot use {where}: {detail}: {_KUBECONFIG_HELP}") from None
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from .extending import HttpExtenderClient
     from .operating import load_client
-    from .runtime.explaining import explain
+    from .runtime.explaining import WaitingForVolumes, explain
 
     async def go() -> tuple[CompiledPolicy, Decision]:
         api_client = await load_client(10)  # a handful of LISTs: a small pool
@@ -858,7 +984,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
         finally:
             await api_client.close()
 
-    policy, decision = asyncio.run(go())
+    try:
+        with _cluster_errors():
+            policy, decision = asyncio.run(go())
+    except WaitingForVolumes as answer:
+        print(answer)  # an answer about the pod, as the table is: stdout, exit 0
+        return 0
     if policy.extenders and args.skip_extenders:
         _note_skipped_extenders(policy.name, len(policy.extenders))
     _warn_extender_errors(decision)

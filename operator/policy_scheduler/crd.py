@@ -290,7 +290,11 @@ def status_schema() -> dict[str, Any]:
             "message": {
                 "type": "string",
                 "maxLength": 32768,
-                "description": "Why, for people: for an invalid spec, one line per problem.",
+                "description": (
+                    "Why, for people: for a refused spec, one line per problem; for an "
+                    "accepted one, what it serves or shadows, and a warning when its "
+                    "predicates leave out one that keeps placements correct."
+                ),
             },
             "lastTransitionTime": _time("When the status last changed."),
             "observedGeneration": _int("The metadata.generation this condition is about."),
@@ -303,21 +307,35 @@ def status_schema() -> dict[str, Any]:
             "observedGeneration": _int("The metadata.generation last processed."),
             "conditions": {
                 "type": "array",
-                "description": "Accepted: whether this spec is the one in use.",
+                "description": (
+                    "Accepted: whether the spec of observedGeneration was accepted (a refused "
+                    "update leaves the last accepted version in use: servingSchedulerName)."
+                ),
                 "x-kubernetes-list-type": "map",
                 "x-kubernetes-list-map-keys": ["type"],
                 "items": condition,
             },
-            "podsScheduled": _int("Pods bound by this policy since the operator started."),
-            "podsUnschedulable": _int(
-                "Scheduling attempts that found no node since the operator started."
+            "podsScheduled": _int(
+                "Pods this policy decided and the API server then bound (volumes bound "
+                "first, when they had any), since the leading replica started; decisions "
+                "whose binding failed are not counted. Refreshed every 15 s."
             ),
-            "lastDecisionTime": _time("When this policy last decided a pod."),
+            "podsUnschedulable": _int(
+                "Pods of the schedulerName it serves that wait now for another attempt: no "
+                "node fit them, or their attempt or binding failed (not a running total). "
+                "Refreshed every 15 s; 0 for a policy that serves no name."
+            ),
+            "lastDecisionTime": _time(
+                "When this policy last decided a pod (placed it or found no node), since the "
+                "leading replica started."
+            ),
             "servingSchedulerName": {
                 "type": "string",
                 "description": (
-                    "The schedulerName this policy serves now (empty when not accepted, e.g. "
-                    "when another policy already claims the name)."
+                    "The schedulerName whose pods this policy decides now: its last "
+                    "accepted version's, also while a newer version is refused. Absent when "
+                    "it serves none: never accepted, another policy claims the name, or "
+                    "Shadow mode (which serves nothing)."
                 ),
             },
             "shadow": _shadow_schema(),
@@ -449,14 +467,20 @@ def build_crd() -> dict[str, Any]:
         },
     }
     columns = [
-        ("Scheduler", "string", ".spec.schedulerName", 0, "The schedulerName it serves."),
+        (
+            "Scheduler",
+            "string",
+            ".spec.schedulerName",
+            0,
+            "The schedulerName it claims (Active) or shadows (Shadow).",
+        ),
         ("Mode", "string", ".spec.mode", 0, "Active: it decides and binds; Shadow: compares."),
         (
             "Accepted",
             "string",
             '.status.conditions[?(@.type=="Accepted")].status',
             0,
-            "Whether the spec is in use.",
+            "Whether its latest spec is accepted.",
         ),
         (
             "Reason",

@@ -4,7 +4,9 @@ This is the one door through which the offline commands (``simulate``, ``validat
 ``convert``) read a file or stdin. How it reads:
 
 1. **Bytes, bounded.** At most :data:`MAX_INPUT_BYTES` are read (a file's size is checked
-   before it is read; stdin is read up to one byte more than the limit). A regular file
+   before it is read; stdin is read up to one byte more than the limit), and no read
+   reserves more memory than the input needs: a file in one read of its size, stdin in
+   chunks (``validate`` of a 2 KB policy works under ``ulimit -v 500000``). A regular file
    of :data:`MAP_BYTES` or more is mapped into memory and decoded from there, not copied
    first: the copy of a 140 MB dump cost 36 000 page faults (~0.15 s) for nothing.
 2. **Text.** A byte-order mark chooses UTF-16 or UTF-32 (YAML allows them); otherwise the
@@ -29,7 +31,10 @@ This is the one door through which the offline commands (``simulate``, ``validat
 
    * depth: collections nested more than :data:`MAX_DEPTH` levels are refused
      (libyaml's own composer overflows the C stack on 100 000 ``[`` and kills the
-     process; PyYAML's Python one raises RecursionError at ~1000);
+     process; PyYAML's Python one raises RecursionError at ~1000). libyaml 0.2.6 (in
+     PyYAML 6.0.4's wheels) has a parser limit of its own, also 1000 levels (counting
+     block indentation, one more than the collections), said in its own words: whichever
+     refuses, the message is this module's, :data:`TOO_DEEP`;
    * aliases: an alias counts as a copy of what it names, for what reads the data later
      walks it that many times. Aliases may add at most :data:`MAX_ALIAS_NODES` nodes to a
      document; a "billion laughs" document is refused as soon as its aliases pass that,
@@ -41,12 +46,13 @@ This is the one door through which the offline commands (``simulate``, ``validat
    ``kubectl get -o json``.
 
 Every failure is an :class:`InputError` with a one-line message naming the source,
-and a line and column where the parser gives one: binary data, bad encoding, too big, too
-deep, too many aliases, malformed JSON or YAML, a number Python refuses to convert
-(an integer of more than 4300 digits), an impossible date. The garbage collector is
-paused while a document is decoded: decoding allocates millions of containers that all
-live on, and each collection pass would walk them again for nothing (json.loads of a
-140 MB dump: 2.0 s with it, 0.7 s without).
+and a line and column where the parser gives one (the limits and a refused character in
+this module's words, whichever parser and version read the text): binary data, bad
+encoding, too big, too deep, too many aliases, malformed JSON or YAML, a number Python
+refuses to convert (an integer of more than 4300 digits), an impossible date. The
+garbage collector is paused while a document is decoded: decoding allocates millions of
+containers that all live on, and each collection pass would walk them again for nothing
+(json.loads of a 140 MB dump: 2.0 s with it, 0.7 s without).
 """
 
 from __future__ import annotations
@@ -130,18 +136,44 @@ def read_bytes(source: str | Path) -> bytes:
     name = str(source)
     try:
         if name == STDIN:
-            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+            data = _read_at_most(sys.stdin.buffer, MAX_INPUT_BYTES, READ_CHUNK)
         else:
             with open(source, "rb") as handle:
                 size = _size(handle)
                 if size > MAX_INPUT_BYTES:
                     raise InputError(_too_big(name, size))
-                data = handle.read(MAX_INPUT_BYTES + 1)
+                data = _read_at_most(handle, MAX_INPUT_BYTES, size or READ_CHUNK)
     except OSError as exc:
         raise InputError(f"{name}: {exc.strerror or exc}") from None
     if len(data) > MAX_INPUT_BYTES:
         raise InputError(_too_big(name, len(data)))
     return data
+
+
+#: What one read asks for when the size is not known (a pipe, stdin).
+READ_CHUNK: Final = 1024**2
+
+
+def _read_at_most(stream: IO[bytes], limit: int, expected: int) -> bytes:
+    """At most ``limit + 1`` bytes of ``stream``, never asking for more than may come.
+
+    ``read(n)`` allocates its n bytes before reading: ``read(MAX_INPUT_BYTES + 1)``
+    reserved 1 GiB for a 2 KB policy and failed with MemoryError where address space is
+    limited (``ulimit -v``, a small machine without overcommit). A regular file is read
+    in one call of its size (plus one byte, to see it grow); anything else in chunks.
+    """
+    first = stream.read(min(expected, limit) + 1)
+    if len(first) <= expected or not first:
+        return first  # the end, or short of it: nothing more is waiting
+    chunks = [first]
+    total = len(first)
+    while total <= limit:
+        chunk = stream.read(min(READ_CHUNK, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 #: From this size on, a regular file is decoded from a memory map of it.
@@ -283,7 +315,11 @@ def _number_or_depth(exc: BaseException) -> str:
 
 def _yaml_documents(text: str, source: str, loader_class: type[Any] | None = None) -> list[Any]:
     loader_class = loader_class or _Loader
-    loader = loader_class(text)
+    try:
+        # Inside the try: the pure-Python reader checks the characters as it is built.
+        loader = loader_class(text)
+    except yaml.YAMLError as exc:
+        raise DocumentError(source, "YAML", _yaml_error(exc, text)) from None
     try:
         try:
             return loader.build_documents()  # type: ignore[no-any-return]
@@ -297,10 +333,8 @@ def _yaml_documents(text: str, source: str, loader_class: type[Any] | None = Non
         while loader.check_data():
             documents.append(loader.get_data())
         return documents
-    except yaml.MarkedYAMLError as exc:
-        raise DocumentError(source, "YAML", _yaml_problem(exc)) from None
     except yaml.YAMLError as exc:
-        raise DocumentError(source, "YAML", _one_line(str(exc))) from None
+        raise DocumentError(source, "YAML", _yaml_error(exc, text)) from None
     except (ValueError, OverflowError, RecursionError) as exc:
         # Raised by the safe constructor's conversions: an integer too long for int(),
         # a date that does not exist (2024-02-30), !!omap nested too deep.
@@ -309,13 +343,42 @@ def _yaml_documents(text: str, source: str, loader_class: type[Any] | None = Non
         loader.dispose()
 
 
-def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+def _yaml_error(exc: yaml.YAMLError, text: str) -> str:
+    """One line, ``line L, column C: PROBLEM``, in this module's words where they matter.
+
+    The limits and the characters refused are said the same whichever parser read the
+    text and whatever its version: libyaml 0.2.6 (PyYAML 6.0.4's wheels) refuses nesting
+    past its own limit of 1000 levels in its own words, before this module's composer
+    sees the collection, and the two readers word a control character differently.
+    Other syntax errors keep the parser's description after our location.
+    """
+    if isinstance(exc, yaml.reader.ReaderError):
+        return _reader_problem(exc, text)
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return _one_line(str(exc))
     mark = exc.problem_mark or exc.context_mark
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     what = exc.problem or exc.context or "malformed"
+    if _NESTING.search(what):
+        return where + TOO_DEEP
     if exc.context and exc.problem:
         what = f"{exc.problem} ({exc.context})"
     return where + _one_line(what)
+
+
+#: What libyaml says when its own nesting limit is hit ("exceeded maximum nesting depth").
+_NESTING: Final = re.compile(r"\bnest", re.IGNORECASE)
+#: The one message for collections nested too deeply, whichever limit refused them.
+TOO_DEEP: Final = f"collections nested more than {MAX_DEPTH} levels deep"
+
+
+def _reader_problem(exc: yaml.reader.ReaderError, text: str) -> str:
+    # The reader gives an offset only: where that is, as the parsers say it.
+    line = text.count("\n", 0, exc.position) + 1
+    column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+    character = exc.character
+    code = character if isinstance(character, int) else ord(character)
+    return f"line {line}, column {column}: control character #x{code:04x} is not allowed"
 
 
 def _one_line(text: str) -> str:
@@ -506,7 +569,7 @@ class _Composer:
             raise LimitError(
                 None,
                 None,
-                f"collections nested more than {MAX_DEPTH} levels deep",
+                TOO_DEEP,
                 event.start_mark,
             )
 

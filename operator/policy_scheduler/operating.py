@@ -56,6 +56,7 @@ from . import handlers
 from .extending import HttpExtenderClient
 from .kinds import KINDS
 from .options import Options
+from .runtime.access import check_access
 from .runtime.health import DEFAULT_STUCK_AFTER, Health
 from .runtime.kubeapi import (
     CRITICAL,
@@ -438,6 +439,8 @@ async def operate(options: Options) -> None:
     configure_logging(options.log_level, options.log_format)
     api_client = await load_client(pool_size(options.burst, options.report_concurrency))
     try:
+        # Wrong address or credentials: one line and exit 1, not a LIST retried forever.
+        await check_access(KubeApi(api_client, timeout=options.api_timeout))
         await Operator(options, api_client, freeze_after_listing=True).run()
     finally:
         await api_client.close()

@@ -1257,6 +1257,89 @@ def seed_name_notes(spec: SchedulingPolicySpec) -> list[Issue]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class Safeguard:
+    """What a policy without ``provided_by`` (any of them) stops checking."""
+
+    name: str
+    provided_by: frozenset[str]
+    unchecked: str
+
+
+#: The predicates that keep a placement correct (the kubelet, the volume controllers and
+#: the pods' own constraints rely on them), each with what goes unchecked without it.
+#: GeneralPredicates is three of them at once; its parts, listed one by one, count too.
+SAFEGUARDS: Final[tuple[Safeguard, ...]] = (
+    Safeguard(
+        f"{names.POD_FITS_RESOURCES} (part of {names.GENERAL_PREDICATES})",
+        frozenset({names.GENERAL_PREDICATES, names.POD_FITS_RESOURCES, "NodeResourcesFit"}),
+        "requests are not checked against what nodes have left: the kubelet refuses "
+        "such pods (OutOfcpu, OutOfmemory)",
+    ),
+    Safeguard(
+        f"{names.POD_FITS_HOST_PORTS} (part of {names.GENERAL_PREDICATES})",
+        frozenset({names.GENERAL_PREDICATES, names.POD_FITS_HOST_PORTS, "NodePorts"}),
+        "two pods may get the same hostPort on one node",
+    ),
+    Safeguard(
+        f"{names.MATCH_NODE_SELECTOR} (part of {names.GENERAL_PREDICATES})",
+        frozenset({names.GENERAL_PREDICATES, names.MATCH_NODE_SELECTOR, "NodeAffinity"}),
+        "nodeSelector and required node affinity are ignored",
+    ),
+    Safeguard(
+        names.POD_TOLERATES_NODE_TAINTS,
+        frozenset({names.POD_TOLERATES_NODE_TAINTS, "TaintToleration"}),
+        "NoSchedule taints are ignored: pods land on dedicated, not-ready or cordoned nodes",
+    ),
+    Safeguard(
+        names.MATCH_INTER_POD_AFFINITY,
+        frozenset({names.MATCH_INTER_POD_AFFINITY, "InterPodAffinity"}),
+        "required pod affinity and anti-affinity are ignored",
+    ),
+    Safeguard(
+        names.EVEN_PODS_SPREAD,
+        frozenset({names.EVEN_PODS_SPREAD, "PodTopologySpread"}),
+        "topologySpreadConstraints with whenUnsatisfiable: DoNotSchedule are ignored",
+    ),
+    Safeguard(
+        names.CHECK_VOLUME_BINDING,
+        frozenset({names.CHECK_VOLUME_BINDING, "VolumeBinding"}),
+        "PersistentVolumeClaims are not matched to volumes on the node: pods with "
+        "WaitForFirstConsumer claims never start, and local volumes are ignored",
+    ),
+    Safeguard(
+        names.NO_VOLUME_ZONE_CONFLICT,
+        frozenset({names.NO_VOLUME_ZONE_CONFLICT, "VolumeZone"}),
+        "a pod may land in another zone than its volume's, which it cannot attach there",
+    ),
+)
+
+
+def missing_safeguards(spec: SchedulingPolicySpec) -> list[Safeguard]:
+    """The :data:`SAFEGUARDS` a spec's predicates leave out (none with the default set);
+    kube-scheduler v1.30's in-tree Filter plugin doing the same check counts.
+
+    Leaving one out is allowed (a policy is the user's to write), never silent: ``validate``
+    warns, and the operator's Accepted condition says so.
+    """
+    if spec.predicates is None:
+        return []
+    listed = {
+        names.SEED_PREDICATE_ALIASES.get(entry.name, entry.name)
+        for entry in spec.predicates
+        if entry.argument is None
+    }
+    return [guard for guard in SAFEGUARDS if not guard.provided_by & listed]
+
+
+def safeguard_notes(spec: SchedulingPolicySpec) -> list[Issue]:
+    """One note per safeguard the spec's predicates leave out, at ``spec.predicates``."""
+    return [
+        Issue(("spec", "predicates"), f"leaves out {guard.name}: {guard.unchecked}")
+        for guard in missing_safeguards(spec)
+    ]
+
+
 def object_name_problem(name: Any) -> str | None:
     """Why ``name`` cannot name a cluster-scoped object (None if it can)."""
     if not isinstance(name, str) or not name:

@@ -13,9 +13,10 @@ run), its claims to provision annotated with the node.
 
 Each pending pod is decided by the policy serving its ``spec.schedulerName``, as the
 operator would: the SchedulingPolicies (and legacy Policies) among the inputs, and the
-built-in default policy for the default name. Pods of a name nobody serves are skipped
-with a note; ``--policy FILE`` decides every pending pod with that one policy instead
-(whatever its ``mode``: that is how a Shadow policy is previewed alone).
+built-in default policy for the default name. An invalid policy among them is skipped
+with a warning, as the operator refuses it, and the others decide. Pods of a name nobody
+serves are skipped with a note; ``--policy FILE`` decides every pending pod with that
+one policy instead (whatever its ``mode``: that is how a Shadow policy is previewed alone).
 
 Shadow policies among the inputs (``mode: Shadow``) never decide a pod as if active:
 each decides, on the same snapshot, every pod the active policy of its schedulerName
@@ -207,8 +208,9 @@ def inputs_from_objects(
     """Feed (object, where it came from) pairs through the operator's door.
 
     ``policy``: decide every pending pod with it (the policies among the inputs are
-    then only listed). Raises for a malformed object or an invalid policy: a preview
-    built on a misread input would mislead.
+    then only listed). Raises for a malformed object: a preview built on a misread input
+    would mislead. An invalid policy is what the operator meets too, and handles the
+    same way: refused (a warning here, ``Accepted=False`` there), the rest decided.
     """
     # The plugins are made with the simulation's handle: offline, its waits on no clock.
     cache = SchedulerCache()
@@ -224,7 +226,14 @@ def inputs_from_objects(
     for index, (doc, source) in enumerate(ordered):
         kind = kind_of(doc)
         if kind is SCHEDULING_POLICY or (kind is None and is_legacy_policy(doc)):
-            found = load_policy_document(doc)
+            try:
+                found = load_policy_document(doc)
+            except PolicyError as exc:
+                inputs.warnings.append(
+                    f"{source}: skipping an invalid policy, as the operator refuses it "
+                    f"(Accepted=False, reason Invalid): {'; '.join(exc.errors)}"
+                )
+                continue
             inputs.policies.append(found)
             if serve_all is None:
                 # File order decides between two policies claiming one name.
@@ -244,7 +253,8 @@ def inputs_from_objects(
     for found in inputs.policies if serve_all is None else ():
         verdict = book.verdict(found.name)
         if verdict is not None and not verdict.accepted:
-            inputs.warnings.append(f"policy {found.name!r} is not used: {verdict.message}")
+            message = "; ".join(verdict.message.splitlines())
+            inputs.warnings.append(f"policy {found.name!r} is not used: {message}")
         elif verdict is not None and verdict.reason == NO_ACTIVE_POLICY:
             inputs.warnings.append(
                 f"Shadow policy {found.name!r} decides nothing: {verdict.message}"

@@ -118,6 +118,20 @@ def test_every_runtime_requirement_is_pinned_within_its_range(requirement: Requi
     )
 
 
+@pytest.mark.parametrize("requirement", runtime_requirements(), ids=lambda r: r.name)
+def test_every_runtime_range_starts_at_the_pinned_version(requirement: Requirement) -> None:
+    """The lower bound is a version the tests pass with: the one CI's pinned run installs.
+
+    (The upper end is what a fresh install resolves, which CI's second run tests.)
+    """
+    pins = constraints()
+    lower = [s.version for s in requirement.specifier if s.operator == ">="]
+    assert lower == [str(pins[canonicalize_name(requirement.name)])], (
+        f"{requirement}: its lower bound must be the pinned version, "
+        f"{pins[canonicalize_name(requirement.name)]}"
+    )
+
+
 def test_constraints_pin_dependencies_not_the_project_or_the_installer() -> None:
     pins = constraints()
     assert not {"policy-scheduler", "pip", "setuptools", "wheel"} & pins.keys()

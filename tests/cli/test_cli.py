@@ -178,11 +178,6 @@ NAMELESS_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {}, "status": {
             "Node \"n\": status.allocatable.cpu: not a quantity: 'four'",
             id="bad node quantity",
         ),
-        pytest.param(
-            [policy(priorities=[("LeastRequestedPriority", 0)])],
-            'SchedulingPolicy "test": spec.priorities[0].weight: must be a positive integer, got 0',
-            id="invalid policy",
-        ),
     ],
 )
 def test_bad_input_exits_1_naming_the_field_without_traceback(
@@ -312,6 +307,80 @@ def test_validate_notes_what_it_accepts_with_a_difference(
     assert note in err
 
 
+SAFE_PREDICATES = [
+    "CheckNodeUnschedulable",
+    "GeneralPredicates",
+    "PodToleratesNodeTaints",
+    "CheckVolumeBinding",
+    "NoVolumeZoneConflict",
+    "EvenPodsSpread",
+    "MatchInterPodAffinity",
+]
+
+
+@pytest.mark.parametrize(
+    ("predicates", "warnings"),
+    [
+        pytest.param(SAFE_PREDICATES, [], id="every-safeguard"),
+        pytest.param(None, [], id="absent-the-default-set"),
+        pytest.param(
+            [p for p in SAFE_PREDICATES if p != "MatchInterPodAffinity"],
+            [
+                'warning: SchedulingPolicy "test": spec.predicates: leaves out '
+                "MatchInterPodAffinity: required pod affinity and anti-affinity are ignored"
+            ],
+            id="no-pod-affinity",
+        ),
+        pytest.param(
+            ["CheckNodeUnschedulable", "GeneralPredicates", "PodToleratesNodeTaints"],
+            [
+                "leaves out MatchInterPodAffinity: ",
+                "leaves out EvenPodsSpread: topologySpreadConstraints with whenUnsatisfiable: "
+                "DoNotSchedule are ignored",
+                "leaves out CheckVolumeBinding: PersistentVolumeClaims are not matched",
+                "leaves out NoVolumeZoneConflict: ",
+            ],
+            id="the-old-bin-packing-example",
+        ),
+        pytest.param(
+            # GeneralPredicates' parts, listed one by one, protect as much.
+            ["PodFitsResources", "PodFitsHostPorts", "PodSelectorMatches"]
+            + [p for p in SAFE_PREDICATES if p != "GeneralPredicates"],
+            [],
+            id="general-predicates-in-parts",
+        ),
+        pytest.param(
+            [p for p in SAFE_PREDICATES if p != "GeneralPredicates"] + ["PodFitsResources"],
+            [
+                "leaves out PodFitsHostPorts (part of GeneralPredicates): two pods may get the "
+                "same hostPort on one node",
+                "leaves out MatchNodeSelector (part of GeneralPredicates): nodeSelector and "
+                "required node affinity are ignored",
+            ],
+            id="resources-only",
+        ),
+        pytest.param(
+            [],
+            ["leaves out PodFitsResources (part of GeneralPredicates): requests are not checked"],
+            id="no-filtering-at-all",
+        ),
+    ],
+)
+def test_validate_warns_of_a_left_out_safeguard_and_accepts_the_policy(
+    predicates: list[str] | None,
+    warnings: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(["validate", write(tmp_path, "p.yaml", policy(predicates))], capsys)
+    assert code == 0
+    assert out == 'SchedulingPolicy "test" is valid\n'
+    for warning in warnings:
+        assert warning in err
+    if not warnings:
+        assert "warning" not in err
+
+
 @pytest.mark.parametrize(
     ("text", "code", "stream_text"),
     [
@@ -361,9 +430,15 @@ def test_progress_only_on_a_terminal(
         ),
         pytest.param(
             "legacy-v1.13.yaml",
-            tuple(p for p in names.LEGACY_PREDICATE_ORDER if p in names.LEGACY_V1_13_PREDICATES),
+            # ...with EvenPodsSpread, which v1.13 lacked: today's pods keep their
+            # topologySpreadConstraints (the examples keep every safeguard).
+            tuple(
+                p
+                for p in names.LEGACY_PREDICATE_ORDER
+                if p in names.LEGACY_V1_13_PREDICATES | {names.EVEN_PODS_SPREAD}
+            ),
             names.LEGACY_V1_13_PRIORITY_WEIGHTS,
-            id="legacy-v1.13-is-the-gate-off-provider",
+            id="legacy-v1.13-is-the-gate-off-provider-with-spread",
         ),
     ],
 )

@@ -52,10 +52,11 @@ def test_json_carries_hints_for_a_pod_that_fits_nowhere_only(
     assert decisions["default/web"]["node"] is None
     # "small" was assumed on n1 first: the hints see its 100m.
     assert decisions["default/small"]["node"] == "n1"
+    # The least change first: a toleration, then the smallest cut of the request.
     assert decisions["default/web"]["hints"] == [
-        {"change": "cpu request <= 400m", "nodes": ["n1", "n2"]},
-        {"change": "cpu request <= 500m", "nodes": ["n2"]},
         {"change": "tolerate dedicated=gpu:NoSchedule", "nodes": ["gpu-1"]},
+        {"change": "cpu request <= 500m", "nodes": ["n2"]},
+        {"change": "cpu request <= 400m", "nodes": ["n1", "n2"]},
     ]
 
 
@@ -79,8 +80,8 @@ def test_the_table_shows_one_hint_line_per_change_under_the_pod(
     out = simulate(tmp_path, capsys, *BUSY, pod("web", requests={"cpu": "1"}), json_out=False)
     lines = out.splitlines()
     assert lines[-2:] == [
-        "  hint: cpu request <= 500m would fit n1",
         "  hint: tolerate dedicated=gpu:NoSchedule would fit gpu-1",
+        "  hint: cpu request <= 500m would fit n1",
     ]
 
 
@@ -115,9 +116,31 @@ def test_the_table_shortens_long_hints_and_json_keeps_them_whole(
     assert table.splitlines()[-1] == "  ... 2 more hints (-o json lists them)"
     [decision] = json.loads(simulate(tmp_path, capsys, *objects, json_out=True))["decisions"]
     assert len(decision["hints"]) == 12
-    # The smallest request fits every node; the largest only the node with most room.
-    assert decision["hints"][0] == {
+    # The smallest cut first, though it fits only the node with most room; the largest
+    # cut fits every node.
+    assert decision["hints"][0] == {"change": "cpu request <= 1", "nodes": ["c00"]}
+    assert decision["hints"][-1] == {
         "change": "cpu request <= 890m",
         "nodes": [f"c{i:02}" for i in range(12)],
     }
-    assert decision["hints"][-1] == {"change": "cpu request <= 1", "nodes": ["c00"]}
+
+
+def test_the_gpu_example_first_hints_a_toleration_not_relabelling_cpu_nodes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Under the GPU policy, a pod of the example cluster fits nowhere: the tainted GPU
+    # node wants a toleration, the CPU nodes the accelerator label. Labelling CPU nodes
+    # as GPU nodes changes what they claim to be: it comes last.
+    root = Path(__file__).resolve().parents[2]
+    cluster = root / "examples" / "cluster.yaml"
+    gpu = root / "examples" / "policies" / "gpu.yaml"
+    assert main(["simulate", "-f", str(cluster), "--policy", str(gpu), "-o", "json"]) == 0
+    decisions = {d["pod"]: d for d in json.loads(capsys.readouterr().out)["decisions"]}
+    hints = decisions["shop/payments-api"]["hints"]
+    assert hints == [
+        {"change": "tolerate nvidia.com/gpu=present:NoSchedule", "nodes": ["node-b2"]},
+        {
+            "change": "label accelerator=nvidia-t4",
+            "nodes": ["node-a1", "node-a2", "node-b1", "node-c1"],
+        },
+    ]

@@ -137,7 +137,9 @@ BAD_INPUTS = [
         id="json-syntax",
     ),
     pytest.param(
-        "kind: Node\nname: \x01\n", "not valid YAML: unacceptable character #x0001", id="control"
+        "kind: Node\nname: \x01\n",
+        "not valid YAML: line 2, column 7: control character #x0001 is not allowed",
+        id="control",
     ),
 ]
 
@@ -214,6 +216,45 @@ def loader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
 def test_both_yaml_loaders_enforce_the_limits(loader: str, text: str, message: str) -> None:
     with pytest.raises(documents.InputError, match=message):
         documents.load_documents(text, "f")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # libyaml 0.2.6 (PyYAML 6.0.4) has a nesting limit of its own, worded its own way.
+        pytest.param(
+            "a: " + "{a: " * 1100 + "1" + "}" * 1100,
+            "f: not valid YAML: line 1, column 4000: collections nested more than 1000 levels deep",
+            id="flow",
+        ),
+        pytest.param(
+            "a: " + "[" * 1100 + "]" * 1100,
+            "f: not valid YAML: line 1, column 1003: collections nested more than 1000 levels deep",
+            id="flow-sequence",
+        ),
+        pytest.param(
+            "".join(" " * i + "a:\n" for i in range(1100)) + " " * 1100 + "x\n",
+            "collections nested more than 1000 levels deep",
+            id="block",
+        ),
+        # The pure-Python reader checks characters when it is built, libyaml's later.
+        pytest.param(
+            "kind: Node\nname: \x01\n",
+            "f: not valid YAML: line 2, column 7: control character #x0001 is not allowed",
+            id="control-character",
+        ),
+        pytest.param(
+            "a: x\nb: \x7f\n",
+            "f: not valid YAML: line 2, column 4: control character #x007f is not allowed",
+            id="delete-character",
+        ),
+    ],
+)
+def test_both_yaml_loaders_say_it_in_the_same_words(loader: str, text: str, message: str) -> None:
+    with pytest.raises(documents.InputError) as caught:
+        documents.load_documents(text, "f")
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 def test_both_yaml_loaders_read_what_pyyaml_reads(loader: str) -> None:

@@ -46,7 +46,11 @@ from plugins.installing import SAMPLE, ensure_installed
 from policy_scheduler import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "charts" / "policy-scheduler" / "README.md",
+]
 CI_SCRIPT = ".ci/run"
 
 SHELL_LANGUAGES = {"bash", "sh", "shell"}
@@ -91,6 +95,7 @@ PROBES_E2E = (
 )
 IMAGE_TEST = "tests/chart/test_image.py"
 KUBECTL_E2E = "tests/e2e/test_kubectl.py"
+RENDER_TEST = "tests/chart/test_render_offline.py"
 
 #: Command prefix (normalised: ``.venv/bin/`` dropped, ``python3`` is ``python``) -> what
 #: exercises it: ``path::test_function`` or ``.ci/run::<text the script contains>``.
@@ -153,6 +158,15 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "kubectl apply -f examples/policies/": (
         f"{CRD_TEST}::test_examples_are_accepted",
         "tests/e2e/test_chart_install.py::test_default_chart_applied_to_the_emulator_schedules_pods",
+    ),
+    # the chart rendered and checked with no helm binary (charts/policy-scheduler/README.md)
+    "python charts/render.py": (
+        f"{RENDER_TEST}::test_the_documented_commands_lint_render_and_validate_the_chart",
+        f"{RENDER_TEST}::test_lint_says_what_the_schema_refuses",
+    ),
+    "kubernetes-validate --strict -k 1.30.0 rendered.yaml": (
+        f"{RENDER_TEST}::test_the_documented_commands_lint_render_and_validate_the_chart",
+        f"{RENDER_TEST}::test_strict_validation_refuses_an_unknown_field",
     ),
     # observing
     "kubectl get schedpol": (

@@ -98,10 +98,11 @@ async def test_default_chart_applied_to_the_emulator_schedules_pods(
             timeout=10,
         )
         assert policy is not None
-        assert policy["status"]["servingSchedulerName"] == "policy-scheduler"
+        # The example serves its own name: the chart's stays the built-in default's.
+        assert policy["status"]["servingSchedulerName"] == "bin-packing"
 
         fresh = pod("fresh", namespace=namespace, requests={"cpu": "1"})
-        fresh["spec"]["schedulerName"] = "policy-scheduler"
+        fresh["spec"]["schedulerName"] = "bin-packing"
         del fresh["metadata"]["uid"]
         await emulator.create(fresh, namespace)
         bound = await emulator.wait_for(

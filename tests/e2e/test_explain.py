@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client as k8s_client
 
-from builders import node, pod
+from builders import claim_volume, node, pod, pv, pvc, storage_class
 from e2e.harness import KubeClient
 from extender_server import ExtenderServer, keep
 from policy_scheduler.cli import main
@@ -259,3 +259,57 @@ async def test_explain_asks_the_policys_extenders_unless_told_not_to(
         assert len(extender.received) == asked  # not asked this time
         assert "note: --skip-extenders: policy" in err and "1 extender(s)" in err
         assert "GPU 0 is faulty" not in out
+
+
+async def test_a_pod_waiting_for_its_volumes_is_said_to_be(
+    emulator: KubeClient,
+    namespace: str,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # What the operator leaves while the PV controller and the provisioner work: a PV
+    # reserved for one claim (claimRef), the other claim annotated with the chosen node.
+    small, _ = await small_and_big(emulator, namespace)
+    local, fast = f"{namespace}-local", f"{namespace}-fast"
+    await emulator.create(storage_class(local, mode="WaitForFirstConsumer"))
+    await emulator.create(storage_class(fast, "csi.example.com", mode="WaitForFirstConsumer"))
+    volume = f"{namespace}-pv"
+    await emulator.create(
+        pv(
+            volume,
+            storage_class=local,
+            capacity="10Gi",
+            access_modes=["ReadWriteOnce"],
+            affinity={"kubernetes.io/hostname": [small]},
+            claim=(namespace, "data"),
+        )
+    )
+    for name, class_name, written in (
+        ("data", local, None),
+        ("cache", fast, {"volume.kubernetes.io/selected-node": small}),
+    ):
+        claim = pvc(
+            name,
+            namespace=namespace,
+            storage_class=class_name,
+            request="1Gi",
+            access_modes=["ReadWriteOnce"],
+            annotations=written,
+        )
+        await emulator.create(claim, namespace)
+    await emulator.create(
+        pending_pod("db", volumes=[claim_volume("data"), claim_volume("cache")]), namespace
+    )
+
+    code = await asyncio.to_thread(main, ["explain", "db", "-n", namespace])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith(
+        f'pod "{namespace}/db" was scheduled and is waiting for its volumes, not for a node: '
+        f'claim "data": PV "{volume}" is reserved for it (spec.claimRef), the PV controller '
+        'has yet to bind them; claim "cache": to be provisioned for node '
+        f'"{small}" (volume.kubernetes.io/selected-node), the provisioner has yet to create '
+        "its volume. The scheduler binds the pod once every claim is bound"
+    )
+    assert "NODE" not in out  # no table: the pod is not waiting for a node

@@ -4,21 +4,35 @@ Since TaintNodesByCondition, the node lifecycle controller taints a node that is
 ready, unreachable, under pressure or cordoned; the default policy reads those taints
 (PodToleratesNodeTaints, CheckNodeUnschedulable) and so lets in the pods that tolerate
 them (DaemonSet pods), where the v1.13 set (CheckNodeCondition and the pressure
-predicates, ``examples/policies/legacy-v1.13.yaml``) reads the conditions and refuses.
+predicates, as ``examples/policies/legacy-v1.13.yaml`` has them) reads the conditions
+and refuses.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from builders import cluster, decide, node, pod
+from policy_scheduler import names
 
-ROOT = Path(__file__).resolve().parents[2]
-LEGACY_V1_13 = yaml.safe_load((ROOT / "examples" / "policies" / "legacy-v1.13.yaml").read_text())
+#: The v1.13 gate-off provider itself (the example adds EvenPodsSpread to it).
+LEGACY_V1_13 = {
+    "apiVersion": "policyscheduler.io/v1alpha1",
+    "kind": "SchedulingPolicy",
+    "metadata": {"name": "legacy-v1-13"},
+    "spec": {
+        "predicates": [
+            {"name": name}
+            for name in names.LEGACY_PREDICATE_ORDER
+            if name in names.LEGACY_V1_13_PREDICATES
+        ],
+        "priorities": [
+            {"name": name, "weight": weight} for name, weight in names.LEGACY_V1_13_PRIORITY_WEIGHTS
+        ],
+    },
+}
 
 NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 UNSCHEDULABLE = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}

@@ -71,6 +71,21 @@ def book() -> PolicyBook:
 # -- one policy ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("mode", [None, "Shadow"])
+def test_a_policy_leaving_out_a_safeguard_is_accepted_with_a_warning(
+    book: PolicyBook, mode: str | None
+) -> None:
+    raw = obj("packing", DEFAULT, mode=mode)
+    raw["spec"]["predicates"] = [{"name": "GeneralPredicates"}, {"name": "EvenPodsSpread"}]
+    [verdict] = apply(book, raw)
+    assert verdict.accepted and verdict.reason == (SHADOW if mode else ACCEPTED)
+    assert verdict.message.endswith(
+        "; warning: spec.predicates leaves out PodToleratesNodeTaints, MatchInterPodAffinity, "
+        "CheckVolumeBinding, NoVolumeZoneConflict, so what they check is not checked "
+        "(`policy-scheduler validate` says what each protects)"
+    )
+
+
 def test_a_valid_policy_is_accepted_and_serves_its_name(book: PolicyBook) -> None:
     verdicts = apply(book, obj("gpu-policy"))
     assert by_name(verdicts) == {"gpu-policy": (True, ACCEPTED, "gpu")}

@@ -57,7 +57,12 @@ reports only its first failing predicate; the verification still runs them all.
 
 Per node and family the first candidate that passes wins (the smallest); families are
 independent, so a cordoned node may get both ``uncordon`` and a toleration. Hints group
-the nodes one change fixes, most nodes first, then by change text; nodes by name.
+the nodes one change fixes (nodes by name) and are ranked by how little they change
+(:data:`RANKS`): first what changes the pod alone (a toleration, then a smaller request,
+the smallest cut first), then the cluster's state (uncordon, then moving volumes), and
+last relabelling nodes, which makes a node claim to be another kind of machine (a CPU
+node labelled as a GPU one); within a family, fewer taints, edits or volumes first, then
+the most nodes, then the change's text.
 
 Cost. A pod or volume change shares one :class:`CycleState` across the nodes it is tried
 on. A node change runs the ``node_local`` predicates (which read only the pod and the one
@@ -158,6 +163,12 @@ class Hint:
     nodes: tuple[str, ...]
 
 
+#: How much each family's change changes, least first: the pod's spec alone (tolerate a
+#: taint, ask for less), the cluster's state (uncordon a node, move volumes), what a node
+#: says it is (its labels).
+RANKS: Final = {"toleration": 0, "request": 1, "uncordon": 2, "volume": 3, "label": 4}
+
+
 @dataclass(frozen=True, slots=True)
 class _Change:
     """A candidate change: its text and what it changes, applied (one of the three)."""
@@ -168,6 +179,8 @@ class _Change:
     volumes: tuple[PersistentVolume, ...] = ()
     #: For a request change, the requests it sets, by resource name.
     requests: Mapping[str, int] | None = None
+    #: How much it changes: its family's rank, then its size within the family.
+    cost: tuple[int, float] = (0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +212,9 @@ def fit_hints(
     """The verified single changes that would make ``pod`` fit the ``failed`` nodes."""
     context = _Context(pod, cluster, policy, nominated_for(pod, cluster))
     checker = _Checker(context)
-    #: Change text -> the nodes it fixes (a dict as an ordered set).
+    #: Change text -> the nodes it fixes (a dict as an ordered set), and what it costs.
     fixed: dict[str, dict[str, None]] = {}
+    costs: dict[str, tuple[int, float]] = {}
     #: Request changes that fixed a node, by text; and per node, the requests its own
     #: change allows.
     requests: dict[str, tuple[_Change, Mapping[str, int]]] = {}
@@ -213,10 +227,11 @@ def fit_hints(
         for family in _FAMILIES:
             for change in family(context, info, reasons):
                 if checker.spent >= budget:
-                    return _ranked(fixed)
+                    return _ranked(fixed, costs)
                 if checker.fits(change, info):
                     # Two families may propose the same change for one node: one entry.
                     fixed.setdefault(change.text, {})[name] = None
+                    costs.setdefault(change.text, change.cost)
                     if change.requests is not None:
                         requests.setdefault(change.text, (change, change.requests))
                         room[name] = change.requests
@@ -232,14 +247,14 @@ def fit_hints(
         for name, allowed in room.items():
             comparisons -= 1
             if comparisons < 0:
-                return _ranked(fixed)
+                return _ranked(fixed, costs)
             if name in nodes or not _within(amounts, allowed):
                 continue
             if checker.spent >= budget:
-                return _ranked(fixed)
+                return _ranked(fixed, costs)
             if checker.fits(change, cluster.nodes[name]):
                 nodes[name] = None
-    return _ranked(fixed)
+    return _ranked(fixed, costs)
 
 
 def _within(amounts: Mapping[str, int], allowed: Mapping[str, int]) -> bool:
@@ -247,9 +262,12 @@ def _within(amounts: Mapping[str, int], allowed: Mapping[str, int]) -> bool:
     return all(name in amounts and amounts[name] <= limit for name, limit in allowed.items())
 
 
-def _ranked(fixed: Mapping[str, Mapping[str, None]]) -> list[Hint]:
+def _ranked(
+    fixed: Mapping[str, Mapping[str, None]], costs: Mapping[str, tuple[int, float]]
+) -> list[Hint]:
+    """The hints, the least change first (see the module docstring)."""
     hints = [Hint(text, tuple(sorted(nodes))) for text, nodes in fixed.items()]
-    hints.sort(key=lambda hint: (-len(hint.nodes), hint.change))
+    hints.sort(key=lambda hint: (costs[hint.change], -len(hint.nodes), hint.change))
     return hints
 
 
@@ -378,7 +396,9 @@ def _request_changes(context: _Context, info: NodeInfo, reasons: Sequence[str]) 
         f"{name} request <= {_amount(name, amount)}" for name, amount in amounts.items()
     )
     changed = replace(pod, request=_with_requests(pod.request, amounts), fingerprint=b"")
-    return [_Change(text, pod=changed, requests=amounts)]
+    # The deepest cut, as a fraction of what the pod asks: the smallest cut first.
+    cut = max(1 - amount / pod.request.get(name) for name, amount in amounts.items())
+    return [_Change(text, pod=changed, requests=amounts, cost=(RANKS["request"], cut))]
 
 
 # -- tolerations and cordon ----------------------------------------------------------------
@@ -392,7 +412,8 @@ def _taint_text(taint: Taint) -> str:
 def _tolerating(pod: Pod, taints: Sequence[Taint]) -> _Change:
     added = tuple(Toleration(t.key, "Equal", t.value, t.effect) for t in taints)
     changed = replace(pod, tolerations=pod.tolerations + added, fingerprint=b"")
-    return _Change("tolerate " + ", ".join(_taint_text(t) for t in taints), pod=changed)
+    text = "tolerate " + ", ".join(_taint_text(t) for t in taints)
+    return _Change(text, pod=changed, cost=(RANKS["toleration"], len(taints)))
 
 
 def _toleration_changes(context: _Context, info: NodeInfo, reasons: Sequence[str]) -> list[_Change]:
@@ -427,7 +448,8 @@ def _cordon_changes(context: _Context, info: NodeInfo, reasons: Sequence[str]) -
     ):
         return []
     taints = tuple(t for t in node.taints if t.key != UNSCHEDULABLE_TAINT.key)
-    return [_Change("uncordon", node=replace(node, unschedulable=False, taints=taints))]
+    uncordoned = replace(node, unschedulable=False, taints=taints)
+    return [_Change("uncordon", node=uncordoned, cost=(RANKS["uncordon"], 0))]
 
 
 # -- labels --------------------------------------------------------------------------------
@@ -549,7 +571,10 @@ def _label_changes(context: _Context, info: NodeInfo, reasons: Sequence[str]) ->
             continue  # its matchFields name another node: no label helps
         options.setdefault(_label_text(edits), edits)
     ranked = sorted(options.items(), key=lambda item: (len(item[1]), item[0]))
-    return [_Change(text, node=_relabelled(node, edits)) for text, edits in ranked]
+    return [
+        _Change(text, node=_relabelled(node, edits), cost=(RANKS["label"], len(edits)))
+        for text, edits in ranked
+    ]
 
 
 # -- volume zone ---------------------------------------------------------------------------
@@ -625,7 +650,8 @@ def _volume_zone_changes(
     if not moved:
         return []
     text = ", ".join(text for _, text in moved.values())
-    return [_Change(text, volumes=tuple(pv for pv, _ in moved.values()))]
+    volumes = tuple(pv for pv, _ in moved.values())
+    return [_Change(text, volumes=volumes, cost=(RANKS["volume"], len(volumes)))]
 
 
 _FAMILIES: Final[tuple[_Family, ...]] = (

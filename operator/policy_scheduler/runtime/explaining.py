@@ -9,6 +9,12 @@ table covers the whole cluster) and, when no node fits, asks preemption whether 
 lower-priority pods would make room, and whom (nothing is evicted). The output is
 ``simulate``'s table for that pod, ``would preempt ns/a on node-3`` included.
 
+A pod the scheduler already decided, waiting for its volumes (a PV reserved for one of
+its claims through ``spec.claimRef``, or a claim to provision annotated with the chosen
+node, not yet bound by the PV controller or the provisioner), is not judged again: a
+decision on a cluster where its own reservations stand would explain nothing.
+:class:`WaitingForVolumes` says what it waits for instead.
+
 The policy's HTTP extenders are asked as the operator would ask them (filter,
 prioritize, preempt; never bind) through the ``extenders`` client the caller passes;
 without one (``--skip-extenders``) they are left out, and the caller says so.
@@ -21,15 +27,55 @@ from dataclasses import replace
 from kubernetes_asyncio import client
 
 from ..engine.algorithm import Decision, Scheduler
+from ..engine.cluster import ClusterState
 from ..engine.compiler import CompiledPolicy
 from ..engine.extenders import ExtenderClient
+from ..engine.predicates.volumes import ANN_SELECTED_NODE, PVC
 from ..engine.preemption import Preemption
-from ..kinds import PARSE_ERRORS, POD
+from ..kinds import KINDS, PARSE_ERRORS, POD
+from ..objects import Pod
 from ..simulation import InputError
 from ..state.admission import Admission, admit
 from ..state.world import World
-from .kubeapi import KubeApi
+from .access import access_error
+from .kubeapi import ApiError, KubeApi
 from .listing import list_cluster
+
+
+class WaitingForVolumes(Exception):
+    """The pod was decided and waits for its volumes: the message says which, and how."""
+
+
+def volumes_in_flight(pod: Pod, cluster: ClusterState) -> list[str]:
+    """What each of the pod's claims still waits for, once the scheduler reserved it."""
+    waiting = []
+    for volume in pod.volumes:
+        if volume.kind != PVC:
+            continue
+        key = f"{pod.namespace}/{volume.handle}"
+        claim = cluster.claims.get(key)
+        if claim is None or claim.volume_name:
+            continue  # missing (the decision says so), or bound: nothing to wait for
+        reserved = next(
+            (
+                pv.name
+                for pv in cluster.persistent_volumes.values()
+                if pv.claim == key and pv.claim_uid in ("", claim.uid)
+            ),
+            None,
+        )
+        selected = claim.annotations.get(ANN_SELECTED_NODE)
+        if reserved is not None:
+            waiting.append(
+                f'claim "{volume.handle}": PV "{reserved}" is reserved for it (spec.claimRef), '
+                "the PV controller has yet to bind them"
+            )
+        elif selected:
+            waiting.append(
+                f'claim "{volume.handle}": to be provisioned for node "{selected}" '
+                f"({ANN_SELECTED_NODE}), the provisioner has yet to create its volume"
+            )
+    return waiting
 
 
 async def explain(
@@ -42,7 +88,17 @@ async def explain(
 ) -> tuple[CompiledPolicy, Decision]:
     world = World(default_scheduler_name=default_scheduler_name)
     target = None
-    for obj in await list_cluster(KubeApi(api_client)):
+    api = KubeApi(api_client)
+    try:
+        listed = await list_cluster(api)
+    except ApiError as exc:
+        raise access_error(
+            exc,
+            api,
+            needs="explain reads the cluster as the scheduler does: your account needs "
+            f"list on {', '.join(kind.plural for kind in KINDS)}",
+        ) from None
+    for obj in listed:
         meta = obj.get("metadata") or {}
         if obj.get("kind") == "Pod" and (meta.get("namespace"), meta.get("name")) == (
             namespace,
@@ -62,6 +118,14 @@ async def explain(
         raise InputError(f'pod "{namespace}/{name}" is already bound to node "{pod.node_name}"')
     if admission is not Admission.PENDING:
         raise InputError(f'pod "{namespace}/{name}" is not scheduled: {admission.value}')
+    waiting = volumes_in_flight(pod, world.cache.cluster)
+    if waiting:
+        raise WaitingForVolumes(
+            f'pod "{namespace}/{name}" was scheduled and is waiting for its volumes, not for '
+            f"a node: {'; '.join(waiting)}. The scheduler binds the pod once every claim is "
+            "bound, or decides it again after --volume-binding-timeout (600 s by default); "
+            f"`kubectl describe pvc -n {namespace}` shows what the controllers say."
+        )
     policy = world.book.policy_for(pod.scheduler_name)
     if policy is None:
         raise InputError(

@@ -112,11 +112,26 @@ class Api(Protocol):
 
 
 class ApiError(Exception):
-    """A request that kept failing (status 0 or an error status) where data was needed."""
+    """A request that kept failing (status 0 or an error status) where data was needed.
 
-    def __init__(self, what: str, status: int) -> None:
+    ``reason`` is the API server's own message (a Status object's ``message``), if any.
+    """
+
+    def __init__(self, what: str, status: int, reason: str = "") -> None:
         super().__init__(f"{what}: {'no answer' if status == 0 else f'HTTP {status}'}")
+        self.what = what
         self.status = status
+        self.reason = reason
+
+
+def status_message(body: bytes) -> str:
+    """The ``message`` of a Kubernetes Status answer, or "" when it is none."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return ""
+    message = data.get("message") if isinstance(data, dict) else None
+    return message if isinstance(message, str) else ""
 
 
 class RateLimiter:
@@ -537,7 +552,7 @@ class KubeApi:
             if status == 404:
                 return  # the kind is not served (e.g. the CRD is not installed yet)
             if status != 200:
-                raise ApiError(what, status)
+                raise ApiError(what, status, status_message(body))
             data = json.loads(body)
             del body
             items: list[dict[str, Any]] = data.get("items") or []

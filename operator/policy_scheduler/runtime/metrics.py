@@ -281,16 +281,17 @@ class Metrics:
         self._child(self._e2e_duration, result, profile).observe(seconds)
 
     def pending(self, lengths: Mapping[str, int]) -> None:
-        """Queue lengths, as ``SchedulingQueue.lengths()`` returns them.
+        """Queue lengths, as ``SchedulingQueue.lengths()`` returns them: only the pods
+        this scheduler serves (active, backoff, unschedulable).
 
-        The three queues are always set (a missing one is 0), so an emptied queue does
-        not keep its last value.
+        The queue's ``waiting`` part, pods whose schedulerName no policy serves (every
+        pending pod of another scheduler), is not exported: kube-scheduler counts only
+        its own profiles' pods, and a dashboard summing the gauge would count other
+        schedulers' pods as ours. The three queues are always set (a missing one is 0),
+        so an emptied queue does not keep its last value.
         """
         for queue in QUEUES:
             self._child(self._pending, queue).set(lengths.get(queue, 0))
-        for queue, length in lengths.items():
-            if queue not in QUEUES:
-                self._child(self._pending, queue).set(length)
 
     def phases(self, filter_s: float, score_s: float) -> None:
         """Durations of one attempt's whole filter (predicates) and score (priorities)."""

@@ -2,8 +2,11 @@
 
 For every policy the :class:`~..state.policies.PolicyBook` has judged, the status holds
 an ``Accepted`` condition (True, or False with the reason and a message naming the
-field), ``observedGeneration``, the schedulerName it serves, and the counts of pods it
-scheduled and of pods it currently cannot place, with the time of its last decision.
+field), ``observedGeneration``, the schedulerName it serves, the count of pods it
+placed that were bound (``podsScheduled``: a decision whose binding, or whose volumes'
+binding, failed is not counted), the pods of its name waiting now for another attempt
+(``podsUnschedulable``: unschedulable or in backoff; not a running total), and the time
+of its last decision. The CRD's descriptions say the same (``crd.py``).
 
 A Shadow policy's status also has ``shadow``: its window's counts and latest
 differences (``state/shadows.py``); the key is removed when it is promoted.

@@ -541,8 +541,7 @@ class SchedulerRuntime:
             self._rejected(queued, attempt.status, profile, attempt.elapsed)
         else:
             self._compare_shadows(attempt.shadows, decision)
-            stats.scheduled += 1
-            self.metrics.attempt("scheduled", profile, attempt.elapsed)
+            # Counted as scheduled once bound (the binding cycle), not as decided.
             self.queue.done(pod.uid)
             self._binding_uids.add(pod.uid)
             self._spawn(self._binding_cycle(attempt))
@@ -735,6 +734,8 @@ class SchedulerRuntime:
             return
         if 200 <= code < 300:
             self.cache.finish_binding(pod.uid)
+            self.stats.setdefault(policy.name, PolicyStats()).scheduled += 1
+            self.metrics.attempt("scheduled", profile, attempt.elapsed)
             self.metrics.e2e("scheduled", profile, self.clock() - queued.enqueued)
             self.metrics.attempts_until_scheduled(queued.attempts)
             self._binding_uids.discard(pod.uid)
@@ -743,6 +744,7 @@ class SchedulerRuntime:
                 await run_post_bind(policy.pipeline, state, pod, node)
             return
         self.decider.unreserve(pod.uid, state, policy, node)
+        self.metrics.attempt("error", profile, attempt.elapsed)  # as upstream: a failed binding
         if code == 404 or self.cache.was_deleted(pod.uid):
             return  # the pod is gone
         if code == 409:
@@ -822,6 +824,7 @@ class SchedulerRuntime:
     ) -> None:
         pod = queued.pod
         self.decider.unreserve(pod.uid, state, policy, node)
+        self.metrics.attempt("error", policy.scheduler_name, 0.0)
         if self.cache.was_deleted(pod.uid):
             return
         logger.warning("binding %s to %s failed: %s", pod.key, node, message)
@@ -847,6 +850,7 @@ class SchedulerRuntime:
         """Undo everything the decision assumed; tell why, and retry with backoff."""
         pod = queued.pod
         self.decider.unreserve(pod.uid, state, policy, node)
+        self.metrics.attempt("error", policy.scheduler_name, 0.0)
         if error.quiet or self.cache.was_deleted(pod.uid):
             logger.info("binding volumes of %s stopped: %s", pod.key, error)
             return

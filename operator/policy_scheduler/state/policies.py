@@ -11,6 +11,10 @@ Each SchedulingPolicy object the operator sees goes through::
                      which the built-in default policy serves again. An update that
                      changes the schedulerName a policy serves orphans the old name too.
 
+An accepted policy whose predicates leave out one that keeps placements correct
+(``policy.SAFEGUARDS``: resources, ports, selectors, taints, pod affinity, topology spread,
+volumes) is accepted all the same, its message ending with a warning naming them.
+
 "Older" is by ``metadata.creationTimestamp``, then name, so the outcome does not depend
 on the order events arrive in. Every call returns the :class:`Verdict` of each policy
 whose verdict changed, for the operator to write into ``status``.
@@ -40,7 +44,7 @@ from ..engine.compiler import CompiledPolicy, compile_policy
 from ..engine.interface import Handle
 from ..kinds import PolicyObject
 from ..names import DEFAULT_SCHEDULER_NAME
-from ..policy import PolicyError, SchedulingPolicy, default_policy
+from ..policy import PolicyError, SchedulingPolicy, default_policy, missing_safeguards
 
 ACCEPTED = "Accepted"
 INVALID = "Invalid"
@@ -287,7 +291,9 @@ class PolicyBook:
                 record.name,
                 True,
                 ACCEPTED,
-                f'serving schedulerName "{serving}"' + _extenders_note(record.extenders),
+                f'serving schedulerName "{serving}"'
+                + _extenders_note(record.extenders)
+                + _safeguards_note(record.source),
                 record.generation,
                 serving,
             )
@@ -326,7 +332,20 @@ class PolicyBook:
             message = (
                 f'shadowing {what} on schedulerName "{name}": deciding its pods too, never binding'
             )
-        return Verdict(record.name, True, reason, message + note, record.generation, None, name)
+        message += note + _safeguards_note(record.source)
+        return Verdict(record.name, True, reason, message, record.generation, None, name)
+
+
+def _safeguards_note(source: SchedulingPolicy | None) -> str:
+    """Accepted without a predicate that keeps placements correct: say which, once."""
+    missing = missing_safeguards(source.spec) if source is not None else []
+    if not missing:
+        return ""
+    left_out = ", ".join(guard.name for guard in missing)
+    return (
+        f"; warning: spec.predicates leaves out {left_out}, so what they check is not "
+        "checked (`policy-scheduler validate` says what each protects)"
+    )
 
 
 def _extenders_note(count: int) -> str:
