@@ -84,6 +84,7 @@ class FakeApi:
         "create_event": 201,
         "patch_event": 200,
         "patch_policy_status": 200,
+        "patch_pod_group_status": 200,
         "create_lease": 201,
         "replace_lease": 200,
         "replace_persistent_volume": 200,
@@ -124,6 +125,11 @@ class FakeApi:
 
     async def patch_policy_status(self, name: str, status: Mapping[str, Any]) -> int:
         return await self._answer("patch_policy_status", name, status)
+
+    async def patch_pod_group_status(
+        self, namespace: str, name: str, status: Mapping[str, Any]
+    ) -> int:
+        return await self._answer("patch_pod_group_status", namespace, name, status)
 
     async def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
         self.calls.append(Call("get_lease", (namespace, name)))

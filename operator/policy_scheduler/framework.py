@@ -48,12 +48,13 @@ from .engine.interface import (
     WaitingPod,
 )
 from .names import MAX_NODE_SCORE, MAX_PERMIT_WAIT_SECONDS, PLUGIN_ENTRY_POINT_GROUP
-from .objects import Node, OwnerRef, Pod, Resources
+from .objects import POD_GROUP_LABEL, Node, OwnerRef, Pod, PodGroup, Resources
 
 __all__ = [
     "MAX_NODE_SCORE",
     "MAX_PERMIT_WAIT_SECONDS",
     "PLUGIN_ENTRY_POINT_GROUP",
+    "POD_GROUP_LABEL",
     "BindPlugin",
     "Code",
     "CycleState",
@@ -70,6 +71,7 @@ __all__ = [
     "Plugin",
     "PluginApi",
     "Pod",
+    "PodGroup",
     "PostBindPlugin",
     "PostFilterPlugin",
     "PostFilterResult",

@@ -5,9 +5,9 @@ watches (``handlers``), the LIST before the first decision (``runtime.listing``)
 the operator needs (``runtime.kubeapi.required_rules``), ``simulate``'s input sorting
 and the cache's dispatch all iterate it. Each :class:`Kind` carries its API coordinates
 and its parser; :func:`parse` turns a raw dict into the typed object once, at the edge
-(nodes, pods, volumes, workloads, namespaces into :mod:`.objects`; SchedulingPolicies into a
-:class:`PolicyObject` that keeps an invalid spec's error instead of raising, so the
-policy book can judge it).
+(nodes, pods, volumes, workloads, namespaces, PodGroups into :mod:`.objects`;
+SchedulingPolicies into a :class:`PolicyObject` that keeps an invalid spec's error
+instead of raising, so the policy book can judge it).
 
 A deletion needs no parse: :meth:`Kind.identity` reads the object's key from its
 metadata alone, so a malformed object that was never stored can still be "deleted"
@@ -32,6 +32,7 @@ from .objects import (
     parse_persistent_volume_claim,
     parse_pod,
     parse_pod_disruption_budget,
+    parse_pod_group,
     parse_priority_class,
     parse_storage_class,
     parse_timestamp,
@@ -166,6 +167,11 @@ POD_DISRUPTION_BUDGET: Final = Kind(
 PRIORITY_CLASS: Final = Kind(
     "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, parse_priority_class
 )
+#: scheduler-plugins' gangs (the Coscheduling plugin reads them). Optional: a cluster
+#: without the CRD serves no such resource, and its LIST (404) is then empty.
+POD_GROUP: Final = Kind(
+    "scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", True, parse_pod_group
+)
 SCHEDULING_POLICY: Final = Kind(
     names.CRD_GROUP,
     names.CRD_VERSION,
@@ -175,12 +181,14 @@ SCHEDULING_POLICY: Final = Kind(
     parse_policy_object,
 )
 
-#: Every kind read, nodes first (a LIST fills nodes before the pods placed on them) and
-#: PriorityClasses before pods (a pod without ``spec.priority`` is resolved on arrival).
+#: Every kind read, nodes first (a LIST fills nodes before the pods placed on them),
+#: PriorityClasses before pods (a pod without ``spec.priority`` is resolved on arrival)
+#: and PodGroups before pods (a gang's pods are queued in their group's order).
 KINDS: Final[tuple[Kind, ...]] = (
     NODE,
     NAMESPACE,
     PRIORITY_CLASS,
+    POD_GROUP,
     POD,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,

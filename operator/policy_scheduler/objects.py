@@ -2,7 +2,7 @@
 
 Everything the engine reads about a Pod, Node, PV, PVC, StorageClass, Service,
 ReplicationController, ReplicaSet, StatefulSet, CSINode, PodDisruptionBudget,
-PriorityClass or Namespace is extracted here into frozen,
+PriorityClass, Namespace or PodGroup (scheduler-plugins' gangs) is extracted here into frozen,
 slotted dataclasses with precomputed aggregates (a pod's resource request, its host
 ports, its compiled selectors), so the engine never digs through dicts and never
 recomputes per node what is a property of the pod.
@@ -821,6 +821,54 @@ class PriorityClass:
     value: int
     global_default: bool
     preemption_policy: str = ""
+
+
+#: The label that makes a pod a member of a PodGroup (scheduler-plugins'
+#: ``v1alpha1.PodGroupLabel``): its value is the PodGroup's name, in the pod's namespace.
+POD_GROUP_LABEL: Final = "scheduling.x-k8s.io/pod-group"
+#: PodGroup phases (scheduler-plugins v0.30's ``PodGroupPhase``).
+POD_GROUP_PENDING: Final = "Pending"
+POD_GROUP_SCHEDULING: Final = "Scheduling"
+POD_GROUP_RUNNING: Final = "Running"
+POD_GROUP_FINISHED: Final = "Finished"
+POD_GROUP_FAILED: Final = "Failed"
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroup:
+    """A PodGroup (``scheduling.x-k8s.io/v1alpha1``, scheduler-plugins' gang): pods
+    labelled ``scheduling.x-k8s.io/pod-group: NAME`` in its namespace are its members.
+
+    ``min_member``: how many members must be placed together (0 when the spec says
+    none: every group is then satisfied); ``min_resources``: what the cluster must have
+    free for ``min_member`` members (None: not checked), in the units of
+    :class:`Resources`; ``schedule_timeout_seconds``: how long a member may wait at
+    Permit (None: the plugin's default). The status fields are as the API holds them
+    (the operator keeps them up to date, ``runtime/podgroups.py``).
+    """
+
+    namespace: str
+    name: str
+    uid: str = ""
+    #: ``metadata.creationTimestamp`` in epoch seconds (0.0 when unknown).
+    created: float = 0.0
+    min_member: int = 0
+    min_resources: Resources | None = None
+    schedule_timeout_seconds: int | None = None
+    resource_version: str = ""
+    #: ``status.phase``: "" (not written yet), Pending, Scheduling, Running, Finished,
+    #: Failed (or Unknown, which v0.30 defines and never writes).
+    phase: str = ""
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    #: ``status.scheduleStartTime`` as written ("" when absent).
+    schedule_start_time: str = ""
+    occupied_by: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 #: The classes every API server creates at startup (``SystemPriorityClasses``).
@@ -2259,3 +2307,49 @@ def parse_priority_class(raw: Mapping[str, Any]) -> PriorityClass:
         global_default=r.boolean(raw.get("globalDefault"), "globalDefault"),
         preemption_policy=_preemption_policy(r, raw.get("preemptionPolicy"), "preemptionPolicy"),
     )
+
+
+# -- gangs -----------------------------------------------------------------------------------
+
+
+def parse_pod_group(raw: Mapping[str, Any]) -> PodGroup:
+    """A PodGroup of scheduler-plugins (``scheduling.x-k8s.io/v1alpha1``), spec and status."""
+    meta, name, namespace = _metadata(raw, "PodGroup", namespaced=True)
+    r = _Reader("PodGroup", f"{namespace}/{name}")
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+    min_member = r.integer(spec.get("minMember"), "spec.minMember", bits=32)
+    if min_member < 0:
+        raise r.fail("spec.minMember", f"must not be negative, got {min_member}")
+    raw_resources = spec.get("minResources")
+    timeout = spec.get("scheduleTimeoutSeconds")
+    return PodGroup(
+        namespace=sys.intern(namespace),
+        name=name,
+        uid=r.string(meta.get("uid"), "metadata.uid"),
+        created=parse_timestamp(meta.get("creationTimestamp")),
+        min_member=min_member,
+        min_resources=(
+            r.resources(raw_resources, "spec.minResources") if raw_resources is not None else None
+        ),
+        schedule_timeout_seconds=(
+            r.integer(timeout, "spec.scheduleTimeoutSeconds", bits=32)
+            if timeout is not None
+            else None
+        ),
+        resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
+        phase=r.string(status.get("phase"), "status.phase"),
+        running=r.integer(status.get("running"), "status.running", bits=32),
+        succeeded=r.integer(status.get("succeeded"), "status.succeeded", bits=32),
+        failed=r.integer(status.get("failed"), "status.failed", bits=32),
+        schedule_start_time=_time_text(status.get("scheduleStartTime")),
+        occupied_by=r.string(status.get("occupiedBy"), "status.occupiedBy"),
+    )
+
+
+def _time_text(value: object) -> str:
+    """A timestamp field as the API writes it (a YAML file's unquoted one, a date to
+    YAML, back in RFC 3339); "" when absent."""
+    if isinstance(value, date):
+        return api_time(value)
+    return value if isinstance(value, str) else ""

@@ -72,6 +72,10 @@ def render_decision(decision: Decision, policy: CompiledPolicy) -> str:
         ]
         if decision.volumes is not None:
             lines.append(_volumes_line(decision.volumes))
+    if decision.gang is not None:
+        gang = decision.gang
+        placed = "placed with its group" if decision.node is not None else "none of it placed"
+        lines.append(f"  gang {gang.key} (minMember {gang.min_member}): all or nothing, {placed}")
     for name, shadow in decision.shadows.items():
         outcome = (
             f"-> {shadow.node}" if shadow.node is not None else f"fits nowhere: {shadow.message}"

@@ -29,6 +29,10 @@ as skipped, never silently dropped. Finished pods (Succeeded / Failed) use no re
 Priority and preemption: PriorityClasses among the inputs are read first, so that a pod
 naming one without ``spec.priority`` gets its value (the ``globalDefault`` class's, or
 0, when it names none), as the API server's admission would have written it.
+Gangs (a policy enabling Coscheduling, with the PodGroups among the inputs) are placed
+all or nothing: a group's pending members are decided together, and when fewer than
+``minMember`` would fit none is placed, each member's message saying why (the member
+that did not fit); such decisions carry ``gang`` (the group and its minMember).
 PodDisruptionBudgets (policy/v1 and v1beta1) and the ``status.nominatedNodeName`` of
 pending pods are read as the operator reads them. A pod that fits nowhere preempts as
 the operator would (see :func:`simulate`); its decision carries ``preemption`` (the node
@@ -55,7 +59,7 @@ from .engine.compiler import CompiledPolicy, compile_policy
 from .engine.extenders import ExtenderClient
 from .engine.interface import Status
 from .engine.predicates.volumes import PodVolumes
-from .kinds import PRIORITY_CLASS, SCHEDULING_POLICY, PolicyObject, kind_of
+from .kinds import POD_GROUP, PRIORITY_CLASS, SCHEDULING_POLICY, Kind, PolicyObject, kind_of
 from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
 from .objects import ObjectError, Pod, bodies_deferred
@@ -221,8 +225,9 @@ def inputs_from_objects(
         default_scheduler_name=default_scheduler_name, cache=cache, book=book, handle=handle
     )
     inputs = Inputs(world)
-    # PriorityClasses first, wherever they are in the files: pods are resolved on arrival.
-    ordered = sorted(objects, key=lambda pair: kind_of(pair[0]) is not PRIORITY_CLASS)
+    # PriorityClasses first, wherever they are in the files: pods are resolved on arrival;
+    # then PodGroups: a gang's pods are queued in their group's order.
+    ordered = sorted(objects, key=lambda pair: _load_rank(kind_of(pair[0])))
     for index, (doc, source) in enumerate(ordered):
         kind = kind_of(doc)
         if kind is SCHEDULING_POLICY or (kind is None and is_legacy_policy(doc)):
@@ -260,6 +265,10 @@ def inputs_from_objects(
                 f"Shadow policy {found.name!r} decides nothing: {verdict.message}"
             )
     return inputs
+
+
+def _load_rank(kind: Kind | None) -> int:
+    return 0 if kind is PRIORITY_CLASS else 1 if kind is POD_GROUP else 2
 
 
 ProgressFn = Callable[[int, int], None]
@@ -309,8 +318,9 @@ async def simulate(
         if progress is not None:
             progress(decided, total)
 
-    def settle() -> None:
-        """Pods a Permit plugin held whose wait is over: placed, or given up."""
+    def settle(*, show: bool = True) -> None:
+        """Pods a Permit plugin held whose wait is over: placed, or given up (and shown,
+        unless the caller shows them in its own order)."""
         for uid, (decision, attempt) in list(held.items()):
             if attempt.waiting is None or not attempt.waiting.done:
                 continue
@@ -318,10 +328,12 @@ async def simulate(
             status = attempt.waiting.outcome.result()
             if not status.is_success:
                 _give_up(decider, decision, attempt, status)
-            emit(decision)
+            if show:
+                emit(decision)
 
     while (popped := queue.pop_nowait()) is not None:
-        for attempt in await decider.decide(popped):  # one, or a gang's members
+        decided_now: list[Decision] = []  # one, or a gang's members in the plan's order
+        for attempt in await decider.decide(popped):
             queued = attempt.queued
             decision = attempt.decision
             if decision is None:
@@ -329,6 +341,7 @@ async def simulate(
                 # with no policy: nothing to show.
                 queue.done(queued.pod.uid)
                 continue
+            decision.gang = attempt.gang
             for shadow in attempt.shadows:
                 if shadow.decision is not None:
                     decision.shadows[shadow.policy] = shadow.decision
@@ -337,9 +350,7 @@ async def simulate(
             elif attempt.outcome is Outcome.REJECTED:
                 assert attempt.status is not None
                 _give_up(decider, decision, attempt, attempt.status)
-                emit(decision)
-            else:
-                emit(decision)
+            decided_now.append(decision)
             preemption = attempt.preemption
             if preemption is not None and preemption.node is not None and preemption.victims:
                 for victim in preemption.victims:
@@ -348,7 +359,11 @@ async def simulate(
                 total += 1
             else:
                 queue.done(queued.pod.uid)
-        settle()
+        # A gang's members wait on each other at Permit: shown once the plan settled them.
+        settle(show=False)
+        for decision in decided_now:
+            if decision.pod.uid not in held:
+                emit(decision)
     # Nothing else will happen: whoever still waits at Permit times out.
     waiting.expire_all()
     settle()
@@ -434,6 +449,9 @@ def decision_to_json(decision: Decision, detail: Detail = ALL_DETAIL) -> dict[st
             | ({"error": shadow.error} if shadow.error else {})
             for name, shadow in decision.shadows.items()
         ]
+    if decision.gang is not None:
+        # Placed all or nothing with its group: the message says why a group was not.
+        out["gang"] = {"name": decision.gang.key, "minMember": decision.gang.min_member}
     preemption = decision.preemption
     out["preemption"] = (
         {"node": preemption.node, "victims": [victim.key for victim in preemption.victims]}

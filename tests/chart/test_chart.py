@@ -34,6 +34,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
     "defaults": {},
     "ha": {"replicaCount": 3},
     "metrics-off": {"metrics": {"enabled": False}},
+    "podgroup-crd-off": {"podGroups": {"installCRD": False}},
     "custom-scheduler-name": {"schedulerName": "gpu-scheduler"},
     "default-policy": {
         "defaultPolicy": {
@@ -138,6 +139,9 @@ EXPECTED_CLUSTER_RULES = [
         "resources": ["priorityclasses"],
         "verbs": ["list", "watch"],
     },
+    # scheduler-plugins' gangs: watched, and their status written (Coscheduling).
+    {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"], "verbs": ["list", "watch"]},
+    {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups/status"], "verbs": ["patch"]},
     {
         "apiGroups": ["policyscheduler.io"],
         "resources": ["schedulingpolicies"],
@@ -215,7 +219,14 @@ def test_chart_crds_validate(chart: helm.Chart) -> None:
     [
         pytest.param(
             "defaults",
-            ["ClusterRole", "ClusterRoleBinding", "Deployment", "Service", "ServiceAccount"],
+            [
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "CustomResourceDefinition",
+                "Deployment",
+                "Service",
+                "ServiceAccount",
+            ],
             id="defaults",
         ),
         pytest.param(
@@ -223,6 +234,7 @@ def test_chart_crds_validate(chart: helm.Chart) -> None:
             [
                 "ClusterRole",
                 "ClusterRoleBinding",
+                "CustomResourceDefinition",
                 "Deployment",
                 "Role",
                 "RoleBinding",
@@ -232,8 +244,19 @@ def test_chart_crds_validate(chart: helm.Chart) -> None:
             id="ha-adds-the-lease-role",
         ),
         pytest.param(
+            "podgroup-crd-off",
+            ["ClusterRole", "ClusterRoleBinding", "Deployment", "Service", "ServiceAccount"],
+            id="podgroup-crd-off",
+        ),
+        pytest.param(
             "metrics-off",
-            ["ClusterRole", "ClusterRoleBinding", "Deployment", "ServiceAccount"],
+            [
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "CustomResourceDefinition",
+                "Deployment",
+                "ServiceAccount",
+            ],
             id="metrics-off-has-no-service",
         ),
         pytest.param(
@@ -241,6 +264,7 @@ def test_chart_crds_validate(chart: helm.Chart) -> None:
             [
                 "ClusterRole",
                 "ClusterRoleBinding",
+                "CustomResourceDefinition",
                 "Deployment",
                 "SchedulingPolicy",
                 "Service",
@@ -253,6 +277,7 @@ def test_chart_crds_validate(chart: helm.Chart) -> None:
             [
                 "ClusterRole",
                 "ClusterRoleBinding",
+                "CustomResourceDefinition",
                 "Deployment",
                 "Service",
                 "ServiceAccount",
@@ -265,6 +290,7 @@ def test_chart_crds_validate(chart: helm.Chart) -> None:
             [
                 "ClusterRole",
                 "ClusterRoleBinding",
+                "CustomResourceDefinition",
                 "Deployment",
                 "NetworkPolicy",
                 "Service",

@@ -38,7 +38,7 @@ What it emulates (and how it differs from a real kube-apiserver):
 * Replace (PUT): 409 Conflict when ``metadata.resourceVersion`` is given and stale
   (optimistic concurrency, e.g. for Leases); an absent one is an unconditional update.
 * Status subresource (for kinds that declare it: pods, nodes, namespaces, PVs, PVCs,
-  services, RCs, ReplicaSets, StatefulSets, SchedulingPolicies): writes to
+  services, RCs, ReplicaSets, StatefulSets, PodGroups, SchedulingPolicies): writes to
   ``.../status`` change only ``status``; writes to the main endpoint keep the old
   ``status`` (as the real server does, so a scheduler writing conditions through the
   main endpoint fails here as it would in a cluster). ``metadata.generation`` grows
@@ -259,6 +259,17 @@ RESOURCES: tuple[ResourceSpec, ...] = (
         False,
         ("crd", "crds"),
         ("status",),
+    ),
+    # scheduler-plugins' gangs (crds/scheduling.x-k8s.io_podgroups.yaml).
+    ResourceSpec(
+        "scheduling.x-k8s.io",
+        "v1alpha1",
+        "podgroups",
+        "PodGroup",
+        True,
+        ("pg", "pgs"),
+        ("status",),
+        custom=True,
     ),
     ResourceSpec(
         "policyscheduler.io",

@@ -87,7 +87,7 @@ from .functions import (
     every_position,
 )
 from .hinting import Hint, fit_hints
-from .interface import Code, PostFilterResult, Status
+from .interface import Code, Gang, PostFilterResult, Status
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
 from .pipeline import (
@@ -179,6 +179,8 @@ class Decision:
     #: No node fits and no eviction can change that (a PreFilter's
     #: UnschedulableAndUnresolvable): preemption is not tried.
     unresolvable: bool = False
+    #: The gang the pod was planned with, all or nothing (``simulate`` shows it).
+    gang: Gang | None = None
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
     _feasible: Sequence[str] | Sequence[NodeInfo] = field(default_factory=list, repr=False)

@@ -3,7 +3,8 @@
 :class:`ClusterState` holds one :class:`NodeInfo` per node, the placed pods (bound or
 assumed) by uid, and the other kinds the predicates read (PVs, PVCs, StorageClasses,
 CSINodes, Services and controllers), the PodDisruptionBudgets preemption reads, the
-Namespaces (for their labels, which a pod affinity term's namespaceSelector reads), and the
+Namespaces (for their labels, which a pod affinity term's namespaceSelector reads), the
+PodGroups (scheduler-plugins' gangs, which the Coscheduling plugin reads), and the
 *nominated* pods: pending pods a preemption set a node aside for, which the filter's
 first pass counts (``fitting.py``). It is written only by the scheduler cache
 (``state.cache``), which ``simulate`` and the operator both feed; every ``set_*`` /
@@ -68,6 +69,7 @@ from ..objects import (
     Pod,
     PodAffinityTerm,
     PodDisruptionBudget,
+    PodGroup,
     StorageClass,
     WeightedPodAffinityTerm,
     Workload,
@@ -255,6 +257,8 @@ class ClusterState:
         self.pdbs: dict[str, PodDisruptionBudget] = {}  # "ns/name"
         #: Namespaces by name, for their labels (namespaceSelector in pod affinity terms).
         self.namespaces: dict[str, Namespace] = {}
+        #: PodGroups by "ns/name" (no predicate reads them: changing one bumps nothing).
+        self.pod_groups: dict[str, PodGroup] = {}
         #: Pending pods a preemption set a node aside for (``status.nominatedNodeName``),
         #: as placed copies (``node_name`` is the nominated node): node -> uid -> pod.
         self.nominated: dict[str, dict[str, Pod]] = {}
@@ -622,6 +626,12 @@ class ClusterState:
     def remove_namespace(self, name: str) -> None:
         if self.namespaces.pop(name, None) is not None:
             self.generation += 1
+
+    def set_pod_group(self, group: PodGroup) -> None:
+        self.pod_groups[group.key] = group
+
+    def remove_pod_group(self, key: str) -> None:
+        self.pod_groups.pop(key, None)
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         """A namespace's labels; None when the namespace is not known."""

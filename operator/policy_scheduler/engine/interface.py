@@ -19,8 +19,9 @@ Python's terms:
   deadline; Permit is synchronous and returns Wait with a timeout, the framework waits;
 * plugins read the cluster through read-only views: :class:`NodeInfoView` (a node and
   the pods placed on it, with their sums) and :class:`Snapshot` (every node and placed
-  pod as the current cycle sees them). Pods and nodes are the frozen objects of
-  :mod:`policy_scheduler.objects`.
+  pod as the current cycle sees them, the pods still waiting for a node, and the
+  objects of the other kinds the scheduler watches, such as PodGroups). Pods, nodes and
+  those objects are the frozen objects of :mod:`policy_scheduler.objects`.
 
 The :class:`CycleState` is the engine's own (:mod:`.functions`): one per scheduling
 cycle, handed on to the pod's binding cycle.
@@ -29,11 +30,13 @@ cycle, handed on to the pod's binding cycle.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
 from ..objects import Node, Pod, Resources
+from ..selectors import set_selector
 from .cluster import ClusterState
 from .functions import CycleState
 
@@ -232,19 +235,41 @@ class NodeInfoView(Protocol):
     def generation(self) -> int: ...
 
 
+#: Pending pods of one namespace (None: all), for :class:`Snapshot`.
+PendingPods = Callable[[str | None], Iterable[Pod]]
+
+
+def _no_pending(namespace: str | None) -> Iterable[Pod]:
+    return ()
+
+
+#: The kinds :meth:`Snapshot.objects` serves: kind -> the cluster state's table of them.
+_OBJECT_TABLES: Final[dict[str, Callable[[ClusterState], Mapping[str, Any]]]] = {
+    "PodGroup": lambda cluster: cluster.pod_groups,
+    "PodDisruptionBudget": lambda cluster: cluster.pdbs,
+    "Namespace": lambda cluster: cluster.namespaces,
+    "PersistentVolume": lambda cluster: cluster.persistent_volumes,
+    "PersistentVolumeClaim": lambda cluster: cluster.claims,
+    "StorageClass": lambda cluster: cluster.storage_classes,
+    "CSINode": lambda cluster: cluster.csi_nodes,
+}
+
+
 class Snapshot:
     """The cluster as the current scheduling cycle sees it, read-only.
 
     Every node (in kube-scheduler's NodeTree order: zones taking turns), every placed
-    pod (bound, or assumed by this scheduler), and the volumes. It is the live state
-    held still for the cycle: a plugin must neither change it nor keep it past the call
-    it was given in.
+    pod (bound, or assumed by this scheduler), the pods still waiting for a node, and
+    the objects of the other kinds the scheduler watches (:meth:`objects`). It is the
+    live state held still for the cycle: a plugin must neither change it nor keep it
+    past the call it was given in.
     """
 
-    __slots__ = ("_cluster",)
+    __slots__ = ("_cluster", "_pending")
 
-    def __init__(self, cluster: ClusterState) -> None:
+    def __init__(self, cluster: ClusterState, pending: PendingPods = _no_pending) -> None:
         self._cluster = cluster
+        self._pending = pending
 
     def nodes(self) -> Sequence[NodeInfoView]:
         return self._cluster.ordered_nodes()
@@ -255,9 +280,35 @@ class Snapshot:
     def __len__(self) -> int:
         return len(self._cluster.nodes)
 
-    def pods(self, namespace: str | None = None) -> Iterator[Pod]:
-        """Placed pods, of one namespace or all."""
-        return self._cluster.pods_in(None if namespace is None else (namespace,))
+    def pods(
+        self, namespace: str | None = None, *, labels: Mapping[str, str] | None = None
+    ) -> Iterator[Pod]:
+        """Placed pods, of one namespace or all; with ``labels``, only the pods that
+        carry every one of these labels with these values (answered from the cluster's
+        label index: cheap however many pods there are)."""
+        cluster = self._cluster
+        if not labels:
+            return cluster.pods_in(None if namespace is None else (namespace,))
+        selector = set_selector(labels)
+        found = cluster.candidates(None if namespace is None else (namespace,), [selector])
+        nodes, matches = cluster.nodes, selector.matches
+        return (pod for pod in found if pod.node_name in nodes and matches(pod.labels))
+
+    def pending_pods(
+        self, namespace: str | None = None, *, labels: Mapping[str, str] | None = None
+    ) -> Iterator[Pod]:
+        """Pods waiting for a node, of one namespace or all (optionally only those with
+        these labels): every pod in the scheduler's queue, whatever part of it (backing
+        off, unschedulable, waiting for a policy to serve its schedulerName), and those
+        in a scheduling cycle right now; never a placed one. None offline without a
+        queue (``validate``)."""
+        placed = self._cluster.pods
+        for pod in self._pending(namespace):
+            if pod.uid in placed:
+                continue
+            if labels and any(pod.labels.get(k) != v for k, v in labels.items()):
+                continue
+            yield pod
 
     def pod(self, uid: str) -> Pod | None:
         return self._cluster.pods.get(uid)
@@ -266,6 +317,22 @@ class Snapshot:
         """Where a placed pod is (bound or assumed); None if it is not placed."""
         pod = self._cluster.pods.get(uid)
         return pod.node_name if pod is not None else None
+
+    def objects(self, kind: str) -> Mapping[str, Any]:
+        """The objects of another kind the scheduler watches, read-only, by key:
+        ``"namespace/name"`` for a namespaced kind, the name otherwise.
+
+        ``kind`` is the API kind: ``PodGroup`` (:class:`~policy_scheduler.objects.PodGroup`,
+        scheduler-plugins' gangs), ``PodDisruptionBudget``, ``Namespace``,
+        ``PersistentVolume``, ``PersistentVolumeClaim``, ``StorageClass``, ``CSINode``.
+        Values are the frozen objects of :mod:`policy_scheduler.objects`; the framework
+        re-exports those it keeps stable (``PodGroup``). Any other kind: KeyError.
+        """
+        table = _OBJECT_TABLES.get(kind)
+        if table is None:
+            known = ", ".join(sorted(_OBJECT_TABLES))
+            raise KeyError(f"the snapshot holds no {kind!r} objects (it holds {known})")
+        return MappingProxyType(table(self._cluster))
 
     @property
     def cluster(self) -> ClusterState:

@@ -92,6 +92,10 @@ class Api(Protocol):
 
     async def patch_policy_status(self, name: str, status: Mapping[str, Any]) -> int: ...
 
+    async def patch_pod_group_status(
+        self, namespace: str, name: str, status: Mapping[str, Any]
+    ) -> int: ...
+
     async def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None: ...
 
     async def create_lease(self, namespace: str, body: Mapping[str, Any]) -> int: ...
@@ -471,6 +475,23 @@ class KubeApi:
 
         code, _ = await self._request(
             call, f"patching the status of policy {name}", repeatable=True
+        )
+        return code
+
+    # -- PodGroup status (scheduler-plugins' gangs) ------------------------------------------
+
+    @needs("scheduling.x-k8s.io", "podgroups/status", "patch")
+    async def patch_pod_group_status(
+        self, namespace: str, name: str, status: Mapping[str, Any]
+    ) -> int:
+        """A merge patch of a PodGroup's status (a null removes a key)."""
+        path = (
+            f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{quote(namespace, safe='')}"
+            f"/podgroups/{quote(name, safe='')}/status"
+        )
+        call = self._json("PATCH", path, {"status": dict(status)}, MERGE_PATCH)
+        code, _ = await self._request(
+            call, f"patching the status of PodGroup {namespace}/{name}", repeatable=True
         )
         return code
 

@@ -89,6 +89,7 @@ from ..state.world import DELETED, World
 from ..state.world import Outcome as WorldOutcome
 from .health import Health
 from .kubeapi import Api, backoff
+from .podgroups import PodGroupStatusWriter
 from .policies import PolicyStats, PolicyStatusWriter
 from .reporting import Reporter, now_rfc3339, pod_reference
 from .volumebinding import DEFAULT_TIMEOUT, VolumeBinder, VolumeBindingError
@@ -298,6 +299,10 @@ class SchedulerRuntime:
             clock=clock,
             is_leader=lambda: self.is_leader(),
         )
+        #: PodGroup status, written through the report lane (runtime/podgroups.py).
+        self.pod_groups = PodGroupStatusWriter(
+            self.reporter.api, self.world, is_leader=lambda: self.is_leader()
+        )
         self._instrumented: dict[str, tuple[CompiledPolicy, CompiledPolicy]] = {}
         self._predicate_seconds: dict[str, float] = {}
         self._priority_seconds: dict[str, float] = {}
@@ -399,6 +404,7 @@ class SchedulerRuntime:
         self, outcome: WorldOutcome, event_type: str | None, raw: Mapping[str, Any] | None
     ) -> None:
         """Report what an observed object changed to whom it concerns."""
+        self.pod_groups.observe(outcome, event_type)
         if outcome.kind in VOLUME_KINDS and outcome.error is None:
             # The volume binder waits on PVs and PVCs, and writes from their last copy.
             if event_type == DELETED:
@@ -943,6 +949,7 @@ class SchedulerRuntime:
         while self._bindings or self._reports:
             await asyncio.gather(*self._bindings, *self._reports, return_exceptions=True)
         await self.reporter.flush()
+        await self.pod_groups.flush()
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 """The scheduler cache: the only writer of the cluster state the engine decides on.
 
 Everything the watches report (nodes, placed pods, volumes, storage classes, CSINodes,
-services and controllers, PodDisruptionBudgets, namespaces, the nominations of pending
-pods) and
+services and controllers, PodDisruptionBudgets, namespaces, PodGroups, the nominations
+of pending pods) and
 everything the scheduler assumes goes through one :class:`SchedulerCache`; nothing else
 writes its :class:`~..engine.cluster.ClusterState`. (Preemption takes victims off the
 cluster inside a decision, in a ``ClusterState.trial`` undone before the decision
@@ -92,6 +92,7 @@ from ..kinds import (
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     POD_DISRUPTION_BUDGET,
+    POD_GROUP,
     REPLICA_SET,
     REPLICATION_CONTROLLER,
     SERVICE,
@@ -171,6 +172,7 @@ _OBJECTS: Final[dict[Kind, tuple[_Setter, _Remover]]] = {
     STATEFUL_SET: (ClusterState.set_workload, ClusterState.remove_workload),
     POD_DISRUPTION_BUDGET: (ClusterState.set_pdb, ClusterState.remove_pdb),
     NAMESPACE: (ClusterState.set_namespace, ClusterState.remove_namespace),
+    POD_GROUP: (ClusterState.set_pod_group, ClusterState.remove_pod_group),
 }
 
 #: The kinds :meth:`SchedulerCache.set_object` stores (besides nodes and pods).

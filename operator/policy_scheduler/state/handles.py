@@ -4,7 +4,8 @@ One :class:`SchedulerHandle` per :class:`~.world.World`, made before any policy 
 compiled (plugins are made with it). It implements the public
 :class:`~..engine.interface.Handle`:
 
-* ``snapshot()``: the cache's cluster (held still while a decision is taken);
+* ``snapshot()``: the cache's cluster (held still while a decision is taken), with the
+  pending pods the world's queue holds (``pending``, set by the world);
 * ``api`` and ``events``: None and dropped until the operator sets its API client and
   event recorder (``simulate`` never does: ``offline``);
 * the waiting pods (``engine/waiting.py``), on the event loop's timers, or on none
@@ -18,10 +19,10 @@ also bind the volumes and the pod through the API.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..engine.handles import DROPPED_EVENTS, Ports
-from ..engine.interface import EventRecorder, PluginApi, Snapshot, WaitingPod
+from ..engine.interface import EventRecorder, PendingPods, PluginApi, Snapshot, WaitingPod
 from ..engine.predicates.volumes import PodVolumes
 from ..engine.waiting import Scheduler as CallLater
 from ..engine.waiting import WaitingPods, manual_call_later
@@ -62,9 +63,11 @@ class SchedulerHandle:
         self.clock = clock
         self.plugin_api: PluginApi | None = None
         self.recorder: EventRecorder = DROPPED_EVENTS
+        #: The pending pods of a namespace (None: all), for the snapshot.
+        self.pending: PendingPods = _no_pending
 
     def snapshot(self) -> Snapshot:
-        return Snapshot(self.cache.cluster)
+        return Snapshot(self.cache.cluster, self.pending)
 
     @property
     def api(self) -> PluginApi | None:
@@ -89,3 +92,7 @@ class SchedulerHandle:
 
     def reject_waiting_pod(self, uid: str, plugin: str, message: str) -> bool:
         return self.waiting.reject(uid, plugin, message)
+
+
+def _no_pending(namespace: str | None) -> Iterable[Pod]:
+    return ()

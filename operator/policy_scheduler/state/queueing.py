@@ -52,7 +52,7 @@ import heapq
 import itertools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,6 +178,14 @@ class SchedulingQueue:
             for q in self._pods.values()
             if scheduler_name is None or q.pod.scheduler_name == scheduler_name
         ]
+
+    def pending(self) -> Iterator[Pod]:
+        """Every pending pod the queue knows: those being scheduled first (a gang's
+        members, while it is planned), then the queued ones (any part)."""
+        for queued in self._in_flight.values():
+            yield queued.pod
+        for queued in self._pods.values():
+            yield queued.pod
 
     def backoff_duration(self, attempts: int) -> float:
         if attempts <= 0:

@@ -36,6 +36,10 @@ PV, PVC, StorageClass, CSINode, Service         all
 added, changed or deleted
 ReplicationController, ReplicaSet, StatefulSet  none (they only weigh in priorities)
 PodDisruptionBudget, PriorityClass              none (preemption reads them)
+PodGroup added or changed                       its members (scheduler-plugins' Coscheduling
+                                                registers PodGroup Add and Update)
+pending pod added with the label                the other members of its PodGroup (a gang
+``scheduling.x-k8s.io/pod-group``               short of members may now have enough)
 Namespace added, changed or deleted             none (kube-scheduler v1.30's InterPodAffinity
                                                 registers no namespace event)
 a policy accepted, changed or deleted           all
@@ -74,7 +78,7 @@ Two things the API server and kube-scheduler's queue did are done here, at the d
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -85,6 +89,7 @@ from ..kinds import (
     NODE,
     PARSE_ERRORS,
     POD,
+    POD_GROUP,
     PRIORITY_CLASS,
     SCHEDULING_POLICY,
     SERVICE,
@@ -94,7 +99,15 @@ from ..kinds import (
     kind_of,
 )
 from ..names import DEFAULT_SCHEDULER_NAME
-from ..objects import SYSTEM_PRIORITY_CLASSES, Node, ObjectError, Pod, PriorityClass
+from ..objects import (
+    POD_GROUP_LABEL,
+    SYSTEM_PRIORITY_CLASSES,
+    Node,
+    ObjectError,
+    Pod,
+    PodGroup,
+    PriorityClass,
+)
 from .admission import Admission, admit
 from .cache import OBJECT_KINDS, PodState, SchedulerCache
 from .handles import SchedulerHandle
@@ -118,6 +131,15 @@ def scheduling_relevant(old: Node, new: Node) -> bool:
         or old.unschedulable != new.unschedulable
         or old.conditions != new.conditions
     )
+
+
+def pod_group_members(namespace: str, name: str) -> Callable[[Pod], bool]:
+    """The pods of the PodGroup ``namespace/name`` (labelled with its name)."""
+
+    def member(pod: Pod) -> bool:
+        return pod.namespace == namespace and pod.labels.get(POD_GROUP_LABEL) == name
+
+    return member
 
 
 def wanted_by_affinity(placed: Pod) -> Callable[[Pod], bool]:
@@ -173,6 +195,8 @@ class World:
         # The queue asks the pod's policy for its order and its PreEnqueue verdict.
         self.queue.sorter_of = self._sorter_of
         self.queue.pre_enqueue = self._pre_enqueue
+        # Plugins see the pending pods through the handle's snapshot.
+        self.handle.pending = self.pending_pods
         #: Namespaces whose pods are scheduled (all when empty); pods of every
         #: namespace are still accounted on their nodes.
         self.namespaces = frozenset(namespaces)
@@ -237,6 +261,9 @@ class World:
             self.cache.set_object(kind, obj)
             if kind in WAKING_KINDS:
                 self.queue.move_all()  # a volume may now be bindable, a service changed
+            elif kind is POD_GROUP:
+                group: PodGroup = obj
+                self.queue.move(pod_group_members(group.namespace, group.name))
         return outcome
 
     def _unchanged(self, kind: Kind, key: str, raw: Mapping[str, Any]) -> Any:
@@ -337,8 +364,14 @@ class World:
             outcome.skipped = admission
             return
         served = self.book.serves(pod.scheduler_name)
-        if queue.add(pod, served=served) and not served and self.book.orphaned(pod.scheduler_name):
+        if not queue.add(pod, served=served):
+            return
+        if not served and self.book.orphaned(pod.scheduler_name):
             outcome.parked.append(pod)
+        group = pod.labels.get(POD_GROUP_LABEL)
+        if group:
+            # A new member: a gang that was short of members may have enough now.
+            queue.move(pod_group_members(pod.namespace, group))
 
     def _nomination(self, pod: Pod, admission: Admission) -> bool:
         """Keep the cache's nominations as the pending pods' status says; True when the
@@ -457,6 +490,12 @@ class World:
         return f"{status.plugin}: {status.message}" if status.plugin else status.message
 
     # -- reading -------------------------------------------------------------------------
+
+    def pending_pods(self, namespace: str | None = None) -> Iterator[Pod]:
+        """Pods waiting for a node (being scheduled, then queued), of one namespace or all."""
+        for pod in self.queue.pending():
+            if namespace is None or pod.namespace == namespace:
+                yield pod
 
     def waiting(self, scheduler_name: str, parts: Collection[str]) -> int:
         """Pending pods of ``scheduler_name`` in these parts of the queue."""
