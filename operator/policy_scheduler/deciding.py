@@ -258,6 +258,11 @@ class Decider:
                 self.unreserve(attempt.queued.pod.uid, attempt.state, attempt.policy, attempt.node)
                 attempt.node = attempt.state = None
             if attempt.outcome not in (Outcome.GONE, Outcome.PARKED):
+                found = attempt.preemption
+                if found is not None and found.node is not None:
+                    # Its preemption is given up with the group: the room it set aside
+                    # is not kept (nothing was evicted: the caller acts on no preemption).
+                    self.world.cache.unnominate(attempt.queued.pod.uid)
                 attempt.outcome, attempt.status = Outcome.REJECTED, refusal
                 attempt.preemption = None
 

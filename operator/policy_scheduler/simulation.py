@@ -318,9 +318,9 @@ async def simulate(
         if progress is not None:
             progress(decided, total)
 
-    def settle(*, show: bool = True) -> None:
-        """Pods a Permit plugin held whose wait is over: placed, or given up (and shown,
-        unless the caller shows them in its own order)."""
+    def settle() -> list[Decision]:
+        """Pods a Permit plugin held whose wait is over: placed, or given up."""
+        settled = []
         for uid, (decision, attempt) in list(held.items()):
             if attempt.waiting is None or not attempt.waiting.done:
                 continue
@@ -328,8 +328,8 @@ async def simulate(
             status = attempt.waiting.outcome.result()
             if not status.is_success:
                 _give_up(decider, decision, attempt, status)
-            if show:
-                emit(decision)
+            settled.append(decision)
+        return settled
 
     while (popped := queue.pop_nowait()) is not None:
         decided_now: list[Decision] = []  # one, or a gang's members in the plan's order
@@ -359,14 +359,20 @@ async def simulate(
                 total += 1
             else:
                 queue.done(queued.pod.uid)
-        # A gang's members wait on each other at Permit: shown once the plan settled them.
-        settle(show=False)
+        # A gang's members wait on each other at Permit: shown in the plan's order once
+        # it settled them; pods held before and let go now, after them.
+        settled = settle()
         for decision in decided_now:
             if decision.pod.uid not in held:
                 emit(decision)
+        now = {decision.pod.uid for decision in decided_now}
+        for decision in settled:
+            if decision.pod.uid not in now:
+                emit(decision)
     # Nothing else will happen: whoever still waits at Permit times out.
     waiting.expire_all()
-    settle()
+    for decision in settle():
+        emit(decision)
     return decisions
 
 

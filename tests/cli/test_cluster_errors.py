@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from policy_scheduler.kinds import KINDS
+
 FORBIDDEN = (
     'pods is forbidden: User "system:serviceaccount:ps:ps" cannot list resource "pods" '
     'in API group "" at the cluster scope'
@@ -205,7 +207,8 @@ async def test_credentials_refused(
         pytest.param(*COMMANDS[0].values, "the chart's ClusterRole", id="run"),
         pytest.param(
             *COMMANDS[1].values,
-            "your account needs list on nodes, namespaces, priorityclasses, pods",
+            # Every kind the scheduler reads, in the order it LISTs them.
+            "your account needs list on " + ", ".join(kind.plural for kind in KINDS),
             id="explain",
         ),
     ],

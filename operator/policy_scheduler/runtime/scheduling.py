@@ -800,6 +800,8 @@ class SchedulerRuntime:
         a Normal ``WaitingOnPermit`` event names the plugins and the deadline."""
         waiting = attempt.waiting
         assert waiting is not None
+        if waiting.done:  # allowed (or refused) already: a gang planned whole, say
+            return waiting.outcome.result()
         pod = waiting.pod
         deadline = datetime.now(UTC) + timedelta(seconds=max(waiting.timeouts.values()))
         plugins = ", ".join(sorted(waiting.timeouts))
