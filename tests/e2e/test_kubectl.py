@@ -190,7 +190,7 @@ async def test_apply_validates_the_policy_on_the_server_and_get_prints_its_colum
     listed = rows((await kube.run("get", "schedpol")).stdout)
     # The CRD's printer columns; MODE is the schema's default (the file does not say it).
     assert listed[0] == ["NAME", "SCHEDULER", "MODE", "ACCEPTED", "AGE"]
-    assert listed[1][:3] == ["bin-packing", "policy-scheduler", "Active"]
+    assert listed[1][:3] == ["bin-packing", "bin-packing", "Active"]
     wide = rows((await kube.run("get", "schedpol", "-o", "wide")).stdout)
     assert wide[0][:7] == [
         "NAME",
@@ -240,7 +240,7 @@ def test_the_serve_command_starts_an_emulator_kubectl_can_use(tmp_path: Path) ->
         assert applied.stdout.strip() == "schedulingpolicy.policyscheduler.io/bin-packing created"
         assert rows(kubectl("get", "schedpol").stdout)[1][:3] == [
             "bin-packing",
-            "policy-scheduler",
+            "bin-packing",
             "Active",
         ]
 
