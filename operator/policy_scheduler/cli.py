@@ -79,14 +79,19 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     # first collection after the load would walk all of it (every object made while
     # loading is still in the youngest generation), and gen-2 passes again and again
     # while the decisions allocate.
+    retained = getattr(args, "retained", None)
     with collector_paused():
         inputs = load_inputs(
             args.file,
             policy=override,
             default_scheduler_name=args.scheduler_name,
-            retain=getattr(args, "retained", None),
+            retain=retained,
         )
-        gc.freeze()
+        if retained is not None:
+            # Only a process that exits when simulate ends (the console's): frozen objects
+            # stay out of every later collection, which main() called in-process (tests,
+            # a library user) must not impose on its caller's heap.
+            gc.freeze()
     for warning in inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for pod, why in inputs.skipped:

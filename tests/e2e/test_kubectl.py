@@ -203,10 +203,10 @@ async def test_apply_validates_the_policy_on_the_server_and_get_prints_its_colum
     ]
 
     # A misspelt field: refused by the server, named, nothing stored.
-    typo = text.replace("  predicates:", "  predicatez:").replace("bin-packing\n", "typo\n")
+    typo = text.replace("  priorities:", "  prioritiez:").replace("bin-packing\n", "typo\n")
     refused = await kube.run("apply", "-f", "-", stdin=typo, check=False)
     assert refused.returncode == 1
-    assert 'strict decoding error: unknown field "spec.predicatez"' in refused.stderr
+    assert 'strict decoding error: unknown field "spec.prioritiez"' in refused.stderr
     assert await emulator.get("policyscheduler.io/v1alpha1", "SchedulingPolicy", "typo") is None
     bad_pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
     bad_pod += "spec: {containers: [{name: c, image: i, imagePullPolcy: Always}]}\n"
