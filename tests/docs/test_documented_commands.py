@@ -131,6 +131,12 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
         "tests/benchmarks/test_intree_spread_bench_smoke.py::"
         "test_small_run_times_both_sides_for_every_pod",
     ),
+    "benchmarks/instructions_ab.sh": (
+        "tests/benchmarks/test_instructions_smoke.py::"
+        "test_one_run_builds_the_cluster_and_decides_the_pods",
+        "tests/benchmarks/test_instructions_smoke.py::"
+        "test_the_driver_script_parses_and_says_what_it_needs",
+    ),
     "python benchmarks/e2e_bench.py": (
         "tests/benchmarks/test_e2e_bench_smoke.py::test_quick_e2e_benchmark_reports_the_operator_beside_its_floors",
     ),
