@@ -1484,17 +1484,14 @@ class Scheduler:
         per tied node after the first, none without a tie.
         """
         best = max(totals)
-        count = totals.count(best)
-        pick = totals.index(best)
-        if count == 1:
-            return pick
+        if totals.count(best) == 1:
+            return totals.index(best)
+        tied = [i for i, total in enumerate(totals) if total == best]
         randrange = self.rng.randrange
-        seen = 1
-        for i in range(pick + 1, len(totals)):
-            if totals[i] == best:
-                seen += 1
-                if randrange(seen) == 0:
-                    pick = i
+        pick = tied[0]
+        for seen in range(2, len(tied) + 1):
+            if randrange(seen) == 0:
+                pick = tied[seen - 1]
         return pick
 
     async def _nominated_node(
