@@ -350,10 +350,16 @@ async def dry_run_preemption(
 ) -> DryRun:
     """``DryRunPreemption`` over ``potential`` from ``offset``, circularly (see the
     module docstring, step 4); yields to the event loop between chunks."""
+    found = DryRun()
+    priority = pod.priority
+    if not any(other.priority < priority for info in potential for other in info.pods.values()):
+        # No node holds a pod of lower priority (a cluster of one priority): every node
+        # says so, as select_victims_on_node would one by one.
+        found.statuses.update((info.name, _NO_VICTIMS) for info in potential)
+        return found
     nominated = nominated_for(pod, cluster)
     non_violating: list[Candidate] = []
     violating: list[Candidate] = []
-    found = DryRun()
     skip_small = policy.settings.fast and policy.checks_resources
     count = len(potential)
 

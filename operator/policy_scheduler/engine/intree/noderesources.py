@@ -62,7 +62,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ... import pluginargs
 from ...objects import CPU, EPHEMERAL_STORAGE, MEMORY, Pod, Resources, is_extended_resource
@@ -476,67 +476,65 @@ class ResourceScorer:
         kind = self.kind
         balanced, most = kind == BALANCED_ALLOCATION, kind == MOST_ALLOCATED
         weights = cpu_weight + memory_weight
-        out: list[int] = []
-        append = out.append
-        for info in nodes:
-            memo = info.scores
-            score = memo.get(key)
-            if score is None:
-                allocatable = info.allocatable
-                cpu_capacity = allocatable.milli_cpu
-                memory_capacity = allocatable.memory
-                excess = info.init_excess
-                if use_requested:
-                    cpu = info.requested_cpu + pod_cpu
-                    memory = info.requested_memory + pod_memory
-                    if excess is not None:
-                        cpu += excess.cpu
-                        memory += excess.memory
+        # The memos first, in one comprehension (most nodes have the score), then the
+        # nodes that have not.
+        found: list[int | None] = [info.scores.get(key) for info in nodes]
+        for i in [i for i, score in enumerate(found) if score is None]:
+            info = nodes[i]
+            allocatable = info.allocatable
+            cpu_capacity = allocatable.milli_cpu
+            memory_capacity = allocatable.memory
+            excess = info.init_excess
+            if use_requested:
+                cpu = info.requested_cpu + pod_cpu
+                memory = info.requested_memory + pod_memory
+                if excess is not None:
+                    cpu += excess.cpu
+                    memory += excess.memory
+            else:
+                cpu = info.nonzero_cpu + pod_cpu
+                memory = info.nonzero_memory + pod_memory
+                if excess is not None:
+                    cpu += excess.nonzero_cpu
+                    memory += excess.nonzero_memory
+            if balanced:
+                if cpu_capacity == 0 or memory_capacity == 0:
+                    score = MAX_NODE_SCORE
                 else:
-                    cpu = info.nonzero_cpu + pod_cpu
-                    memory = info.nonzero_memory + pod_memory
-                    if excess is not None:
-                        cpu += excess.nonzero_cpu
-                        memory += excess.nonzero_memory
-                if balanced:
-                    if cpu_capacity == 0 or memory_capacity == 0:
-                        score = MAX_NODE_SCORE
-                    else:
-                        cpu_fraction = min(float(cpu) / float(cpu_capacity), 1.0)
-                        memory_fraction = min(float(memory) / float(memory_capacity), 1.0)
-                        score = int(
-                            (1 - abs((cpu_fraction - memory_fraction) / 2)) * float(MAX_NODE_SCORE)
-                        )
-                elif cpu_capacity and memory_capacity:
-                    if most:
-                        total = (
-                            min(cpu, cpu_capacity) * MAX_NODE_SCORE // cpu_capacity * cpu_weight
-                            + min(memory, memory_capacity)
+                    cpu_fraction = min(float(cpu) / float(cpu_capacity), 1.0)
+                    memory_fraction = min(float(memory) / float(memory_capacity), 1.0)
+                    score = int(
+                        (1 - abs((cpu_fraction - memory_fraction) / 2)) * float(MAX_NODE_SCORE)
+                    )
+            elif cpu_capacity and memory_capacity:
+                if most:
+                    total = (
+                        min(cpu, cpu_capacity) * MAX_NODE_SCORE // cpu_capacity * cpu_weight
+                        + min(memory, memory_capacity)
+                        * MAX_NODE_SCORE
+                        // memory_capacity
+                        * memory_weight
+                    )
+                else:
+                    total = 0
+                    if cpu <= cpu_capacity:
+                        total = (cpu_capacity - cpu) * MAX_NODE_SCORE // cpu_capacity * cpu_weight
+                    if memory <= memory_capacity:
+                        total += (
+                            (memory_capacity - memory)
                             * MAX_NODE_SCORE
                             // memory_capacity
                             * memory_weight
                         )
-                    else:
-                        total = 0
-                        if cpu <= cpu_capacity:
-                            total = (
-                                (cpu_capacity - cpu) * MAX_NODE_SCORE // cpu_capacity * cpu_weight
-                            )
-                        if memory <= memory_capacity:
-                            total += (
-                                (memory_capacity - memory)
-                                * MAX_NODE_SCORE
-                                // memory_capacity
-                                * memory_weight
-                            )
-                    score = total // weights
-                else:
-                    score = self._pair_score(requests, info)  # a capacity of 0: rare
-                if len(memo) >= MEMO_LIMIT:
-                    memo.clear()
-                memo[key] = score
-            append(score)
-        return out
+                score = total // weights
+            else:
+                score = self._pair_score(requests, info)  # a capacity of 0: rare
+            memo = info.scores
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = score
+            found[i] = score
+        return cast(list[int], found)
 
 
 def ratio_score(
