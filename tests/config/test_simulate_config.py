@@ -9,6 +9,8 @@ Legacy policies decide exactly as before (round-robin ties, the legacy message).
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -475,3 +477,58 @@ def test_preemption_is_evaluated_even_when_a_pre_filter_found_it_hopeless(
         "PersistentVolumeClaims. preemption: 0/2 nodes are available: 2 Preemption is not "
         "helpful for scheduling..\n"
     )
+
+
+# -- the guide's replay recipe, run as written -----------------------------------------------
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "from-kube-scheduler.md"
+
+
+def guide_jq_lines() -> list[str]:
+    """The ``jq`` lines of the guide's "Compare the decisions" section."""
+    text = GUIDE.read_text()
+    section = text[text.index("## 5. Compare") : text.index("## 6. Run")]
+    return [line for line in section.splitlines() if line.startswith("jq ")]
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_the_guides_replay_recipe_runs_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pods kube-scheduler placed, made pending again by the guide's jq program, listed
+    with the node kube-scheduler chose, then decided again by ``simulate --config``."""
+    placed = [
+        pod(f"web-{i}", requests={"cpu": "1"}, labels={"app": "web"}, node_name=f"n{i}")
+        for i in range(2)
+    ]
+    for obj in placed:
+        obj["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    other = pod("db", requests={"cpu": "1"}, labels={"app": "db"}, node_name="n1")
+    dump = {"apiVersion": "v1", "kind": "List", "items": [node("n0"), node("n1"), *placed, other]}
+    (tmp_path / "cluster.json").write_text(json.dumps(dump))
+    (tmp_path / "scheduler-config.yaml").write_text(yaml.safe_dump(configuration()))
+    make_pending, list_placed = guide_jq_lines()
+    subprocess.run(make_pending, shell=True, cwd=tmp_path, check=True)
+    listed = subprocess.run(
+        list_placed, shell=True, cwd=tmp_path, check=True, capture_output=True, text=True
+    ).stdout
+    assert listed == "default/web-0 -> n0\ndefault/web-1 -> n1\n"
+    replay = json.loads((tmp_path / "replay.json").read_text())
+    assert [p["spec"].get("nodeName") for p in replay["items"][2:]] == [None, None, "n1"]
+    code, out, _ = run(
+        [
+            "simulate",
+            "--config",
+            str(tmp_path / "scheduler-config.yaml"),
+            "-f",
+            str(tmp_path / "replay.json"),
+            "-o",
+            "summary",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert [line.split(" -> ")[0] for line in out.splitlines()] == [
+        "default/web-0",
+        "default/web-1",
+    ]

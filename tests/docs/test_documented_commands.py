@@ -62,6 +62,12 @@ PLACEHOLDERS: dict[str, tuple[str, str | None]] = {
     "policy.yaml": ("examples/policies/zone-spread.yaml", "docs/examples/invalid-policy.yaml"),
     "gpu-policy.yaml": ("examples/policies/gpu.yaml", "docs/examples/invalid-policy.yaml"),
     "old-policy.json": ("examples/legacy-policy.json", "docs/examples/invalid-legacy-policy.json"),
+    # docs/from-kube-scheduler.md: the reader's KubeSchedulerConfiguration, a replayed dump
+    "scheduler-config.yaml": (
+        "examples/kube-scheduler-config.yaml",
+        "docs/examples/invalid-kube-scheduler-config.yaml",
+    ),
+    "replay.json": ("examples/cluster.yaml", None),
 }
 
 CHART_TEST = "tests/chart/test_chart.py"
@@ -220,6 +226,8 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "kopf run --standalone -A -m policy_scheduler.kopf_entry": (
         "tests/e2e/test_kopf_entry.py::test_kopf_cli_hosts_the_scheduler",
     ),
+    # replaying placed pods (docs/from-kube-scheduler.md): the guide's jq lines, as written
+    "jq ": ("tests/config/test_simulate_config.py::test_the_guides_replay_recipe_runs_as_written",),
     # the example extender (docs/extenders.md), which simulate then calls (see services())
     "python examples/extender/extender.py": (
         "tests/docs/test_extender_example.py::test_the_example_extender_runs_as_documented",
