@@ -414,22 +414,32 @@ def test_a_nominated_node_that_no_longer_fits_is_searched_past(
 # -- nothing to score: the first feasible node ------------------------------------------------
 
 
-def test_without_scoring_the_search_stops_at_the_first_feasible_node(
+def test_without_scoring_the_first_feasible_node_is_taken_and_every_node_explained(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """v1.30 stops its search at the first feasible node when nothing scores: pods go
+    round the rotation one node each; the explanation still gives every node's verdict."""
     profile = {
         "schedulerName": DEFAULT,
         "plugins": {"score": {"disabled": [{"name": "*"}]}, "multiPoint": {"disabled": []}},
     }
-    objects = write(
-        tmp_path, "c.yaml", *same_nodes(5), *[pod(f"p{i}", requests={"cpu": "1"}) for i in range(3)]
-    )
+    nodes = [*same_nodes(4), node("node-4", unschedulable=True)]
+    pods = [pod(f"p{i}", requests={"cpu": "1"}) for i in range(3)]
+    objects = write(tmp_path, "c.yaml", *nodes, *pods)
     config = write(tmp_path, "config.yaml", configuration(profile))
-    code, out, _ = run(["simulate", "--config", config, "-f", objects, "-o", "json"], capsys)
+    argv = ["simulate", "--config", config, "-f", objects]
+    code, out, _ = run([*argv, "-o", "json"], capsys)
     assert code == 0
     found = decisions(out)
-    assert [d["feasibleNodes"] for d in found] == [["node-0"], ["node-1"], ["node-2"]]
     assert [d["node"] for d in found] == ["node-0", "node-1", "node-2"]
+    refused = {"node-4": ["node(s) were unschedulable"]}
+    assert [d["failedPredicates"] for d in found] == [refused] * 3
+    assert [sorted(d["feasibleNodes"]) for d in found] == [[f"node-{i}" for i in range(4)]] * 3
+    # The same decisions without the explanation (the operator's, -o summary's).
+    code, out, _ = run([*argv, "-o", "summary"], capsys)
+    assert out == "default/p0 -> node-0\ndefault/p1 -> node-1\ndefault/p2 -> node-2\n"
+    code, out, _ = run(argv, capsys)
+    assert (code, out.count("node(s) were unschedulable")) == (0, 3)
 
 
 # -- the fit error ends with PostFilter's message ------------------------------------------------

@@ -615,6 +615,7 @@ class Scheduler:
                 candidates = [info for info in nodes if info.name in allowed]
         feasible: list[NodeInfo] = []
         refused_nominated: tuple[str, list[str]] | None = None
+        searched = False
         if policy.framework_cycle:
             nominated = await self._nominated_node(pod, cluster, cycle, policy, decision, outside)
             if isinstance(nominated, NodeInfo):
@@ -622,6 +623,7 @@ class Scheduler:
             elif nominated is not None:
                 refused_nominated = nominated
         if not feasible:
+            searched = True
             feasible = await self._filter(pod, candidates, cycle, policy, decision, len(nodes))
             if refused_nominated is not None:
                 self._keep_nominated_status(refused_nominated, feasible, decision, len(nodes))
@@ -682,7 +684,53 @@ class Scheduler:
         if policy.binds_volumes and pod.volumes:
             # FindPodVolumes' bindings for the chosen node (see the module docstring).
             decision.volumes = find_pod_volumes(pod, chosen, cycle)
+        if searched and self._cut_short(policy, len(candidates)):
+            self._explain_unsearched(pod, cluster, candidates, cycle, policy, decision, feasible)
         return decision
+
+    @staticmethod
+    def _cut_short(policy: CompiledPolicy, num_nodes: int) -> bool:
+        """v1.30's search stopped at the first feasible node, nothing scoring."""
+        usual = num_feasible_nodes_to_find(num_nodes, policy.percentage_of_nodes_to_score)
+        return Scheduler._wanted(policy, num_nodes) < usual
+
+    @staticmethod
+    def _explain_unsearched(
+        pod: Pod,
+        cluster: ClusterState,
+        candidates: Sequence[NodeInfo],
+        cycle: CycleState,
+        policy: CompiledPolicy,
+        decision: Decision,
+        feasible: list[NodeInfo],
+    ) -> None:
+        """When explaining a decision v1.30 took at the first feasible node (nothing
+        scores), the other nodes' verdicts too: the explanation says why each node was
+        refused, as under a policy that scores. The node, the rotation and ``evaluated``'s
+        meaning aside (it then counts every node explained), nothing changes."""
+        seen = set(decision.failed)
+        seen.update(info.name for info in feasible)
+        check_all = policy.always_check_all_predicates
+        nominated = nominated_for(pod, cluster)
+        more: list[NodeInfo] = []
+        for info in candidates:
+            if info.name in seen:
+                continue
+            others = nominated.get(info.name)
+            reasons = (
+                first_pass(pod, info, cluster, policy, others, check_all=check_all)
+                if others
+                else []
+            )
+            if not reasons:
+                reasons = run_predicates(pod, info, cycle, policy.predicates, check_all)
+            if reasons:
+                decision.failed[info.name] = reasons
+            else:
+                more.append(info)
+        if more:
+            decision.feasible = [*feasible, *more]
+        decision.evaluated = len(decision.failed) + len(feasible) + len(more)
 
     async def preempt(
         self,
