@@ -38,7 +38,8 @@ every other policy decides exactly as above):
   the node's refusal stays in the diagnosis (and moves the rotation) even if the search
   stopped before it;
 * when neither a Score plugin nor an extender would tell nodes apart, the search stops
-  at the first feasible node; without Filter plugins, the rotation's next nodes are
+  at the first feasible node (a scheduler that explains then adds the other nodes'
+  verdicts, after the choice); without Filter plugins, the rotation's next nodes are
   taken, as many as ``numFeasibleNodesToFind``;
 * ties among the best totals are broken by ``selectHost``'s reservoir sampling with the
   scheduler's random generator (``Scheduler.rng``: seeded in ``simulate``);
