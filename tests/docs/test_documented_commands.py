@@ -114,6 +114,7 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
         "tests/benchmarks/test_simulate_bench_smoke.py::"
         "test_quick_mode_loads_and_runs_every_command",
         "tests/benchmarks/test_simulate_bench_smoke.py::test_the_yaml_dump_reads_the_same",
+        "tests/benchmarks/test_simulate_bench_smoke.py::test_the_v130_profile_and_the_a_b",
     ),
     "python benchmarks/intree_spread_bench.py": (
         "tests/benchmarks/test_intree_spread_bench_smoke.py::"
