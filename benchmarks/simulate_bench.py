@@ -27,10 +27,21 @@ Then it measures, each command in a fresh process (``os.wait4`` gives its peak R
 The output of the commands goes to a file in the temporary directory (its size is
 reported), not to a terminal.
 
+With ``--v130`` every ``simulate`` command decides with kube-scheduler v1.30's default
+profile instead of the legacy default policy (``--config`` with an empty v1
+KubeSchedulerConfiguration whose one profile serves the pending pods' schedulerName).
+``--ab PAIRS`` measures the two against each other instead: on the same dump, PAIRS
+pairs of ``simulate -o summary``, legacy then v1.30 in even pairs and v1.30 then legacy
+in odd ones (same minute, the order alternating so that a machine slowing down does not
+favour one side), CPU seconds (user + system) of each command, the medians and how many
+pairs each side won; the placements are counted too (the policies differ, so do some
+placements).
+
 Usage::
 
     python benchmarks/simulate_bench.py [--nodes 5000] [--running 10000] [--pending 1000]
         [--json FILE] [--keep DIR] [--yaml] [--quick] [--profile FILE.prof]
+        [--v130 | --ab PAIRS]
 
 ``--yaml`` writes the dump as YAML instead (``kubectl get -o yaml``) to measure the
 YAML path. ``--profile`` writes a cProfile of the load to FILE and prints its top 30
@@ -50,6 +61,7 @@ import platform
 import pstats
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,6 +90,14 @@ SHAPES = (
 )
 TIMESTAMP = "2026-11-01T08:00:00Z"
 DETAILS = ("all", "top=3", "none")
+#: The schedulerName of the dump's pending pods (the built-in default policy's).
+PENDING_SCHEDULER = "policy-scheduler"
+#: kube-scheduler v1.30's default profile, serving the pending pods.
+V130_CONFIG = (
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    "kind: KubeSchedulerConfiguration\n"
+    f"profiles:\n- schedulerName: {PENDING_SCHEDULER}\n"
+)
 
 
 # -- the dump -------------------------------------------------------------------------
@@ -350,7 +370,7 @@ class Deployment:
             "restartPolicy": "Always",
             # Pending pods are ours (policy-scheduler's): simulate decides them with the
             # default policy; the running ones were placed by whichever scheduler.
-            "schedulerName": "default-scheduler" if node else "policy-scheduler",
+            "schedulerName": "default-scheduler" if node else PENDING_SCHEDULER,
             "securityContext": {},
             "serviceAccount": "default",
             "serviceAccountName": "default",
@@ -546,8 +566,46 @@ def run_command(argv: list[str], output: Path) -> dict[str, Any]:
     }
 
 
-def simulate_argv(path: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "policy_scheduler.cli", "simulate", "-f", str(path), *extra]
+def simulate_argv(path: Path, *extra: str, config: Path | None = None) -> list[str]:
+    chosen = ["--config", str(config)] if config is not None else []
+    return [
+        sys.executable, "-m", "policy_scheduler.cli", "simulate", "-f", str(path), *chosen, *extra
+    ]  # fmt: skip
+
+
+def write_v130_config(workdir: Path) -> Path:
+    path = workdir / "kube-scheduler-v1.30.yaml"
+    path.write_text(V130_CONFIG)
+    return path
+
+
+def measure_ab(dump_path: Path, workdir: Path, pairs: int) -> dict[str, Any]:
+    """``simulate -o summary``, legacy default policy against v1.30's default profile,
+    in alternating pairs (see the module docstring)."""
+    config = write_v130_config(workdir)
+    sides = {"legacy": None, "v1.30": config}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
+    for pair in range(pairs):
+        order = list(sides) if pair % 2 == 0 else list(reversed(sides))
+        for name in order:
+            output = workdir / f"summary-{name}.txt"
+            row = run_command(simulate_argv(dump_path, "-o", "summary", config=sides[name]), output)
+            row["placed"] = sum(" -> " in line for line in output.read_text().splitlines())
+            runs[name].append(row)
+    cpu = {name: [row["cpu_seconds"] for row in rows] for name, rows in runs.items()}
+    return {
+        "pairs": pairs,
+        "cpu_seconds": cpu,
+        "median_cpu_seconds": {name: statistics.median(values) for name, values in cpu.items()},
+        "v130_cheaper_in": sum(
+            1 for a, b in zip(cpu["legacy"], cpu["v1.30"], strict=True) if b < a
+        ),
+        "placed": {name: rows[-1]["placed"] for name, rows in runs.items()},
+        "exit_codes": {
+            name: sorted({row["exit_code"] for row in rows}) for name, rows in runs.items()
+        },
+        "stderr": {name: rows[-1]["stderr"] for name, rows in runs.items()},
+    }
 
 
 def measure_load(path: Path, profile: str | None) -> dict[str, Any]:
@@ -625,6 +683,7 @@ def run_in(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
                 "pending": args.pending,
                 "format": "yaml" if args.yaml else "json",
                 "seed": args.seed,
+                "policy": "kube-scheduler v1.30 default profile" if args.v130 else "legacy default",
             },
         },
         "dump": {
@@ -633,14 +692,20 @@ def run_in(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
             "generate_seconds": round(generated, 2),
         },
     }
+    if args.ab:
+        report["ab"] = measure_ab(dump_path, workdir, args.ab)
+        return report
+    config = write_v130_config(workdir) if args.v130 else None
     report["load"] = load_in_child(dump_path, args.profile)
-    summary = run_command(simulate_argv(dump_path, "-o", "summary"), workdir / "summary.txt")
+    summary = run_command(
+        simulate_argv(dump_path, "-o", "summary", config=config), workdir / "summary.txt"
+    )
     summary["target_seconds"] = TARGET_SUMMARY_S
     summary["lines"] = len((workdir / "summary.txt").read_text().splitlines())
     report["summary"] = summary
     report["json"] = {
         detail: run_command(
-            simulate_argv(dump_path, "-o", "json", "--detail", detail),
+            simulate_argv(dump_path, "-o", "json", "--detail", detail, config=config),
             workdir / f"decisions-{detail.replace('=', '')}.json",
         )
         for detail in DETAILS
@@ -648,12 +713,28 @@ def run_in(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
+def format_ab(report: dict[str, Any]) -> str:
+    config, ab = report["meta"]["config"], report["ab"]
+    lines = [
+        f"simulate -o summary on {config['nodes']} nodes, {config['running']} running and "
+        f"{config['pending']} pending pods: {ab['pairs']} alternating pairs, CPU seconds",
+    ]
+    for name, values in ab["cpu_seconds"].items():
+        shown = ", ".join(f"{v:.2f}" for v in values)
+        lines.append(
+            f"{name:<8} median {ab['median_cpu_seconds'][name]:.2f}  [{shown}]  "
+            f"placed {ab['placed'][name]}"
+        )
+    lines.append(f"v1.30 cheaper in {ab['v130_cheaper_in']} of {ab['pairs']} pairs")
+    return "\n".join(lines)
+
+
 def format_table(report: dict[str, Any]) -> str:
     config = report["meta"]["config"]
     lines = [
         f"simulate on {config['nodes']} nodes, {config['running']} running and "
         f"{config['pending']} pending pods ({config['format']}, "
-        f"{report['dump']['bytes'] / 2**20:.1f} MiB)",
+        f"{report['dump']['bytes'] / 2**20:.1f} MiB), {config['policy']}",
         f"{'measure':<24} {'seconds':>8} {'CPU s':>6} {'target':>7} {'peak RSS MiB':>13} "
         f"{'output MiB':>11}",
     ]
@@ -685,6 +766,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", metavar="FILE", help="cProfile the load into FILE")
     p.add_argument("--quick", action="store_true", help="a tiny cluster (50 nodes, 100 + 20 pods)")
     p.add_argument("--measure-load", metavar="FILE", help=argparse.SUPPRESS)
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--v130",
+        action="store_true",
+        help="decide with kube-scheduler v1.30's default profile (simulate --config)",
+    )
+    which.add_argument(
+        "--ab",
+        type=int,
+        metavar="PAIRS",
+        help="only -o summary: legacy default policy against v1.30's default profile, "
+        "PAIRS alternating pairs",
+    )
     return p
 
 
@@ -697,6 +791,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.quick:
         args.nodes, args.running, args.pending = 50, 100, 20
     report = run(args)
+    if args.ab:
+        codes = report["ab"]["exit_codes"]
+        for name, found in codes.items():
+            if found != [0]:
+                print(f"{name}: exit {found}: {report['ab']['stderr'][name]}", file=sys.stderr)
+        print(format_ab(report))
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+        return report
     failed = [
         name
         for name, row in [("summary", report["summary"]), *report["json"].items()]

@@ -13,7 +13,7 @@ tables expect: PreFilter's status and Filter's status on each node, in node orde
   UnschedulableAndUnresolvable. A PreFilter rejection is the predicate's reason on every
   node (the framework reports it so).
 
-The same objects can be fed to ``simulate`` once profiles of in-tree plugins run there.
+``intree/test_through_simulate.py`` feeds the same objects to ``simulate --config``.
 """
 
 from __future__ import annotations

@@ -32,18 +32,28 @@ from .engine.interface import Plugin
 from .legacy import convert_legacy, legacy_document
 from .objects import ObjectError
 from .options import Options, default_of
-from .policy import PolicyError, policy_to_object, safeguard_notes, seed_name_notes
+from .pluginargs import RELEASE_OF
+from .policy import (
+    PolicyError,
+    SchedulingPolicy,
+    policy_to_object,
+    safeguard_notes,
+    seed_name_notes,
+)
 from .reports import render_report, shadow_tally_line, summary_line, tally_line
-from .schedconfig import convert_configuration, is_configuration
+from .schedconfig import Conversion, convert_configuration, is_configuration
 from .selectors import SelectorError
 from .simulation import (
     ALL_DETAIL,
+    DEFAULT_SEED,
     Detail,
     InputError,
     Inputs,
     JsonReportWriter,
     ShadowTally,
+    check_profiles,
     is_legacy_policy,
+    load_configuration,
     load_inputs,
     load_policy_document,
     load_policy_file,
@@ -75,6 +85,12 @@ def _progress_printer() -> Callable[[int, int], None] | None:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     override = load_policy_file(args.policy) if args.policy is not None else None
+    profiles: tuple[SchedulingPolicy, ...] = ()
+    if args.config is not None:
+        conversion = load_configuration(args.config)
+        for note in conversion.notes:
+            print(f"note: {note}", file=sys.stderr)
+        profiles = conversion.policies
     # What is loaded lives until the end. Frozen before the collector is back on: the
     # first collection after the load would walk all of it (every object made while
     # loading is still in the youngest generation), and gen-2 passes again and again
@@ -84,6 +100,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         inputs = load_inputs(
             args.file,
             policy=override,
+            profiles=profiles,
             default_scheduler_name=args.scheduler_name,
             retain=retained,
         )
@@ -99,7 +116,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for scheduler_name, count in sorted(inputs.unserved().items()):
         print(
             f"note: skipping {count} pending pod(s) of schedulerName {scheduler_name!r}: "
-            "no policy serves it (--policy FILE decides every pending pod with one policy)",
+            "no policy serves it (--policy FILE decides every pending pod with one policy; "
+            "--config FILE with a KubeSchedulerConfiguration's profiles)",
             file=sys.stderr,
         )
     book = inputs.world.book
@@ -113,7 +131,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     call_extenders = bool(with_extenders) and not args.skip_extenders
     shadows = ShadowTally()
     if args.output == "table":
-        decisions = asyncio.run(_simulate(inputs, call_extenders))
+        decisions = asyncio.run(_simulate(inputs, call_extenders, seed=args.seed))
         policies: dict[str, CompiledPolicy] = {}
         for decision in decisions:
             _warn_extender_errors(decision)
@@ -134,7 +152,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             writer.write(decision)
 
         # Scores are only built when they are printed; decisions are the same either way.
-        asyncio.run(_simulate(inputs, call_extenders, write_json, explain=detail.per_node))
+        asyncio.run(
+            _simulate(inputs, call_extenders, write_json, explain=detail.per_node, seed=args.seed)
+        )
         writer.close()
         return 0
     placed: dict[str, bool] = {}  # pod uid -> placed, by its last decision
@@ -145,7 +165,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         shadows.add(decision)
         sys.stdout.write(summary_line(decision))
 
-    asyncio.run(_simulate(inputs, call_extenders, write_line, explain=False))
+    asyncio.run(_simulate(inputs, call_extenders, write_line, explain=False, seed=args.seed))
     sys.stdout.flush()
     # The tally on stderr, so that stdout stays one line per decision.
     names = deciding or [override.name if override else "default"]
@@ -174,16 +194,24 @@ async def _simulate(
     on_decision: Callable[[Decision], None] | None = None,
     *,
     explain: bool = True,
+    seed: int = DEFAULT_SEED,
 ) -> list[Decision]:
     progress = _progress_printer()
     if not call_extenders:
-        return await simulate(inputs, explain=explain, progress=progress, on_decision=on_decision)
+        return await simulate(
+            inputs, explain=explain, progress=progress, on_decision=on_decision, seed=seed
+        )
     # Imported here: aiohttp is only loaded when some policy has extenders.
     from .extending import HttpExtenderClient
 
     async with HttpExtenderClient() as client:
         return await simulate(
-            inputs, explain=explain, progress=progress, on_decision=on_decision, extenders=client
+            inputs,
+            explain=explain,
+            progress=progress,
+            on_decision=on_decision,
+            extenders=client,
+            seed=seed,
         )
 
 
@@ -236,9 +264,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _validate_configuration(doc: dict[str, Any]) -> int:
-    """Validate a KubeSchedulerConfiguration as kube-scheduler would: 1 if refused."""
+    """Validate a KubeSchedulerConfiguration as kube-scheduler would (and that every
+    profile can run here): 1 if refused."""
     try:
-        conversion = convert_configuration(doc)
+        conversion = _configuration(doc)
     except PolicyError as exc:
         print(str(exc), file=sys.stderr)
         return 1
@@ -277,11 +306,9 @@ def _convert_configuration(doc: dict[str, Any], args: argparse.Namespace) -> int
             f"{args.legacy_policy}: --name and --scheduler-name apply to a legacy Policy; "
             "each profile of a KubeSchedulerConfiguration is named after its schedulerName"
         )
-    conversion = convert_configuration(doc)
+    conversion = _configuration(doc)
     for note in conversion.notes:
         print(f"note: {note}", file=sys.stderr)
-    # The in-tree plugins join compile_policy with the plugin pipeline; until then the
-    # policies are checked by the SchedulingPolicy model (convert_configuration does).
     if args.output == "json":
         listing = {"apiVersion": "v1", "kind": "List", "items": list(conversion.objects)}
         json.dump(listing, sys.stdout, indent=2)
@@ -289,6 +316,14 @@ def _convert_configuration(doc: dict[str, Any], args: argparse.Namespace) -> int
     else:
         yaml.safe_dump_all(conversion.objects, sys.stdout, sort_keys=False)
     return 0
+
+
+def _configuration(doc: dict[str, Any]) -> Conversion:
+    """A KubeSchedulerConfiguration's profiles, converted then compiled (the in-tree
+    plugins run here: a profile that cannot run is refused, naming it)."""
+    conversion = convert_configuration(doc)
+    check_profiles(conversion, RELEASE_OF.get(str(doc.get("apiVersion")), ""))
+    return conversion
 
 
 # -- plugins: what is installed, at which points, with which arguments ------------------
@@ -584,12 +619,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="Kubernetes objects (YAML/JSON, multi-document or kind: List); repeatable; "
         "- for stdin",
     )
-    sim.add_argument(
+    chosen = sim.add_mutually_exclusive_group()
+    chosen.add_argument(
         "--policy",
         metavar="FILE",
         help="a SchedulingPolicy or legacy Policy file deciding every pending pod "
         "(default: the policies among the inputs, and the built-in default for "
         "--scheduler-name)",
+    )
+    chosen.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a KubeSchedulerConfiguration: each profile decides the pending pods of its "
+        "schedulerName, as kube-scheduler v1.30 would",
+    )
+    sim.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        metavar="N",
+        help="seed of the random tie-break among the best nodes of v1.30-style policies "
+        f"(default {DEFAULT_SEED}: the same input gives the same output)",
     )
     sim.add_argument(
         "--scheduler-name",

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import random
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -125,7 +126,8 @@ class Decider:
     ``explain``: decisions keep per-node scores and fit hints (``simulate``); the
     operator only needs the node and the message. ``instrument``/``observe`` time every
     ``sample_every``-th attempt per predicate, priority and plugin (the operator's
-    metrics; kube-scheduler samples 10%).
+    metrics; kube-scheduler samples 10%). ``rng`` breaks ties of the policies decided by
+    v1.30's cycle (``Scheduler.rng``; None: each scheduler seeds its own from the system).
     """
 
     def __init__(
@@ -140,8 +142,10 @@ class Decider:
         instrument: Callable[[CompiledPolicy], CompiledPolicy] | None = None,
         observe: Observer | None = None,
         sample_every: int = 0,
+        rng: random.Random | None = None,
     ) -> None:
         self.world = world
+        self.rng = rng
         self.explain = explain
         self.extenders = extenders
         self.shadows = shadows or ShadowRunner(clock=clock)
@@ -160,7 +164,10 @@ class Decider:
         scheduler = self._schedulers.get(policy.name)
         if scheduler is None:
             scheduler = self._schedulers[policy.name] = Scheduler(
-                explain=self.explain, extenders=self.extenders, chunk_size=self.chunk_size
+                explain=self.explain,
+                extenders=self.extenders,
+                chunk_size=self.chunk_size,
+                rng=self.rng,
             )
         return scheduler
 

@@ -18,6 +18,12 @@ with a warning, as the operator refuses it, and the others decide. Pods of a nam
 serves are skipped with a note; ``--policy FILE`` decides every pending pod with that
 one policy instead (whatever its ``mode``: that is how a Shadow policy is previewed alone).
 
+``--config FILE`` (:func:`load_configuration`) brings a KubeSchedulerConfiguration: each
+profile, converted as ``convert`` converts it (``schedconfig``) and compiled, is a policy
+serving the profile's schedulerName, beside the policies among the inputs; a profile
+takes its name from any of them (it claims the name first; an input policy of the same
+``metadata.name`` is left out, with a warning).
+
 Shadow policies among the inputs (``mode: Shadow``) never decide a pod as if active:
 each decides, on the same snapshot, every pod the active policy of its schedulerName
 decides (no sampling, no budget, no extenders, as ``state/shadows.py`` says), nothing
@@ -46,6 +52,7 @@ made. Without a client they are left out.
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,12 +65,15 @@ from .engine.algorithm import Decision, NodeScore
 from .engine.compiler import CompiledPolicy, compile_policy
 from .engine.extenders import ExtenderClient
 from .engine.interface import Status
+from .engine.plugins import PluginProblem, plugin_class
 from .engine.predicates.volumes import PodVolumes
 from .kinds import POD_GROUP, PRIORITY_CLASS, SCHEDULING_POLICY, Kind, PolicyObject, kind_of
 from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
 from .objects import ObjectError, Pod, bodies_deferred
-from .policy import PolicyError, SchedulingPolicy, parse_policy
+from .pluginargs import CATALOGUE, RELEASE_OF
+from .policy import INVALID, PolicyError, SchedulingPolicy, parse_policy
+from .schedconfig import Conversion, convert_configuration, is_configuration
 from .state.cache import SchedulerCache
 from .state.handles import SchedulerHandle
 from .state.policies import NO_ACTIVE_POLICY, PolicyBook
@@ -72,6 +82,8 @@ from .state.world import World
 
 SCHEDULING_POLICY_KIND = SCHEDULING_POLICY.kind
 LEGACY_POLICY_KIND = "Policy"
+#: ``simulate --seed``'s default: the same input gives the same output, ties included.
+DEFAULT_SEED: Final = 0
 
 
 @dataclass
@@ -178,10 +190,79 @@ def load_policy_file(path: str | Path) -> SchedulingPolicy:
     return load_policy_document(docs[0])
 
 
+def load_configuration(path: str | Path) -> Conversion:
+    """The profiles of a KubeSchedulerConfiguration file, converted and compiled.
+
+    The file holds that one object. Refused as ``validate`` refuses it: what
+    kube-scheduler would refuse (``schedconfig``), and what policy-scheduler cannot run
+    (:func:`check_profiles`).
+    """
+    docs = read_documents(path)
+    if len(docs) != 1 or not is_configuration(docs[0]):
+        kinds = ", ".join(str(d.get("kind") or "an object without kind") for d in docs)
+        raise InputError(
+            f"{path}: expected one KubeSchedulerConfiguration, found {kinds or 'nothing'}"
+        )
+    conversion = convert_configuration(docs[0])
+    check_profiles(conversion, RELEASE_OF.get(str(docs[0].get("apiVersion")), ""))
+    return conversion
+
+
+def check_profiles(conversion: Conversion, release: str = "") -> None:
+    """Compile each profile's policy as the scheduler would: PolicyError naming the
+    profile when one cannot run here (an in-tree plugin of that kube-scheduler release
+    policy-scheduler does not implement, a plugin whose constructor refuses its args)."""
+    errors: list[str] = []
+    reason = ""
+    for index, policy in enumerate(conversion.policies):
+        where = f'KubeSchedulerConfiguration: profiles[{index}] ("{policy.name}")'
+        missing = [name for name in _plugin_names(policy) if _not_run_here(name)]
+        for name in missing:
+            errors.append(
+                f"{where}: plugin {name!r} is an in-tree plugin of kube-scheduler "
+                f"{release or 'v1.25-v1.30'} that policy-scheduler does not run; "
+                "disable it in this profile"
+            )
+        if missing:
+            continue
+        try:
+            compile_policy(policy)
+        except PolicyError as exc:
+            own = f'SchedulingPolicy "{policy.name}": '
+            errors.extend(f"{where}, converted: {line.removeprefix(own)}" for line in exc.errors)
+            reason = reason or exc.reason
+    if errors:
+        raise PolicyError(errors, reason=reason or INVALID)
+
+
+def _plugin_names(policy: SchedulingPolicy) -> list[str]:
+    """Every plugin a converted profile names, once each, in order."""
+    spec = policy.spec
+    found = [entry.name for entry in spec.predicates or ()]
+    found += [entry.name for entry in spec.priorities or ()]
+    if spec.plugins is not None:
+        for _, plugin_set in spec.plugins.sets():
+            found += [ref.name for ref in plugin_set.enabled]
+    return list(dict.fromkeys(found))
+
+
+def _not_run_here(name: str) -> bool:
+    """An in-tree plugin name kube-scheduler runs and policy-scheduler has no class for."""
+    known = CATALOGUE.get(name)
+    if known is None or not known.runs:
+        return False
+    try:
+        plugin_class(name)
+    except PluginProblem:
+        return True
+    return False
+
+
 def load_inputs(
     paths: Iterable[str | Path],
     *,
     policy: SchedulingPolicy | None = None,
+    profiles: Sequence[SchedulingPolicy] = (),
     default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     retain: list[dict[str, Any]] | None = None,
 ) -> Inputs:
@@ -199,7 +280,10 @@ def load_inputs(
         if retain is not None:
             retain.extend(doc for doc, _ in documents)
         return inputs_from_objects(
-            documents, policy=policy, default_scheduler_name=default_scheduler_name
+            documents,
+            policy=policy,
+            profiles=profiles,
+            default_scheduler_name=default_scheduler_name,
         )
 
 
@@ -207,15 +291,20 @@ def inputs_from_objects(
     objects: Iterable[tuple[dict[str, Any], str]],
     *,
     policy: SchedulingPolicy | None = None,
+    profiles: Sequence[SchedulingPolicy] = (),
     default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
 ) -> Inputs:
     """Feed (object, where it came from) pairs through the operator's door.
 
     ``policy``: decide every pending pod with it (the policies among the inputs are
-    then only listed). Raises for a malformed object: a preview built on a misread input
-    would mislead. An invalid policy is what the operator meets too, and handles the
-    same way: refused (a warning here, ``Accepted=False`` there), the rest decided.
+    then only listed). ``profiles``: a KubeSchedulerConfiguration's (``--config``),
+    each serving its schedulerName ahead of the policies among the inputs (not with
+    ``policy``). Raises for a malformed object: a preview built on a misread input would
+    mislead. An invalid policy is what the operator meets too, and handles the same way:
+    refused (a warning here, ``Accepted=False`` there), the rest decided.
     """
+    if policy is not None and profiles:
+        raise ValueError("a policy for every pod and a configuration's profiles exclude each other")
     # The plugins are made with the simulation's handle: offline, its waits on no clock.
     cache = SchedulerCache()
     handle = SchedulerHandle(cache, offline=True)
@@ -225,6 +314,11 @@ def inputs_from_objects(
         default_scheduler_name=default_scheduler_name, cache=cache, book=book, handle=handle
     )
     inputs = Inputs(world)
+    # The profiles claim their names first (the oldest claimant keeps a name), in order.
+    for index, profile in enumerate(profiles):
+        created = float(index - len(profiles))
+        world.apply_policy(PolicyObject(profile.name, "", 1, created, profile, None, {}))
+    profile_names = {profile.name for profile in profiles}
     # PriorityClasses first, wherever they are in the files: pods are resolved on arrival;
     # then PodGroups: a gang's pods are queued in their group's order.
     ordered = sorted(objects, key=lambda pair: _load_rank(kind_of(pair[0])))
@@ -239,6 +333,12 @@ def inputs_from_objects(
                     f"(Accepted=False, reason Invalid): {'; '.join(exc.errors)}"
                 )
                 continue
+            if found.name in profile_names:
+                inputs.warnings.append(
+                    f"{source}: ignoring policy {found.name!r}: the --config profile of "
+                    "that name takes its place"
+                )
+                continue
             inputs.policies.append(found)
             if serve_all is None:
                 # File order decides between two policies claiming one name.
@@ -246,8 +346,9 @@ def inputs_from_objects(
             continue
         if kind is None:
             name = (doc.get("metadata") or {}).get("name", "?")
+            hint = " (to decide with its profiles: --config FILE)" if is_configuration(doc) else ""
             inputs.warnings.append(
-                f"{source}: ignoring {doc.get('kind') or 'an object without kind'} {name!r}"
+                f"{source}: ignoring {doc.get('kind') or 'an object without kind'} {name!r}{hint}"
             )
             continue
         outcome = world.observe("ADDED", doc, kind)
@@ -255,7 +356,7 @@ def inputs_from_objects(
             raise InputError(outcome.error)
         if outcome.skipped is not None:
             inputs.skipped.append((outcome.obj, outcome.skipped.value))
-    for found in inputs.policies if serve_all is None else ():
+    for found in [*profiles, *inputs.policies] if serve_all is None else ():
         verdict = book.verdict(found.name)
         if verdict is not None and not verdict.accepted:
             message = "; ".join(verdict.message.splitlines())
@@ -281,8 +382,13 @@ async def simulate(
     progress: ProgressFn | None = None,
     extenders: ExtenderClient | None = None,
     on_decision: Callable[[Decision], None] | None = None,
+    seed: int = DEFAULT_SEED,
 ) -> list[Decision]:
     """Decide every served pending pod in queue order, assuming each before the next.
+
+    ``seed``: of the random generator that breaks ties among the best nodes for the
+    policies decided by kube-scheduler v1.30's cycle (``Scheduler.rng``): the same
+    inputs and seed give the same decisions.
 
     With ``on_decision``, each decision is handed to it as soon as it is made (and
     assumed) and is not kept: the list returned is then empty, so that a caller writing
@@ -299,8 +405,13 @@ async def simulate(
     """
     world = inputs.world
     queue, cache = world.queue, world.cache
+    rng = random.Random(seed)
     decider = Decider(
-        world, explain=explain, extenders=extenders, shadows=ShadowRunner(sample=False)
+        world,
+        explain=explain,
+        extenders=extenders,
+        shadows=ShadowRunner(sample=False, rng=rng),
+        rng=rng,
     )
     waiting = world.handle.waiting
     decisions: list[Decision] = []

@@ -86,6 +86,7 @@ def test_report_file_and_table(bench: ModuleType, quick: dict[str, Any]) -> None
         "pending": 20,
         "format": "json",
         "seed": 1,
+        "policy": "legacy default",
     }
     table = bench.format_table(quick)
     assert "simulate -o summary" in table and "load (read, parse)" in table
@@ -99,3 +100,22 @@ def test_the_yaml_dump_reads_the_same(bench: ModuleType, tmp_path: Path) -> None
     assert report["meta"]["config"]["format"] == "yaml"
     assert (report["load"]["nodes"], report["load"]["pending"]) == (5, 3)
     assert report["summary"]["lines"] == 3
+
+
+def test_the_v130_profile_and_the_a_b(bench: ModuleType, tmp_path: Path) -> None:
+    """``--v130`` decides with kube-scheduler v1.30's default profile; ``--ab`` runs both
+    in alternating pairs and reports each side's CPU seconds."""
+    small = ["--nodes", "8", "--running", "16", "--pending", "4"]
+    report = bench.main([*small, "--v130", "--keep", str(tmp_path / "v130")])
+    assert report["meta"]["config"]["policy"] == "kube-scheduler v1.30 default profile"
+    assert report["summary"]["exit_code"] == 0, report["summary"]["stderr"]
+    assert report["summary"]["lines"] == 4
+    assert "NodeResourcesFit" in (tmp_path / "v130" / "decisions-all.json").read_text()
+    ab = bench.main([*small, "--ab", "2", "--keep", str(tmp_path / "ab")])["ab"]
+    assert ab["exit_codes"] == {"legacy": [0], "v1.30": [0]}
+    assert {name: len(values) for name, values in ab["cpu_seconds"].items()} == {
+        "legacy": 2,
+        "v1.30": 2,
+    }
+    assert ab["placed"] == {"legacy": 4, "v1.30": 4}
+    assert "v1.30 cheaper in" in bench.format_ab({"meta": report["meta"], "ab": ab})

@@ -69,6 +69,12 @@ PLACEHOLDERS: dict[str, tuple[str, str | None]] = {
     "policy.yaml": ("examples/policies/zone-spread.yaml", "docs/examples/invalid-policy.yaml"),
     "gpu-policy.yaml": ("examples/policies/gpu.yaml", "docs/examples/invalid-policy.yaml"),
     "old-policy.json": ("examples/legacy-policy.json", "docs/examples/invalid-legacy-policy.json"),
+    # docs/from-kube-scheduler.md: the reader's KubeSchedulerConfiguration, a replayed dump
+    "scheduler-config.yaml": (
+        "examples/kube-scheduler-config.yaml",
+        "docs/examples/invalid-kube-scheduler-config.yaml",
+    ),
+    "replay.json": ("examples/cluster.yaml", None),
 }
 
 CHART_TEST = "tests/chart/test_chart.py"
@@ -126,6 +132,7 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
         "tests/benchmarks/test_simulate_bench_smoke.py::"
         "test_quick_mode_loads_and_runs_every_command",
         "tests/benchmarks/test_simulate_bench_smoke.py::test_the_yaml_dump_reads_the_same",
+        "tests/benchmarks/test_simulate_bench_smoke.py::test_the_v130_profile_and_the_a_b",
     ),
     "python benchmarks/intree_spread_bench.py": (
         "tests/benchmarks/test_intree_spread_bench_smoke.py::"
@@ -253,6 +260,8 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "kopf run --standalone -A -m policy_scheduler.kopf_entry": (
         "tests/e2e/test_kopf_entry.py::test_kopf_cli_hosts_the_scheduler",
     ),
+    # replaying placed pods (docs/from-kube-scheduler.md): the guide's jq lines, as written
+    "jq ": ("tests/config/test_simulate_config.py::test_the_guides_replay_recipe_runs_as_written",),
     # the example extender (docs/extenders.md), which simulate then calls (see services())
     "python examples/extender/extender.py": (
         "tests/docs/test_extender_example.py::test_the_example_extender_runs_as_documented",

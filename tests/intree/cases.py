@@ -5,10 +5,10 @@ as the API or ``kubectl get -o json`` writes them), the plugin's name and its
 ``pluginConfig`` args as a KubeSchedulerConfiguration would carry them, and what
 kube-scheduler v1.30 answers: per refused node its status code and reasons
 (:class:`FilterCase`), or per node its final score after NormalizeScore
-(:class:`ScoreCase`). The same data can be run through ``simulate --config`` once the
-plugin pipeline reads such profiles; here :func:`check_filter` / :func:`check_score`
-run the plugin's engine functions (what the fast path runs) over an in-memory cluster,
-and its public points (``pre_filter`` / ``filter``, ``pre_score`` / ``score`` /
+(:class:`ScoreCase`). ``test_through_simulate.py`` runs the same data through
+``simulate --config`` (:mod:`intree.through_simulate`); here :func:`check_filter` /
+:func:`check_score` run the plugin's engine functions (what the fast path runs) over an
+in-memory cluster, and its public points (``pre_filter`` / ``filter``, ``pre_score`` / ``score`` /
 ``normalize_score``), and require both to give the expected answer.
 
 The object builders mirror kube-scheduler's test wrappers (``st.MakePod()``,

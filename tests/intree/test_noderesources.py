@@ -1083,6 +1083,41 @@ def test_cpu_and_memory_are_scored_inline_as_in_general(
             assert scorer._pair_score(requests, info) == scorer.node_score(requests, info)
 
 
+@pytest.mark.parametrize(
+    ("kind", "resources_", "use_requested"),
+    [
+        pytest.param("LeastAllocated", [("cpu", 1), ("memory", 1)], False, id="least"),
+        pytest.param("LeastAllocated", [("memory", 3), ("cpu", 7)], False, id="least weighted"),
+        pytest.param("MostAllocated", [("cpu", 2), ("memory", 5)], False, id="most weighted"),
+        pytest.param(
+            "NodeResourcesBalancedAllocation", [("cpu", 1), ("memory", 1)], True, id="balanced"
+        ),
+    ],
+)
+def test_the_batch_form_scores_as_the_general_path(
+    kind: str, resources_: list[tuple[str, int]], use_requested: bool
+) -> None:
+    """The batch over a random cluster (init containers, sidecars, zero and overcommitted
+    capacities) gives each node the general path's score, computed or from the memo."""
+    from intree.test_fast_paths import build_cluster, build_world
+
+    nodes, placed, pending = build_world(11, 40, 30)
+    nodes.append(st_node("no-cpu", {"memory": "1Gi", "pods": "10"}))
+    nodes.append(st_node("no-memory", {"cpu": "1", "pods": "10"}))
+    nodes.append(st_node("nothing"))
+    state = build_cluster(nodes, placed)
+    state.add_pod(parse_pod(st_pod(req("3", "3Gi"), node="node-0")))  # overcommitted
+    scorer = ResourceScorer(kind, resources_, use_requested=use_requested)
+    infos = list(state.nodes.values())
+    for raw in pending:
+        pod = parse_pod(raw)
+        requests = scorer.pod_requests(pod)
+        want = [scorer.node_score(requests, info) for info in infos]
+        for _ in range(2):  # computed, then read from the nodes' memos
+            cycle = CycleState(pod, state, PolicySettings())
+            assert scorer.batch(pod, infos, cycle) == want
+
+
 def test_a_new_plugin_never_reads_the_node_scores_an_old_one_kept() -> None:
     """Policies come and go: a scorer made after another is gone (perhaps where it lived
     in memory, with other arguments) keeps its node scores under a key of its own."""

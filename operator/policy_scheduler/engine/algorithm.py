@@ -25,6 +25,29 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
    claims to provision), which the scheduler assumes and writes before the pod's
    binding (the legacy volume binder's FindPodVolumes result for that node).
 
+**v1.30's cycle** (``schedule_one.go``), for a policy whose scores are the framework's
+(``CompiledPolicy.framework_cycle``, the rule in :func:`~.compiler.framework_cycle`;
+every other policy decides exactly as above):
+
+* no basic checks: a claim that is missing or being deleted is VolumeBinding's
+  PreFilter's to refuse (without VolumeBinding, nothing refuses it);
+* a pod nominated to a node (a preemption made room there: the cache's nomination, else
+  ``status.nominatedNodeName``) tries that node first, alone (``evaluateNominatedNode``):
+  if it passes the filters and the filtering extenders, it is the decision and the
+  rotation does not move; if the filters refuse it, every node is searched as usual and
+  the node's refusal stays in the diagnosis (and moves the rotation) even if the search
+  stopped before it;
+* when neither a Score plugin nor an extender would tell nodes apart, the search stops
+  at the first feasible node (a scheduler that explains then adds the other nodes'
+  verdicts, after the choice); without Filter plugins, the rotation's next nodes are
+  taken, as many as ``numFeasibleNodesToFind``;
+* ties among the best totals are broken by ``selectHost``'s reservoir sampling with the
+  scheduler's random generator (``Scheduler.rng``: seeded in ``simulate``);
+* PostFilter runs on every fit error, PreFilter's unresolvable ones included, and its
+  message ends the decision's (``0/3 nodes are available: 3 Insufficient cpu.
+  preemption: 0/3 nodes are available: 3 No preemption victims found for incoming
+  pod..``, as v1.30's FitError reads).
+
 **Fast path** (``PolicySettings.fast``, the default; ``fast=False`` runs the steps above
 exactly as written, a test compares both on randomized clusters):
 
@@ -61,6 +84,7 @@ pod didn't tolerate.``, and, when the scheduler explains, the fit hints of
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -312,7 +336,7 @@ def check_node(
     info = cluster.nodes.get(node_name)
     if info is None:
         return [f'node "{node_name}" not found']
-    problem = basic_checks(pod, cluster)
+    problem = None if policy.framework_cycle else basic_checks(pod, cluster)
     if problem is not None:
         return [problem]
     return fits_on_node(pod, info, cluster, policy, check_all=policy.always_check_all_predicates)
@@ -503,6 +527,11 @@ class Scheduler:
 
     ``extenders``: how to reach the policies' HTTP extenders; None leaves them out (a
     preview without them, or a policy that has none).
+
+    ``rng``: what breaks ties among the best nodes of a policy decided by v1.30's cycle
+    (``CompiledPolicy.framework_cycle``); a fresh generator seeded by the system when
+    None (the operator). ``simulate`` passes a seeded one, so that a preview is
+    reproducible. Legacy policies never draw from it (their ties go round-robin).
     """
 
     def __init__(
@@ -513,8 +542,10 @@ class Scheduler:
         explain: bool = True,
         cache_tables: int = 64,
         extenders: ExtenderClient | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.extenders = extenders
+        self.rng = rng if rng is not None else random.Random()
         #: Set by the operator on the attempts whose plugin calls it times (metrics).
         self.observe: Observer | None = None
         self.next_start = 0
@@ -542,7 +573,8 @@ class Scheduler:
         """
         nodes = cluster.ordered_nodes()
         decision = Decision(pod=pod, node=None, policy=policy.name, num_all_nodes=len(nodes))
-        problem = basic_checks(pod, cluster)
+        # v1.30 has no basic checks: VolumeBinding's PreFilter refuses a missing claim.
+        problem = None if policy.framework_cycle else basic_checks(pod, cluster)
         if problem is not None:
             decision.message = problem
             return decision
@@ -584,22 +616,39 @@ class Scheduler:
             if outcome.node_names is not None:
                 allowed = outcome.node_names
                 candidates = [info for info in nodes if info.name in allowed]
-        feasible = await self._filter(pod, candidates, cycle, policy, decision, len(nodes))
-        # Hints are verified with the predicates; nodes an extender refused get none.
-        refused_by_predicates = dict(decision.failed) if self.explain else {}
-        if feasible and policy.extenders and self.extenders is not None:
-            client = self.extenders
-            try:
-                filtered = await _outside(
-                    outside,
-                    lambda: filter_nodes(client, policy.extenders, pod, feasible, decision.failed),
-                )
-            except ExtenderError as exc:
-                decision.filter_seconds = perf_counter() - started
-                decision.error = decision.message = str(exc)
-                return decision
-            feasible = filtered.feasible
-            decision.extender_errors.extend(filtered.ignored)
+        feasible: list[NodeInfo] = []
+        refused_nominated: tuple[str, list[str]] | None = None
+        searched = False
+        if policy.framework_cycle:
+            nominated = await self._nominated_node(pod, cluster, cycle, policy, decision, outside)
+            if isinstance(nominated, NodeInfo):
+                feasible = [nominated]
+            elif nominated is not None:
+                refused_nominated = nominated
+        if not feasible:
+            searched = True
+            feasible = await self._filter(pod, candidates, cycle, policy, decision, len(nodes))
+            if refused_nominated is not None:
+                self._keep_nominated_status(refused_nominated, feasible, decision, len(nodes))
+            # Hints are verified with the predicates; nodes an extender refused get none.
+            refused_by_predicates = dict(decision.failed) if self.explain else {}
+            if feasible and policy.extenders and self.extenders is not None:
+                client = self.extenders
+                try:
+                    filtered = await _outside(
+                        outside,
+                        lambda: filter_nodes(
+                            client, policy.extenders, pod, feasible, decision.failed
+                        ),
+                    )
+                except ExtenderError as exc:
+                    decision.filter_seconds = perf_counter() - started
+                    decision.error = decision.message = str(exc)
+                    return decision
+                feasible = filtered.feasible
+                decision.extender_errors.extend(filtered.ignored)
+        else:
+            refused_by_predicates = {}
         decision.filter_seconds = perf_counter() - started
         decision.feasible = feasible
         if not feasible:
@@ -633,12 +682,58 @@ class Scheduler:
             # (nor the round-robin); the scores above are only for people to read.
             chosen = feasible[0]
         else:
-            chosen = self._select(feasible, totals)
+            chosen = self._select(feasible, totals, policy)
         decision.node = chosen.name
         if policy.binds_volumes and pod.volumes:
             # FindPodVolumes' bindings for the chosen node (see the module docstring).
             decision.volumes = find_pod_volumes(pod, chosen, cycle)
+        if searched and self._cut_short(policy, len(candidates)):
+            self._explain_unsearched(pod, cluster, candidates, cycle, policy, decision, feasible)
         return decision
+
+    @staticmethod
+    def _cut_short(policy: CompiledPolicy, num_nodes: int) -> bool:
+        """v1.30's search stopped at the first feasible node, nothing scoring."""
+        usual = num_feasible_nodes_to_find(num_nodes, policy.percentage_of_nodes_to_score)
+        return Scheduler._wanted(policy, num_nodes) < usual
+
+    @staticmethod
+    def _explain_unsearched(
+        pod: Pod,
+        cluster: ClusterState,
+        candidates: Sequence[NodeInfo],
+        cycle: CycleState,
+        policy: CompiledPolicy,
+        decision: Decision,
+        feasible: list[NodeInfo],
+    ) -> None:
+        """When explaining a decision v1.30 took at the first feasible node (nothing
+        scores), the other nodes' verdicts too: the explanation says why each node was
+        refused, as under a policy that scores. The node, the rotation and ``evaluated``'s
+        meaning aside (it then counts every node explained), nothing changes."""
+        seen = set(decision.failed)
+        seen.update(info.name for info in feasible)
+        check_all = policy.always_check_all_predicates
+        nominated = nominated_for(pod, cluster)
+        more: list[NodeInfo] = []
+        for info in candidates:
+            if info.name in seen:
+                continue
+            others = nominated.get(info.name)
+            reasons = (
+                first_pass(pod, info, cluster, policy, others, check_all=check_all)
+                if others
+                else []
+            )
+            if not reasons:
+                reasons = run_predicates(pod, info, cycle, policy.predicates, check_all)
+            if reasons:
+                decision.failed[info.name] = reasons
+            else:
+                more.append(info)
+        if more:
+            decision.feasible = [*feasible, *more]
+        decision.evaluated = len(decision.failed) + len(feasible) + len(more)
 
     async def preempt(
         self,
@@ -654,7 +749,9 @@ class Scheduler:
         None when it does not apply: the pod fits, the policy runs no PostFilter plugin
         (``disablePreemption``), the decision failed for another reason than nodes
         refusing the pod (a missing PVC, no node at all), as upstream preempts only on a
-        FitError, or a PreFilter said no eviction could help. Nothing is changed: the
+        FitError, or (legacy cycle) a PreFilter said no eviction could help. Under
+        v1.30's cycle (``framework_cycle``) PostFilter's message, when it has one, ends
+        the decision's message as it ends v1.30's FitError. Nothing is changed: the
         caller acts on the answer (the operator nominates the pod and deletes the
         victims; ``simulate`` removes them and decides the pod again). ``process`` is
         where extenders may narrow or veto the victims (:data:`~.preemption.PreemptionHook`).
@@ -665,9 +762,11 @@ class Scheduler:
         if (
             decision.node is not None
             or not decision.failed
-            or decision.unresolvable
+            or (decision.unresolvable and not policy.framework_cycle)
             or not policy.pipeline.post_filter
         ):
+            # v1.30 runs PostFilter on every fit error (DefaultPreemption then finds no
+            # node where it might help, says so, and clears the pod's nomination).
             return None
         pod = decision.pod
         state = decision.state or policy.new_cycle(pod, cluster)
@@ -687,6 +786,9 @@ class Scheduler:
         answer, status = await run_post_filter(policy.pipeline, state, pod, decision.failed)
         if status is not None and status.code is Code.ERROR:
             raise PluginFailure(POST_FILTER, status.plugin, status.message)
+        if policy.framework_cycle and status is not None and status.message:
+            # v1.30's FitError ends with PostFilter's message (``preemption: ...``).
+            decision.message += f" {status.message}."
         if isinstance(answer, Preemption):
             result = answer
         elif isinstance(answer, PostFilterResult):
@@ -729,13 +831,22 @@ class Scheduler:
     ) -> list[NodeInfo]:
         """The Filter point over ``nodes`` (every node, or those a PreFilter left)."""
         all_nodes = len(nodes)
-        if not policy.predicates or not all_nodes:
-            return list(nodes)
+        if not all_nodes:
+            return []
+        if not policy.predicates:
+            if not policy.framework_cycle:
+                return list(nodes)
+            # v1.30 without Filter plugins: the rotation's next nodes, as many as wanted.
+            taken = self._wanted(policy, all_nodes)
+            start = self.next_start % all_nodes
+            self.next_start = (self.next_start + taken) % num_all_nodes
+            decision.evaluated = taken
+            return [nodes[(start + i) % all_nodes] for i in range(taken)]
         if all_nodes != num_all_nodes:
             # Fewer nodes than the cluster's: no journaled filter (it keeps the whole
             # rotation), and the rotation moves over the cluster's nodes, as upstream.
             return await self._filter_some(pod, nodes, cycle, policy, decision, num_all_nodes)
-        wanted = num_feasible_nodes_to_find(all_nodes, policy.percentage_of_nodes_to_score)
+        wanted = self._wanted(policy, all_nodes)
         start = self.next_start % all_nodes
         predicates = policy.predicates
         check_all = policy.always_check_all_predicates
@@ -831,7 +942,7 @@ class Scheduler:
     ) -> list[NodeInfo]:
         """The plain filter over the nodes a PreFilter result allows, in NodeTree order,
         starting at the rotation's place among them."""
-        wanted = num_feasible_nodes_to_find(len(nodes), policy.percentage_of_nodes_to_score)
+        wanted = self._wanted(policy, len(nodes))
         start = self.next_start % len(nodes)
         check_all = policy.always_check_all_predicates
         nominated = nominated_for(pod, cycle.cluster)
@@ -856,6 +967,20 @@ class Scheduler:
         self.next_start = (self.next_start + processed) % num_all_nodes
         decision.evaluated = processed
         return feasible
+
+    @staticmethod
+    def _wanted(policy: CompiledPolicy, num_nodes: int) -> int:
+        """How many feasible nodes end the search (numFeasibleNodesToFind); v1.30's
+        cycle stops at the first when neither a Score plugin nor an extender would tell
+        the nodes apart (``hasScoring``, ``hasExtenderFilters``)."""
+        wanted = num_feasible_nodes_to_find(num_nodes, policy.percentage_of_nodes_to_score)
+        if (
+            policy.framework_cycle
+            and not policy.priorities
+            and not any(e.prioritize_verb or e.filter_verb for e in policy.extenders)
+        ):
+            return min(wanted, 1)
+        return wanted
 
     # -- the fast path's filter --------------------------------------------------------
 
@@ -1384,7 +1509,13 @@ class Scheduler:
             decision._explanation = (names, nodes, totals, build)
         return totals
 
-    def _select(self, feasible: list[NodeInfo], totals: list[int]) -> NodeInfo:
+    def _select(
+        self, feasible: list[NodeInfo], totals: list[int], policy: CompiledPolicy
+    ) -> NodeInfo:
+        """The node with the best total; among several, the legacy round-robin, or
+        v1.30's ``selectHost`` for a policy of the framework's cycle."""
+        if policy.framework_cycle:
+            return feasible[self._sample_best(totals)]
         best = max(totals)
         if totals.count(best) == 1:
             # No tie (the usual case): no list of candidates to build.
@@ -1394,3 +1525,87 @@ class Scheduler:
             pick = tied[self.last_node_index % len(tied)]
         self.last_node_index += 1
         return feasible[pick]
+
+    def _sample_best(self, totals: list[int]) -> int:
+        """v1.30's ``selectHost``: reservoir sampling over the nodes of the best total.
+
+        Each node of the best total seen so far replaces the pick with probability
+        1/(how many such nodes have been seen), so every best node is equally likely
+        whatever their order; a node of a better total restarts the count. One draw
+        per tied node after the first, none without a tie.
+        """
+        best = max(totals)
+        if totals.count(best) == 1:
+            return totals.index(best)
+        tied = [i for i, total in enumerate(totals) if total == best]
+        randrange = self.rng.randrange
+        pick = tied[0]
+        for seen in range(2, len(tied) + 1):
+            if randrange(seen) == 0:
+                pick = tied[seen - 1]
+        return pick
+
+    async def _nominated_node(
+        self,
+        pod: Pod,
+        cluster: ClusterState,
+        cycle: CycleState,
+        policy: CompiledPolicy,
+        decision: Decision,
+        outside: Outside | None,
+    ) -> NodeInfo | tuple[str, list[str]] | None:
+        """v1.30's ``evaluateNominatedNode``: a pod nominated to a node (a preemption made
+        room there) tries that node first, alone, with the Filter plugins (nominated pods'
+        two passes included) and the filtering extenders.
+
+        The node if it fits (the decision takes it: the rotation does not move); (name,
+        reasons) when the filters refused it (its status stays in the diagnosis unless
+        the search that follows gives it one); None when the pod is nominated nowhere,
+        the node is gone, or an extender refused it or failed (upstream logs that and
+        searches every node).
+        """
+        name = cluster.nomination_of(pod.uid) or pod.nominated_node_name
+        info = cluster.nodes.get(name) if name else None
+        if info is None:
+            return None
+        check_all = policy.always_check_all_predicates
+        reasons: list[str] = []
+        others = nominated_for(pod, cluster).get(info.name)
+        if others:
+            reasons = first_pass(pod, info, cluster, policy, others, check_all=check_all)
+        if not reasons:
+            reasons = run_predicates(pod, info, cycle, policy.predicates, check_all)
+        if reasons:
+            return info.name, reasons
+        if not (policy.extenders and self.extenders is not None):
+            return info
+        client = self.extenders
+        refusals: dict[str, list[str]] = {}
+        try:
+            filtered = await _outside(
+                outside, lambda: filter_nodes(client, policy.extenders, pod, [info], refusals)
+            )
+        except ExtenderError as exc:
+            # Upstream logs the nominated node's evaluation error and searches anyway.
+            decision.extender_errors.append(f"nominated node {info.name!r}: {exc}")
+            return None
+        decision.extender_errors.extend(filtered.ignored)
+        return info if filtered.feasible else None
+
+    def _keep_nominated_status(
+        self,
+        refused: tuple[str, list[str]],
+        feasible: list[NodeInfo],
+        decision: Decision,
+        num_all_nodes: int,
+    ) -> None:
+        """The nominated node's refusal stays in the diagnosis when the search stopped
+        before it: the fit error counts it, and the rotation moves on by one more node
+        (v1.30 moves it by the feasible nodes plus the statuses, that one included)."""
+        name, reasons = refused
+        if name in decision.failed or any(info.name == name for info in feasible):
+            return
+        decision.failed[name] = reasons
+        decision.evaluated += 1
+        if num_all_nodes:
+            self.next_start = (self.next_start + 1) % num_all_nodes

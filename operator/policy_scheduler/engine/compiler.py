@@ -147,6 +147,11 @@ class CompiledPolicy:
     #: 10 when the policy's scores are the framework's 0..100 (some Score plugin): a
     #: legacy priority's 0..10 and an extender's 0..10 then count x10, as v1.17+ did.
     legacy_score_scale: int = 1
+    #: The policy is decided as kube-scheduler v1.30's scheduling cycle decides
+    #: (:func:`framework_cycle`): ties broken at random, the nominated node tried
+    #: first, one feasible node enough when nothing scores, PostFilter's message in the
+    #: fit error. False: the legacy cycle (round-robin ties), exactly as before.
+    framework_cycle: bool = False
 
     def new_cycle(self, pod: Pod, cluster: ClusterState) -> CycleState:
         """A fresh cycle state for ``pod`` on ``cluster`` as it is now, its PreFilter
@@ -311,6 +316,12 @@ def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> Co
     if errors:
         raise NotImplementedPolicyError(errors, reason=plugins.reason or INVALID)
 
+    framework = framework_cycle(
+        legacy_predicates=len(predicates) - len(filter_plugins),
+        legacy_priorities=len(priorities) - len(score_plugins),
+        filter_plugins=len(filter_plugins),
+        score_plugins=len(score_plugins),
+    )
     # Framework scores are 0..100: next to them a legacy 0..10 score counts x10.
     scale = names.MAX_NODE_SCORE // names.MAX_PRIORITY if score_plugins else 1
     if scale != 1:
@@ -348,12 +359,31 @@ def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> Co
         or any(entry.name == VOLUME_BINDING for entry in filter_plugins),
         pipeline=pipeline,
         legacy_score_scale=scale,
+        framework_cycle=framework,
         checks_resources=any(
             entry.fn is REGISTRY.predicates.get(names.POD_FITS_RESOURCES)
             or entry.fn is REGISTRY.predicates.get(names.GENERAL_PREDICATES)
             for entry in predicates
         ),
     )
+
+
+def framework_cycle(
+    *, legacy_predicates: int, legacy_priorities: int, filter_plugins: int, score_plugins: int
+) -> bool:
+    """Whether a policy is decided by kube-scheduler v1.30's cycle rather than the legacy one.
+
+    Its scores are the framework's: it runs a Score plugin and no legacy priority. Or it
+    scores nothing at all (``priorities: []``) and filters with plugins only, at least
+    one (a KubeSchedulerConfiguration profile whose Score plugins are all disabled). An
+    absent predicate or priority list is the legacy default set: such a policy, and any
+    policy running a legacy priority, keeps the legacy cycle.
+    """
+    if legacy_priorities:
+        return False
+    if score_plugins:
+        return True
+    return not legacy_predicates and filter_plugins > 0
 
 
 class _PluginMaker:

@@ -42,6 +42,7 @@ demotion back) and with each operator start; it is memory only.
 from __future__ import annotations
 
 import logging
+import random
 import time
 import zlib
 from collections import Counter, OrderedDict
@@ -226,8 +227,10 @@ class ShadowRunner:
         sample: bool = True,
         explain: bool = False,
         window: int = WINDOW_SIZE,
+        rng: random.Random | None = None,
     ) -> None:
         self.clock = clock
+        self.rng = rng  # ties of v1.30-cycle shadows (``Scheduler.rng``)
         self.sample = sample
         self.explain = explain
         self.window_size = window
@@ -240,7 +243,7 @@ class ShadowRunner:
             settings = policy.shadow or ShadowSettings()
             known = self._shadows[policy.name] = _Shadow(
                 policy,
-                Scheduler(explain=self.explain, extenders=None),
+                Scheduler(explain=self.explain, extenders=None, rng=self.rng),
                 ShadowSampler(settings, self.clock) if self.sample else None,
                 ShadowWindow(self.window_size),
             )

@@ -99,7 +99,7 @@ from ..cluster import ClusterState
 from ..compiler import CompiledPolicy
 from ..extenders import ExtenderError, Victims
 from ..fitting import fits_on_node, nominated_for
-from ..functions import is_unresolvable
+from ..functions import Unresolvable, is_unresolvable
 from ..interface import (
     Code,
     CycleState,
@@ -110,6 +110,7 @@ from ..interface import (
 )
 from ..nodeinfo import NodeInfo
 from ..parallel import parallelize_until
+from ..pipeline import NodeStatuses
 from ..preemption import Preemption, PreemptionHook, importance, too_small
 
 NAME: Final = "DefaultPreemption"
@@ -123,6 +124,7 @@ NO_VICTIMS: Final = "No preemption victims found for incoming pod"
 NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 NO_CANDIDATE: Final = "no candidate node for preemption"
 MESSAGE_PREFIX: Final = "preemption: "
+_NO_VICTIMS: Final = Status.unresolvable(NO_VICTIMS)
 
 #: (What a PostFilter call needs besides the statuses, the compiled policy whose filters
 #: the dry run runs and the extenders' hook, the scheduler leaves in the cycle state under
@@ -228,6 +230,17 @@ def nodes_where_preemption_might_help(
     potential: list[NodeInfo] = []
     unresolvable: dict[str, Status] = {}
     not_helpful = Status.unresolvable(NOT_HELPFUL)
+    if isinstance(statuses, NodeStatuses):
+        # The scheduler's own statuses: their codes read from the reasons, as
+        # NodeStatuses would build them, without a Status per node.
+        failed = statuses.failed
+        for info in nodes:
+            reasons = failed.get(info.name)
+            if reasons is None or any(type(r) is Unresolvable for r in reasons):
+                unresolvable[info.name] = not_helpful
+            else:
+                potential.append(info)
+        return potential, unresolvable
     for info in nodes:
         status = statuses.get(info.name)
         if status is None or status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -272,10 +285,11 @@ def select_victims_on_node(
     """``SelectVictimsOnNode``: the fewest pods to evict (possibly none), or the status
     saying why the node is no candidate. The cluster is as it was afterwards."""
     priority = pod.priority
+    lower = [other for other in info.pods.values() if other.priority < priority]
+    if not lower:
+        # No trial to open and undo: on a cluster of equal priorities, every node.
+        return _NO_VICTIMS
     with cluster.trial(info.name) as trial:
-        lower = [other for other in info.pods.values() if other.priority < priority]
-        if not lower:
-            return Status.unresolvable(NO_VICTIMS)
         for other in lower:
             trial.remove(other.uid)
         reasons = fits_on_node(pod, info, cluster, policy, check_all=False, nominated=nominated)
@@ -336,10 +350,16 @@ async def dry_run_preemption(
 ) -> DryRun:
     """``DryRunPreemption`` over ``potential`` from ``offset``, circularly (see the
     module docstring, step 4); yields to the event loop between chunks."""
+    found = DryRun()
+    priority = pod.priority
+    if not any(other.priority < priority for info in potential for other in info.pods.values()):
+        # No node holds a pod of lower priority (a cluster of one priority): every node
+        # says so, as select_victims_on_node would one by one.
+        found.statuses.update((info.name, _NO_VICTIMS) for info in potential)
+        return found
     nominated = nominated_for(pod, cluster)
     non_violating: list[Candidate] = []
     violating: list[Candidate] = []
-    found = DryRun()
     skip_small = policy.settings.fast and policy.checks_resources
     count = len(potential)
 

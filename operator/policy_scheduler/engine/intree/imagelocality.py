@@ -115,6 +115,7 @@ def image_locality(pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
 def image_locality_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
     """``image_locality`` over ``nodes``; each node's score kept in its ``node_scores``."""
     spread = _spread(pod, cycle)
+    images, containers = spread
     key = _score_key(pod, cycle)
     out: list[int] = []
     append = out.append
@@ -122,7 +123,16 @@ def image_locality_batch(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState)
         memo = info.node_scores
         score = memo.get(key)
         if score is None:
-            score = _node_score(spread, info)
+            # _node_score, inline: a node's first look for this spread.
+            sizes = info.image_sizes
+            if sizes is None:
+                sizes = info.index_images()
+            total = 0
+            for image, share in images:
+                size = sizes.get(image)
+                if size is not None:
+                    total += int(float(size) * share)
+            score = calculate_priority(total, containers)
             if len(memo) >= MEMO_LIMIT:
                 memo.clear()
             memo[key] = score

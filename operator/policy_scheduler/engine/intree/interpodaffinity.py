@@ -99,6 +99,8 @@ MAX_NODE_SCORE: Final = 100
 
 _FILTER_MEMO: Final = "InterPodAffinity.filter"
 _PRE_SCORE_KEY: Final = "PreScoreInterPodAffinity"
+#: PreScore's topology scores, once per cycle (they depend on the pod and the cluster).
+_SCORE_MEMO: Final = "InterPodAffinity.score"
 
 Pair = tuple[str, str]
 #: Topology key -> value -> accumulated weight (scoreMap).
@@ -517,12 +519,17 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     ) -> ScoreMap | None:
         if not nodes:
             return None
-        return score_map(
-            pod,
-            cycle.cluster,
-            self.hard_pod_affinity_weight,
-            self.ignore_preferred_terms_of_existing_pods,
-            cycle.settings.fast,
+        # Once per cycle: the framework runs PreScore, then the engine's priority asks
+        # again (nothing changes in between).
+        return cycle.memo(
+            _SCORE_MEMO,
+            lambda: score_map(
+                pod,
+                cycle.cluster,
+                self.hard_pod_affinity_weight,
+                self.ignore_preferred_terms_of_existing_pods,
+                cycle.settings.fast,
+            ),
         )
 
     # -- engine functions

@@ -62,7 +62,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ... import pluginargs
 from ...objects import CPU, EPHEMERAL_STORAGE, MEMORY, Pod, Resources, is_extended_resource
@@ -447,6 +447,8 @@ class ResourceScorer:
         settings and the pod's requests (module doc)."""
         requests = self._requests(pod, cycle)
         key = memo_key((self._key, requests))
+        if self._pair is not None:
+            return self._pair_batch(requests, key, nodes)
         out: list[int] = []
         append = out.append
         node_score = self._score
@@ -460,6 +462,79 @@ class ResourceScorer:
                 memo[key] = score
             append(score)
         return out
+
+    def _pair_batch(
+        self, requests: tuple[int, ...], key: object, nodes: Sequence[NodeInfo]
+    ) -> list[int]:
+        """:meth:`batch` for cpu and memory alone: :meth:`_pair_score`'s arithmetic inline
+        (one score per node, mostly from the node's memo; a default profile scores every
+        sampled node with two such scorers)."""
+        assert self._pair is not None
+        at_cpu, cpu_weight, at_memory, memory_weight = self._pair
+        pod_cpu, pod_memory = requests[at_cpu], requests[at_memory]
+        use_requested = self.use_requested
+        kind = self.kind
+        balanced, most = kind == BALANCED_ALLOCATION, kind == MOST_ALLOCATED
+        weights = cpu_weight + memory_weight
+        # The memos first, in one comprehension (most nodes have the score), then the
+        # nodes that have not.
+        found: list[int | None] = [info.scores.get(key) for info in nodes]
+        for i in [i for i, score in enumerate(found) if score is None]:
+            info = nodes[i]
+            allocatable = info.allocatable
+            cpu_capacity = allocatable.milli_cpu
+            memory_capacity = allocatable.memory
+            excess = info.init_excess
+            if use_requested:
+                cpu = info.requested_cpu + pod_cpu
+                memory = info.requested_memory + pod_memory
+                if excess is not None:
+                    cpu += excess.cpu
+                    memory += excess.memory
+            else:
+                cpu = info.nonzero_cpu + pod_cpu
+                memory = info.nonzero_memory + pod_memory
+                if excess is not None:
+                    cpu += excess.nonzero_cpu
+                    memory += excess.nonzero_memory
+            if balanced:
+                if cpu_capacity == 0 or memory_capacity == 0:
+                    score = MAX_NODE_SCORE
+                else:
+                    cpu_fraction = min(float(cpu) / float(cpu_capacity), 1.0)
+                    memory_fraction = min(float(memory) / float(memory_capacity), 1.0)
+                    score = int(
+                        (1 - abs((cpu_fraction - memory_fraction) / 2)) * float(MAX_NODE_SCORE)
+                    )
+            elif cpu_capacity and memory_capacity:
+                if most:
+                    total = (
+                        min(cpu, cpu_capacity) * MAX_NODE_SCORE // cpu_capacity * cpu_weight
+                        + min(memory, memory_capacity)
+                        * MAX_NODE_SCORE
+                        // memory_capacity
+                        * memory_weight
+                    )
+                else:
+                    total = 0
+                    if cpu <= cpu_capacity:
+                        total = (cpu_capacity - cpu) * MAX_NODE_SCORE // cpu_capacity * cpu_weight
+                    if memory <= memory_capacity:
+                        total += (
+                            (memory_capacity - memory)
+                            * MAX_NODE_SCORE
+                            // memory_capacity
+                            * memory_weight
+                        )
+                score = total // weights
+            else:
+                score = self._pair_score(requests, info)  # a capacity of 0: rare
+            memo = info.scores
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = score
+            found[i] = score
+        return cast(list[int], found)
 
 
 def ratio_score(

@@ -127,6 +127,8 @@ _GROUP_CONTROLLERS: Final = frozenset(
 
 _FILTER_MEMO: Final = "PodTopologySpread.filter"
 _PRE_SCORE_KEY: Final = "PreScorePodTopologySpread"
+#: The cycle's last PreScore state: [nodes, fast, state] (the nodes by identity).
+_SCORE_MEMO: Final = "PodTopologySpread.score"
 
 Pair = tuple[str, str]
 
@@ -532,14 +534,14 @@ def _column(
     if key == HOSTNAME_LABEL and len(values) == len(cluster.nodes):
         return None
     if key == ZONE_LABELS[0] and sum(values.values()) == len(cluster.nodes):
-        by_zone_key: dict[str, str] = {}
-        column: list[str | None] = []
-        for info in cast(Sequence[NodeInfo], nodes):
-            zone = by_zone_key.get(info.zone_key)
-            if zone is None:
-                zone = by_zone_key[info.zone_key] = info.node.labels[key]
-            column.append(zone)
-        return column
+        infos = cast(Sequence[NodeInfo], nodes)
+        zone_keys = [info.zone_key for info in infos]
+        # One node per zone_key (any: they share the value) gives the value.
+        by_zone_key = {
+            zone_key: info.node.labels[key]
+            for zone_key, info in dict(zip(zone_keys, infos, strict=True)).items()
+        }
+        return [by_zone_key[zone_key] for zone_key in zone_keys]
     return [info.node.labels.get(key) for info in nodes]
 
 
@@ -941,7 +943,6 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         hard_defaults = any(
             d.when_unsatisfiable == DO_NOT_SCHEDULE for d in self.defaults.constraints
         )
-        defaults = self.defaults
 
         def spread_filter(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
             return check_filter(self._filter_state(pod, cycle), node.node.labels)
@@ -964,7 +965,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         )
 
         def spread_priority(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
-            state = score_state(pod, nodes, cycle.cluster, defaults, cycle.settings.fast)
+            state = self._score_state(pod, nodes, cycle, cycle.settings.fast)
             if state is None:
                 return [0] * len(nodes)
             return scores(state, pod, nodes)
@@ -976,6 +977,20 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             _FILTER_MEMO,
             lambda: filter_state(pod, cycle.cluster, self.defaults, cycle.settings.fast),
         )
+
+    def _score_state(
+        self, pod: Pod, nodes: Sequence[NodeInfoView], cycle: CycleState, fast: bool
+    ) -> ScoreState | None:
+        """PreScore's state for these very nodes, computed once per cycle: the framework
+        runs PreScore, then the engine's priority asks again for the same nodes (nothing
+        changes in between)."""
+        known: list[Any] = cycle.memo(_SCORE_MEMO, list)
+        if known and known[0] is nodes and known[1] == fast:
+            found: ScoreState | None = known[2]
+            return found
+        found = score_state(pod, nodes, cycle.cluster, self.defaults, fast)
+        known[:] = [nodes, fast, found]
+        return found
 
     # -- engine functions
 
@@ -1002,8 +1017,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     ) -> Status | None:
         # The fast path reads the engine's NodeInfos (their zone_key); other views the
         # definition reads.
-        fast = state.settings.fast and all(type(info) is NodeInfo for info in nodes)
-        found = score_state(pod, nodes, state.cluster, self.defaults, fast)
+        fast = state.settings.fast and set(map(type, nodes)) <= {NodeInfo}
+        found = self._score_state(pod, nodes, state, fast)
         if found is None:
             return Status.skip()
         state.write(_PRE_SCORE_KEY, found)
