@@ -46,18 +46,16 @@ one back as kube-scheduler prints it (empty lists and unset fields left out).
 
 from __future__ import annotations
 
-import difflib
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, get_args
+from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from policy_scheduler import names, selectors
-from policy_scheduler.policy import Issue, Path, format_path
+from policy_scheduler.policy import Issue, Path, did_you_mean, fields_at, format_path, show
 
 # -- configuration versions ------------------------------------------------------------
 
@@ -992,15 +990,6 @@ def _label_name_issues(value: str, where: Path) -> list[Issue]:
 # -- errors --------------------------------------------------------------------------------
 
 
-def show(value: Any) -> str:
-    """A user's value as in their JSON/YAML, shortened."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def pydantic_issue(error: ErrorDetails, model: type[BaseModel]) -> Issue:
     """One pydantic error of a strict model as an ``Issue`` in our words (Go's decoder
     refused the same: unknown fields, wrong types, integers beyond their Go type)."""
@@ -1011,8 +1000,8 @@ def pydantic_issue(error: ErrorDetails, model: type[BaseModel]) -> Issue:
     if kind == "missing":
         message = "is required"
     elif kind == "extra_forbidden":
-        fields = _fields_at(model, loc[:-1])
-        message = f"unknown field{_did_you_mean(str(loc[-1]), fields)}"
+        fields = fields_at(loc[:-1], model)
+        message = f"unknown field{did_you_mean(str(loc[-1]), fields)}"
     elif kind == "int_type":
         message = f"must be an integer, {got}"
     elif kind == "string_type":
@@ -1031,34 +1020,6 @@ def pydantic_issue(error: ErrorDetails, model: type[BaseModel]) -> Issue:
         text = error["msg"]
         message = f"{text[:1].lower()}{text[1:]}, {got}"
     return Issue(loc, message)
-
-
-def _fields_at(model: type[BaseModel], loc: Path) -> list[str]:
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part)
-        inner = _model_in(field.annotation) if field is not None else None
-        if inner is None:
-            return []
-        model = inner
-    return list(model.model_fields)
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    folded = {choice.casefold(): choice for choice in sorted(choices, reverse=True)}
-    close = difflib.get_close_matches(word.casefold(), list(folded), n=1, cutoff=0.75)
-    return f" (did you mean {folded[close[0]]}?)" if close else ""
 
 
 def render(issues: list[Issue], prefix: Path = ()) -> list[str]:

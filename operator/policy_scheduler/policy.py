@@ -168,7 +168,7 @@ def _fail(message: str, *subpath: str | int, reason: str = INVALID) -> PydanticC
     )
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     """A user's value as it would look in their YAML/JSON (``true``, ``"abc"``), shortened."""
     try:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -177,7 +177,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
     # Compared case-insensitively: enableHttps (the legacy spelling) means enableHTTPS.
     folded = {choice.casefold(): choice for choice in sorted(choices, reverse=True)}
     close = difflib.get_close_matches(word.casefold(), list(folded), n=1, cutoff=0.75)
@@ -233,14 +233,14 @@ def url_prefix_problem(url: str, *, allow_metadata: bool = False) -> str | None:
         parts = urllib.parse.urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        return f"must be an http:// or https:// URL with a host, got {_show(url)}: {exc}"
+        return f"must be an http:// or https:// URL with a host, got {show(url)}: {exc}"
     del port
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return f"must be an http:// or https:// URL with a host, got {_show(url)}"
+        return f"must be an http:// or https:// URL with a host, got {show(url)}"
     host = parts.hostname.rstrip(".")
     if not allow_metadata and (host in METADATA_HOSTS or metadata_address(host)):
         return (
-            f"{_show(url)} is a link-local or cloud metadata address, refused unless the "
+            f"{show(url)} is a link-local or cloud metadata address, refused unless the "
             f"extender sets {ALLOW_METADATA_FIELD}: true"
         )
     return None
@@ -298,10 +298,10 @@ def _http_timeout(value: Any) -> int | str | None:
             parse_go_duration(value)
         except ValueError:
             raise _fail(
-                f'must be a Go duration like "30s" or integer nanoseconds, got {_show(value)}'
+                f'must be a Go duration like "30s" or integer nanoseconds, got {show(value)}'
             ) from None
         return value
-    raise _fail(f'must be a Go duration like "30s" or integer nanoseconds, got {_show(value)}')
+    raise _fail(f'must be a Go duration like "30s" or integer nanoseconds, got {show(value)}')
 
 
 HttpTimeout = Annotated[
@@ -394,11 +394,11 @@ class PredicateEntry(_Model):
                     return self  # a Filter plugin: the compiler checks it is one
                 hint = names.SEED_PREDICATE_HINTS.get(self.name)
                 raise _fail(
-                    f"unknown predicate {_show(self.name)}"
+                    f"unknown predicate {show(self.name)}"
                     + (
                         f" ({hint})"
                         if hint
-                        else _did_you_mean(self.name, _suggested_predicates())
+                        else did_you_mean(self.name, _suggested_predicates())
                         + "; a custom predicate needs an argument (labelsPresence or "
                         "serviceAffinity)" + _not_a_plugin()
                     ),
@@ -443,7 +443,7 @@ def _check_custom_name(name: str) -> None:
     """Upstream's algorithm name rule, on the name of an argument-carrying entry."""
     if not names.NAME_RULE.match(name):
         raise _fail(
-            f"{_show(name)} is not a valid custom name: letters, digits and '-', starting "
+            f"{show(name)} is not a valid custom name: letters, digits and '-', starting "
             f"and ending with a letter or digit ({names.NAME_RULE.pattern}, which "
             "kube-scheduler v1.13-v1.16 enforced)",
             "name",
@@ -577,8 +577,8 @@ class PriorityEntry(_Model):
                         "argument",
                     )
                 raise _fail(
-                    f"unknown priority {_show(self.name)}"
-                    f"{_did_you_mean(self.name, _suggested_priorities())}; a custom priority "
+                    f"unknown priority {show(self.name)}"
+                    f"{did_you_mean(self.name, _suggested_priorities())}; a custom priority "
                     "needs an argument (labelPreference, serviceAntiAffinity or "
                     "requestedToCapacityRatioArguments)" + _not_a_plugin(),
                     "name",
@@ -624,7 +624,7 @@ class ExtenderTLSConfig(_Model):
         try:
             base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError):
-            raise _fail(f"must be base64-encoded PEM, got {_show(value)}") from None
+            raise _fail(f"must be base64-encoded PEM, got {show(value)}") from None
         return value
 
     @model_validator(mode="after")
@@ -649,7 +649,7 @@ class ExtenderManagedResource(_Model):
     def _extended(cls, value: str) -> str:
         problem = extended_resource_name_problem(value)
         if problem is not None:
-            raise _fail(f"{problem}, got {_show(value)}")
+            raise _fail(f"{problem}, got {show(value)}")
         return value
 
 
@@ -732,8 +732,8 @@ class Extender(_Model):
             and self.enableHttps != self.enableHTTPS
         ):
             raise _fail(
-                f"contradicts enableHTTPS: {_show(self.enableHTTPS)} (two spellings of one "
-                f"setting), got {_show(self.enableHttps)}",
+                f"contradicts enableHTTPS: {show(self.enableHTTPS)} (two spellings of one "
+                f"setting), got {show(self.enableHttps)}",
                 "enableHttps",
             )
         return self
@@ -993,7 +993,7 @@ def format_path(path: Path) -> str:
             continue
         if not (isinstance(part, str) and part.isprintable() and len(part) <= 60):
             # A key from the user's file ("a\nb", 5 KB of text): quoted, one line, short.
-            part = _show(part)
+            part = show(part)
         text += f".{part}" if text else part
     return text
 
@@ -1042,7 +1042,7 @@ def _issue_from_pydantic(error: ErrorDetails, prefix: Path) -> Issue:
     kind = error["type"]
     ctx: dict[str, Any] = dict(error.get("ctx") or {})
     value = error["input"]
-    got = f"got {_show(value)}"
+    got = f"got {show(value)}"
     if kind == _POLICY_ERROR:
         return Issue(
             prefix + loc + tuple(ctx["subpath"]),
@@ -1052,7 +1052,7 @@ def _issue_from_pydantic(error: ErrorDetails, prefix: Path) -> Issue:
     if kind == "missing":
         message = "is required"
     elif kind == "extra_forbidden":
-        message = "unknown field" + _did_you_mean(str(loc[-1]), _fields_at(loc[:-1]))
+        message = "unknown field" + did_you_mean(str(loc[-1]), fields_at(loc[:-1]))
     elif kind == "int_type":
         message = f"must be an integer, {got}"
     elif kind == "string_type":
@@ -1083,9 +1083,11 @@ def _issue_from_pydantic(error: ErrorDetails, prefix: Path) -> Issue:
     return Issue(prefix + loc, message)
 
 
-def _fields_at(loc: Path) -> list[str]:
-    """Field names of the model at ``loc`` in a spec (for "did you mean" on unknown fields)."""
-    model: type[BaseModel] = SchedulingPolicySpec
+def fields_at(loc: Path, model: type[BaseModel] | None = None) -> list[str]:
+    """Field names of the model at ``loc`` below ``model`` (a spec's by default), for
+    "did you mean" on unknown fields."""
+    if model is None:
+        model = SchedulingPolicySpec
     for part in loc:
         if isinstance(part, int):
             continue
@@ -1133,7 +1135,7 @@ def _cross_entry_issues(data: Mapping[str, Any]) -> list[Issue]:
         if name is not None:
             canonical = names.canonical_predicate(name)
             if canonical in seen:
-                shown = _show(name) + (f" ({canonical})" if canonical != name else "")
+                shown = show(name) + (f" ({canonical})" if canonical != name else "")
                 ref: Path = (*spec, "predicates", seen[canonical])
                 issues.append(Issue((*here, "name"), f"{shown} is already listed at", (ref,)))
             else:
@@ -1157,7 +1159,7 @@ def _cross_entry_issues(data: Mapping[str, Any]) -> list[Issue]:
             issues.append(
                 Issue(
                     (*spec, "priorities", index, "name"),
-                    f"{_show(name)} is already listed at",
+                    f"{show(name)} is already listed at",
                     (ref,),
                 )
             )
@@ -1179,7 +1181,7 @@ def _cross_entry_issues(data: Mapping[str, Any]) -> list[Issue]:
                 issues.append(
                     Issue(
                         where,
-                        f"{_show(resource_name)} is already managed at",
+                        f"{show(resource_name)} is already managed at",
                         (managers[resource_name],),
                     )
                 )
@@ -1221,7 +1223,7 @@ def check_spec(data: Any) -> tuple[SchedulingPolicySpec | None, list[Issue]]:
     ``spec``). Exactly one of the two is set (the list is empty on success)."""
     data = _plain(data)
     if not isinstance(data, dict):
-        return None, [Issue(("spec",), f"must be an object, got {_show(data)}")]
+        return None, [Issue(("spec",), f"must be an object, got {show(data)}")]
     issues: list[Issue] = []
     spec: SchedulingPolicySpec | None = None
     try:
@@ -1343,9 +1345,9 @@ def safeguard_notes(spec: SchedulingPolicySpec) -> list[Issue]:
 def object_name_problem(name: Any) -> str | None:
     """Why ``name`` cannot name a cluster-scoped object (None if it can)."""
     if not isinstance(name, str) or not name:
-        return f"must be a non-empty string, got {_show(name)}"
+        return f"must be a non-empty string, got {show(name)}"
     if len(name) > 253 or not _DNS_SUBDOMAIN_RE.match(name):
-        return f"must be a lowercase RFC 1123 subdomain (like gpu-policy), got {_show(name)}"
+        return f"must be a lowercase RFC 1123 subdomain (like gpu-policy), got {show(name)}"
     return None
 
 
@@ -1353,7 +1355,7 @@ def parse_spec(spec: Any, *, name: str) -> SchedulingPolicy:
     """A policy from its name and ``spec`` (e.g. a Kopf handler's ``name`` and ``spec``)."""
     checked, issues = check_spec(spec)
     if checked is None:
-        subject = f"{KIND} {_show(name)}"
+        subject = f"{KIND} {show(name)}"
         raise PolicyError(
             [f"{subject}: {issue.render()}" for issue in issues], reason=issues[0].reason
         )
@@ -1364,21 +1366,21 @@ def parse_policy(obj: Mapping[str, Any]) -> SchedulingPolicy:
     """A policy from a whole SchedulingPolicy object; ``status`` is ignored, a missing
     ``spec`` is an empty one (every default)."""
     if not isinstance(obj, Mapping):
-        raise PolicyError([f"{KIND}: must be an object, got {_show(obj)}"])
+        raise PolicyError([f"{KIND}: must be an object, got {show(obj)}"])
     metadata = obj.get("metadata")
     name = metadata.get("name") if isinstance(metadata, Mapping) else None
-    subject = f"{KIND} {_show(name)}" if isinstance(name, str) and name else KIND
+    subject = f"{KIND} {show(name)}" if isinstance(name, str) and name else KIND
     errors: list[str] = []
     kind = obj.get("kind")
     if kind != KIND:
         hint = " (a legacy kube-scheduler Policy: convert it with `policy-scheduler convert`)"
         errors.append(
-            f"{subject}: kind: must be {KIND}, got {_show(kind)}"
+            f"{subject}: kind: must be {KIND}, got {show(kind)}"
             + (hint if kind == "Policy" else "")
         )
     if obj.get("apiVersion") != API_VERSION:
         errors.append(
-            f"{subject}: apiVersion: must be {API_VERSION}, got {_show(obj.get('apiVersion'))}"
+            f"{subject}: apiVersion: must be {API_VERSION}, got {show(obj.get('apiVersion'))}"
         )
     if not isinstance(metadata, Mapping):
         errors.append(f"{subject}: metadata.name: is required")

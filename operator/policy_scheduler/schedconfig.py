@@ -75,7 +75,6 @@ from policy_scheduler.pluginargs import (
     V1BETA3,
     Int32,
     Int64,
-    show,
 )
 from policy_scheduler.policy import (
     Issue,
@@ -86,6 +85,7 @@ from policy_scheduler.policy import (
     object_name_problem,
     parse_policy,
     policy_to_object,
+    show,
 )
 
 KIND: Final = "KubeSchedulerConfiguration"
