@@ -329,7 +329,7 @@ def _configuration(doc: dict[str, Any]) -> Conversion:
 # -- plugins: what is installed, at which points, with which arguments ------------------
 
 #: The points whose calls are async and bounded by the plugin's ``timeout_seconds``.
-_DEADLINED_POINTS = ("preBind", "bind", "postBind")
+_DEADLINED_POINTS = ("postFilter", "preBind", "bind", "postBind")
 #: Bounds pydantic writes for every int32/int64 field: they say nothing to a reader.
 _MACHINE_BOUNDS = {2**31 - 1, -(2**31), 2**63 - 1, -(2**63)}
 #: The widest default the arguments' table shows.
@@ -347,7 +347,8 @@ class PluginInfo:
     doc: str = ""
     #: The JSON schema of its ``Args`` model; None when it takes no arguments.
     args: dict[str, Any] | None = None
-    #: Its async calls' deadline (only for plugins with a binding-cycle point).
+    #: Its async calls' deadline (only for plugins with such a point: PostFilter and the
+    #: binding cycle's).
     timeout_seconds: float | None = None
     #: ``module:Class`` of an entry point.
     entry_point: str = ""
@@ -528,7 +529,8 @@ def _render_plugin(info: PluginInfo) -> str:
     lines = [f"{info.name}  {info.source}{where}"]
     lines.append(f"  points:   {', '.join(info.points)}")
     if info.timeout_seconds is not None:
-        lines.append(f"  deadline: {info.timeout_seconds:g}s for each PreBind, Bind, PostBind call")
+        bounded = [p[0].upper() + p[1:] for p in info.points if p in _DEADLINED_POINTS]
+        lines.append(f"  deadline: {info.timeout_seconds:g}s for each {', '.join(bounded)} call")
     if info.doc:
         lines.append("")
         lines += [f"  {line}".rstrip() for line in info.doc.splitlines()]

@@ -76,6 +76,9 @@ from .state.world import World
 #: members (a context variable: other tasks deciding meanwhile do not hold it).
 _PLANNING: ContextVar[bool] = ContextVar("planning_a_gang", default=False)
 
+#: A generation no node has: the chosen node is checked again (see ``Decider._cycle``).
+_UNSEEN = -1
+
 
 class Outcome(enum.Enum):
     """What one scheduling cycle came to (module docstring, steps 1-6)."""
@@ -221,10 +224,11 @@ class Decider:
             return found is not None and found[1].key == gang.key
 
         attempts: list[Attempt] = []
+        members = [first]
         async with self.lock:
             token = _PLANNING.set(True)
             try:
-                members = [first, *self.world.queue.take(member)]
+                members += self.world.queue.take(member)
                 for queued in members:
                     attempt = (
                         Attempt(queued, Outcome.GONE)
@@ -236,9 +240,33 @@ class Decider:
                 placed = [a for a in attempts if a.outcome is Outcome.ASSUMED]
                 if len(placed) + gang.placed < gang.min_member:
                     self._give_up(attempts, planner, gang, len(placed))
+            except BaseException:
+                # The plan broke off (a bug, or the loop stopping): nothing it assumed
+                # stays, and the members it took go back to the queue (the first pod
+                # is the caller's, as any popped pod).
+                self._abandon(attempts, members[1:])
+                raise
             finally:
                 _PLANNING.reset(token)
         return attempts
+
+    def _abandon(self, attempts: list[Attempt], taken: list[QueuedPod]) -> None:
+        for attempt in attempts:
+            if attempt.outcome is Outcome.ASSUMED:
+                self.unassume(attempt)
+        for queued in taken:
+            self.world.queue.error(queued)
+
+    def unassume(self, attempt: Attempt) -> None:
+        """Undo an ``ASSUMED`` attempt before its binding cycle began: no longer waiting
+        at Permit, unreserved, the assumption forgotten (its outcome is the caller's)."""
+        assert attempt.state is not None and attempt.policy is not None
+        assert attempt.node is not None
+        if attempt.waiting is not None:
+            self.world.handle.waiting.discard(attempt.waiting)
+            attempt.waiting = None
+        self.unreserve(attempt.queued.pod.uid, attempt.state, attempt.policy, attempt.node)
+        attempt.node = attempt.state = None
 
     def _give_up(self, attempts: list[Attempt], planner: Enabled, gang: Gang, fitting: int) -> None:
         """Not enough members fit: undo every member's assumption, refuse them all."""
@@ -257,21 +285,19 @@ class Decider:
         refusal = Status.unschedulable(message).with_plugin(planner.name)
         for attempt in attempts:
             if attempt.outcome is Outcome.ASSUMED:
-                assert attempt.state is not None and attempt.policy is not None
-                assert attempt.node is not None
-                if attempt.waiting is not None:
-                    self.world.handle.waiting.discard(attempt.waiting)
-                    attempt.waiting = None
-                self.unreserve(attempt.queued.pod.uid, attempt.state, attempt.policy, attempt.node)
-                attempt.node = attempt.state = None
+                self.unassume(attempt)
             if attempt.outcome not in (Outcome.GONE, Outcome.PARKED):
                 found = attempt.preemption
                 if found is not None and found.node is not None:
                     # Its preemption is given up with the group: the room it set aside
-                    # is not kept (nothing was evicted: the caller acts on no preemption).
+                    # is not kept, nobody is evicted.
                     self.world.cache.unnominate(attempt.queued.pod.uid)
                 attempt.outcome, attempt.status = Outcome.REJECTED, refusal
-                attempt.preemption = None
+                # The nominations it overrode were withdrawn in the cache: the caller
+                # still clears them in the API, so that both say the same.
+                attempt.preemption = (
+                    Preemption(None, clear=found.clear) if found and found.clear else None
+                )
 
     async def _cycle(self, queued: QueuedPod, policy: CompiledPolicy) -> Attempt:
         pod = queued.pod
@@ -283,12 +309,28 @@ class Decider:
         scheduler.observe = self.observe if sampled else None
         compiled = self.instrument(policy) if sampled and self.instrument else policy
         started = self.clock()
+        went_outside = False
+
+        @asynccontextmanager
+        async def outside() -> AsyncIterator[None]:
+            nonlocal went_outside
+            went_outside = True
+            async with self._outside():
+                yield
+
         async with self._holding():
             with cache.snapshot() as cluster:
                 decision = await scheduler.schedule(
-                    pod, cluster, compiled, outside=self._outside if policy.extenders else None
+                    pod, cluster, compiled, outside=outside if policy.extenders else None
                 )
-                seen = cluster.nodes[decision.node].generation if decision.node is not None else 0
+                # The chosen node's generation as the decision saw it; unknown once the
+                # cluster was let go around an extender's call (writes were applied
+                # then): the node is checked again whatever its generation.
+                seen = (
+                    cluster.nodes[decision.node].generation
+                    if decision.node is not None and not went_outside
+                    else _UNSEEN
+                )
                 # Not when the active decision failed (an extender's error): it will not
                 # be compared, and a shadow's budget is for decisions that are.
                 shadows = await self.shadows.decide(
@@ -325,7 +367,8 @@ class Decider:
     ) -> str | None:
         """Why a decision taken on the snapshot no longer holds; None when it does.
 
-        Only a node that changed since the snapshot (its generation moved) is checked
+        Only a node that changed since the snapshot (its generation moved, or ``seen`` is
+        ``_UNSEEN``: the decision awaited an extender with the cluster let go) is checked
         again, with the policy's predicates on the state as it is now; and the PVs and
         claims the decision matched must be as it saw them.
         """

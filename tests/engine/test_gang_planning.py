@@ -10,18 +10,22 @@ package: discovery by entry point is tested with the example plugin (tests/plugi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import copy
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
 
 from builders import node, pod
+from fakes import FakeApi
 from policy_scheduler import names
+from policy_scheduler.deciding import Decider
 from policy_scheduler.engine import plugins
 from policy_scheduler.engine.functions import CycleState
 from policy_scheduler.engine.interface import Gang, GangPlugin, PermitPlugin, Status
 from policy_scheduler.objects import Pod
 from policy_scheduler.policy import parse_policy
+from policy_scheduler.runtime.scheduling import GANG_BIND_TRIES, SchedulerRuntime
 from policy_scheduler.simulation import inputs_from_objects, simulate
 
 GROUP = "example.com/group"
@@ -62,14 +66,13 @@ def quorum_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-POLICY = parse_policy(
-    {
-        "apiVersion": "policyscheduler.io/v1alpha1",
-        "kind": "SchedulingPolicy",
-        "metadata": {"name": "gangs"},
-        "spec": {"plugins": {"permit": {"enabled": [{"name": "TestQuorum"}]}}},
-    }
-)
+POLICY_OBJECT: dict[str, Any] = {
+    "apiVersion": "policyscheduler.io/v1alpha1",
+    "kind": "SchedulingPolicy",
+    "metadata": {"name": "gangs", "creationTimestamp": "2024-01-01T00:00:00Z"},
+    "spec": {"plugins": {"permit": {"enabled": [{"name": "TestQuorum"}]}}},
+}
+POLICY = parse_policy(POLICY_OBJECT)
 
 
 def member(name: str, group: str, quorum: int, second: int, cpu: str = "1") -> dict[str, Any]:
@@ -153,3 +156,144 @@ def test_the_reason_names_the_member_that_did_not_fit() -> None:
     message = got["d-0"][1]
     assert "1 of 2 members would fit; none is placed" in message
     assert "default/d-1: 0/1 nodes are available: 1 Insufficient cpu." in message
+
+
+# -- a plan that breaks off, in the operator's runtime -----------------------------------
+
+
+def runtime_with_gang(api: FakeApi) -> tuple[SchedulerRuntime, list[str]]:
+    runtime = SchedulerRuntime(api, clock=asyncio.get_running_loop().time)
+    runtime.handle("ADDED", copy.deepcopy(POLICY_OBJECT))
+    runtime.handle("ADDED", node("n1", cpu="3"))
+    uids = []
+    for i in range(3):
+        raw = member(f"g-{i}", "g", 3, i)
+        uids.append(raw["metadata"]["uid"])
+        runtime.handle("ADDED", raw)
+    return runtime, uids
+
+
+def breaking_on(second: Callable[[], Awaitable[None]]) -> Callable[..., Any]:
+    """Decider._cycle, with ``second()`` awaited when the plan reaches its 2nd member."""
+    cycle = Decider._cycle
+    calls = 0
+
+    async def patched(self: Decider, queued: Any, policy: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            await second()
+        return await cycle(self, queued, policy)
+
+    return patched
+
+
+@pytest.mark.looptime
+async def test_a_plan_broken_off_by_a_bug_loses_no_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A bug half-way through the plan (the first member assumed, the others taken from
+    # the queue): every member goes back to the queue, nothing stays assumed, and the
+    # gang is planned again and bound whole.
+    async def bug() -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Decider, "_cycle", breaking_on(bug))
+    api = FakeApi()
+    runtime, _ = runtime_with_gang(api)
+    task = asyncio.create_task(runtime.run())
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        while len(api.bindings) < 3:
+            assert loop.time() - started < 30, (api.bindings, runtime.queue.lengths())
+            await asyncio.sleep(0.05)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert sorted(api.bindings) == [
+        ("default/g-0", "n1"),
+        ("default/g-1", "n1"),
+        ("default/g-2", "n1"),
+    ]
+
+
+@pytest.mark.looptime
+async def test_a_plan_the_stopping_loop_cancels_returns_every_member(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Leadership lost while the plan is under way: the members, assumed or taken, are
+    # back in the queue and nothing is assumed, for whoever schedules next.
+    reached = asyncio.Event()
+
+    async def hang() -> None:
+        reached.set()
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(Decider, "_cycle", breaking_on(hang))
+    api = FakeApi()
+    runtime, uids = runtime_with_gang(api)
+    task = asyncio.create_task(runtime.run())
+    await reached.wait()
+    assert runtime.cache.assumed_count == 1
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert [runtime.queue.where(uid) for uid in uids] == ["backoff"] * 3
+    assert runtime.cache.assumed_count == 0
+    assert api.bindings == []
+
+
+@pytest.mark.looptime
+async def test_a_gang_given_up_evicts_nobody_and_clears_the_nominations_it_overrode() -> None:
+    # m-0 would preempt "low" on n0, overriding "waiter"'s nomination there; but the
+    # gang cannot have its two members placed: nobody is evicted, m-0 is not nominated,
+    # and waiter's nomination, withdrawn in the cache, is cleared in the API as well.
+    api = FakeApi()
+    runtime = SchedulerRuntime(api, clock=asyncio.get_running_loop().time)
+    runtime.handle("ADDED", copy.deepcopy(POLICY_OBJECT))
+    runtime.handle("ADDED", node("n0", cpu="2"))
+    runtime.handle("ADDED", pod("low", requests={"cpu": "2"}, node_name="n0", priority=0))
+    waiter = plain("waiter", 0, cpu="2")
+    waiter["spec"]["priority"] = 5
+    waiter["spec"]["schedulerName"] = "someone-else"
+    waiter["status"] = {"nominatedNodeName": "n0"}
+    runtime.handle("ADDED", waiter)
+    for i in range(2):
+        raw = member(f"m-{i}", "m", 2, i, cpu="2")
+        raw["spec"]["priority"] = 10
+        runtime.handle("ADDED", raw)
+    queued = runtime.queue.pop_nowait()
+    assert queued is not None and queued.pod.name == "m-0"
+    await runtime.schedule_one(queued)
+    await runtime.drain()
+    assert api.deletions == [] and api.bindings == []
+    assert api.nominations == [("default/waiter", None)]
+
+
+@pytest.mark.looptime
+async def test_a_members_binding_refused_for_good_fails_after_a_few_tries() -> None:
+    # The API takes the first binding and refuses every other (a webhook that says no):
+    # the second member is bound again on its place a few times, then its binding
+    # fails as any pod's: unreserved, told why, and back in the queue.
+    api = FakeApi()
+    runtime = SchedulerRuntime(api, clock=asyncio.get_running_loop().time)
+    runtime.handle("ADDED", copy.deepcopy(POLICY_OBJECT))
+    runtime.handle("ADDED", node("n1", cpu="2"))
+    members = [member(f"m-{i}", "m", 2, i) for i in range(2)]
+    for raw in members:
+        runtime.handle("ADDED", raw)
+    api.statuses["bind"] = [201, 403]
+    queued = runtime.queue.pop_nowait()
+    assert queued is not None
+    await runtime.schedule_one(queued)
+    await runtime.drain()
+    assert len(api.bindings) == 1 + GANG_BIND_TRIES
+    (first, _), (refused, _) = api.bindings[0], api.bindings[-1]
+    assert {first, refused} == {"default/m-0", "default/m-1"}
+    name = refused.split("/")[1]
+    assert [
+        e["message"]
+        for e in api.events
+        if e["type"] == "Warning" and e["involvedObject"]["name"] == name
+    ] == ["Binding rejected: HTTP 403"]
+    refused_uid = next(raw["metadata"]["uid"] for raw in members if raw["metadata"]["name"] == name)
+    assert not runtime.cache.is_placed(refused_uid)
+    assert runtime.queue.where(refused_uid) == "backoff"

@@ -29,7 +29,7 @@ PACKAGES: dict[Path, tuple[str, frozenset[str]]] = {
     SAMPLE: ("policy_scheduler_sample", frozenset({"Sample"})),
     TEST_PLUGINS: (
         "policy_scheduler_testplugins",
-        frozenset({"TestGate", "TestPreBind", "TestRaiser", "TestBroken"}),
+        frozenset({"TestGate", "TestPreBind", "TestRaiser", "TestHungPostFilter", "TestBroken"}),
     ),
 }
 

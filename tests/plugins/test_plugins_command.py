@@ -83,7 +83,7 @@ def test_one_plugin_in_full_with_its_arguments(capsys: pytest.CaptureFixture[str
     assert lines[:3] == [
         "Sample  policy-scheduler-sample 0.1.0 (policy_scheduler_sample:Sample)",
         "  points:   preFilter, filter, score, preBind",
-        "  deadline: 5s for each PreBind, Bind, PostBind call",
+        "  deadline: 5s for each PreBind call",
     ]
     arguments = lines[
         lines.index("  arguments (spec.pluginConfig[].args; -o json: the JSON schema):") + 1 :

@@ -144,3 +144,33 @@ async def test_a_failed_extender_binding_forgets_the_pod_and_retries(
     assert [call[0] for call in fake.calls] == ["bind", "bind"]
     assert runtime.cache.is_placed(uid(web))
     assert api.bindings == []
+
+
+async def test_a_node_filled_during_the_extenders_call_is_not_overcommitted(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    # The cluster goes on while the extender answers: here the watch shows another
+    # scheduler's pod bound to the only node, taking all of its CPU. The decision taken
+    # before is checked again on the node as it is now: not bound, tried again later.
+    def filter_while_the_node_fills(pod: Any, nodes: Any) -> FilterReply:
+        runtime.handle("ADDED", pod_on_n1)
+        return FilterReply(tuple(n.name for n in nodes))
+
+    fake = FakeExtenders({("filter", URL): filter_while_the_node_fills})
+    metrics = Attempts()
+    runtime = runtime_with(api, clock, fake, metrics)
+    runtime.handle("ADDED", with_extender(filterVerb="filter"))
+    runtime.handle("ADDED", node("n1", cpu="2"))
+    pod_on_n1 = pod("other", requests={"cpu": "2"}, node_name="n1")
+    web = gpod("web", requests={"cpu": "2"})
+    runtime.handle("ADDED", web)
+    await attempt(runtime)
+    assert api.bindings == []
+    assert not runtime.cache.is_placed(uid(web))
+    assert runtime.queue.where(uid(web)) == "backoff"
+    assert metrics.results == ["unschedulable"]
+    # The next attempt sees the node full: no node fits.
+    clock.now += 1
+    await attempt(runtime)
+    assert api.bindings == []
+    assert api.conditions[-1]["message"].startswith("0/1 nodes are available: 1 Insufficient cpu")

@@ -170,3 +170,30 @@ async def test_a_hung_extender_delays_only_its_own_policys_pods(verb: str) -> No
     finally:
         scheduling.cancel()
         await asyncio.gather(scheduling, return_exceptions=True)
+
+
+async def test_pods_decided_beside_the_loop_go_back_to_the_queue_when_it_stops() -> None:
+    # Leadership lost while a hung extender holds pods decided beside the loop (and
+    # more wait for a place in that policy's lane): the loop stops at once, every one of
+    # them back in the queue, and no extender is called any more.
+    api = FakeApi()
+    extenders = HungExtenders()
+    loop = asyncio.get_running_loop()
+    runtime = SchedulerRuntime(api, extenders=extenders, clock=loop.time)
+    runtime.handle("ADDED", slow_policy("filterVerb"))
+    runtime.handle("ADDED", node("n0", cpu="64", memory="64Gi"))
+    slow = [pod(f"slow-{i}", requests={"cpu": "1"}, schedulerName="slow") for i in range(10)]
+    for raw in slow:
+        runtime.handle("ADDED", raw)
+    scheduling = asyncio.create_task(runtime.run())
+    while extenders.calls < 4:  # the lane's four places taken, six pods waiting
+        await asyncio.sleep(0.01)
+    started = loop.time()
+    scheduling.cancel()
+    await asyncio.gather(scheduling, return_exceptions=True)
+    assert loop.time() - started < 1
+    calls = extenders.calls
+    await asyncio.sleep(120)  # nothing is left to run: no call comes
+    assert extenders.calls == calls == 4
+    assert {runtime.queue.where(raw["metadata"]["uid"]) for raw in slow} == {"backoff"}
+    assert api.bindings == []

@@ -78,6 +78,8 @@ class LegacyPreemption(PostFilterPlugin):
     (the node and victims, or why none, and the nominations to clear)."""
 
     name = names.LEGACY_PREEMPTION
+    #: It evaluates the cluster, yielding between node chunks: no deadline.
+    timeout_seconds = float("inf")
 
     async def post_filter(  # type: ignore[override]  # a built-in's richer answer
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]

@@ -436,7 +436,7 @@ class Plugin:
 
     name: str = ""
     Args: ClassVar[type[BaseModel] | None] = None
-    #: Deadline of this plugin's async calls (PreBind, Bind, PostBind), in seconds.
+    #: Deadline of this plugin's async calls (PostFilter, PreBind, Bind, PostBind), in seconds.
     timeout_seconds: ClassVar[float] = 30.0
 
     def __init__(self, args: Any, handle: Handle) -> None:

@@ -544,12 +544,20 @@ async def run_post_filter(
 async def _post_filter_call(
     entry: Enabled, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
 ) -> Any:
-    """PostFilter has no deadline of its own: it evaluates the cluster (and yields)."""
+    """A PostFilter call, with the plugin's deadline: it runs while the cycle holds the
+    cluster (every other pod waits). The built-in preemptions, which evaluate the
+    cluster and yield between node chunks, have none (``timeout_seconds`` infinite)."""
     plugin = entry.plugin
     assert isinstance(plugin, PostFilterPlugin)
     start = time.perf_counter()
+    deadline = type(plugin).timeout_seconds
     try:
-        value = await plugin.post_filter(state, pod, statuses)
+        call = plugin.post_filter(state, pod, statuses)
+        value = await (call if deadline == float("inf") else asyncio.wait_for(call, deadline))
+    except TimeoutError:
+        status = Status.error(f"no answer within {deadline:g}s").with_plugin(entry.name)
+        _observe(state, POST_FILTER, entry.name, status, start)
+        return status
     except asyncio.CancelledError:
         raise
     except Exception as exc:

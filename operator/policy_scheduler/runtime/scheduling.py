@@ -75,7 +75,7 @@ from ..engine.compiler import CompiledPolicy, instrument
 from ..engine.extenders import CompiledExtender, ExtenderClient, ExtenderError
 from ..engine.functions import CycleState
 from ..engine.interface import Code, Status
-from ..engine.pipeline import run_bind, run_post_bind, run_pre_bind
+from ..engine.pipeline import run_bind, run_post_bind, run_pre_bind, run_unreserve
 from ..engine.predicates.volumes import PodVolumes
 from ..engine.preemption import Preemption
 from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
@@ -101,6 +101,9 @@ NO_POLICY_REASON = "NoSchedulingPolicy"
 VERIFY_ATTEMPTS = 5
 #: The outcome of a binding nobody could confirm or deny (not an HTTP status).
 AMBIGUOUS = -1
+#: Binding calls a gang's member gets on its reserved node (with backoff: about 6 s in
+#: all) before its binding fails as any other pod's.
+GANG_BIND_TRIES = 6
 #: PodScheduled reason of a failed binding (upstream's v1.PodReasonSchedulerError).
 SCHEDULER_ERROR_REASON = "SchedulerError"
 #: The Normal event of a pod a Permit plugin holds.
@@ -325,11 +328,16 @@ class SchedulerRuntime:
         self._bind_calls = asyncio.Semaphore(bind_workers)
         self.extender_concurrency = extender_concurrency
         self._lanes: dict[str, asyncio.Semaphore] = {}
-        #: Background tasks: binding cycles, lanes, preemptions' writes, reports.
+        #: Cycles decided beside the loop (cancelled when it stops: see run).
+        self._lane_tasks: set[asyncio.Task[None]] = set()
+        #: Background tasks: binding cycles, preemptions' writes.
         self._bindings: set[asyncio.Task[None]] = set()
         self._reports: set[asyncio.Task[None]] = set()
         #: Pods whose binding cycle is under way: their assumption belongs to it.
         self._binding_uids: set[str] = set()
+        #: Pods whose binding's outcome nobody could tell (AMBIGUOUS): the cycle state
+        #: their Reserve plugins wrote, for Unreserve if the assumption expires.
+        self._unconfirmed: dict[str, tuple[CycleState, CompiledPolicy, str]] = {}
         #: Pods whose preemption's writes are under way (one at a time per pod).
         self._preempting: set[str] = set()
         #: Pods whose nominatedNodeName is being cleared (see _clear_nomination).
@@ -452,10 +460,18 @@ class SchedulerRuntime:
                 queued = await self.queue.pop()
                 policy = self.book.policy_for(queued.pod.scheduler_name)
                 if policy is not None and self._in_a_lane(policy, queued.pod):
-                    self._spawn(self._lane(queued, policy))
+                    task = asyncio.create_task(self._lane(queued, policy))
+                    self._lane_tasks.add(task)
+                    task.add_done_callback(self._lane_tasks.discard)
                     continue
                 await self._attempt(queued)
         finally:
+            # Cycles beside the loop stop too (their pods back in the queue), before
+            # anything is let go: none of them assumes or holds a pod afterwards.
+            lanes = list(self._lane_tasks)
+            for task in lanes:
+                task.cancel()
+            await asyncio.gather(*lanes, return_exceptions=True)
             # Pods waiting for their volumes give up now (unreserved, decided again by
             # whoever schedules next), so that stopping never waits for the PV controller;
             # so do pods waiting at Permit.
@@ -465,41 +481,67 @@ class SchedulerRuntime:
             await self.drain()
 
     def _in_a_lane(self, policy: CompiledPolicy, pod: Pod) -> bool:
-        """Whether an extender of the policy is asked about this pod (then its cycle
-        awaits HTTP peers: it runs beside the loop)."""
+        """Whether an extender of the policy may be asked during this pod's cycle (then
+        it awaits HTTP peers: it runs beside the loop). A gang's pod, whose cycle
+        decides its other members too, whenever the policy has extenders."""
         if self.extenders is None or not policy.extenders:
             return False
+        if policy.pipeline.gangs and policy.pipeline.gang_of(pod) is not None:
+            return True
         return any(extender.is_interested(pod) for extender in policy.extenders)
 
     async def _lane(self, queued: QueuedPod, policy: CompiledPolicy) -> None:
         lane = self._lanes.get(policy.name)
         if lane is None:
             lane = self._lanes[policy.name] = asyncio.Semaphore(self.extender_concurrency)
-        async with lane:
+        try:
+            await lane.acquire()
+        except asyncio.CancelledError:
+            self.queue.error(queued)  # the loop stopped before its turn: back it goes
+            raise
+        try:
             await self._attempt(queued)
+        finally:
+            lane.release()
 
     async def _attempt(self, queued: QueuedPod) -> None:
         self.health.attempt_started()
         try:
             await self.schedule_one(queued)
+        except asyncio.CancelledError:
+            # The loop stops (leadership lost) while the pod is decided: it goes back.
+            self._undo(queued)
+            raise
         except Exception:
             # A bug must not stop the scheduler nor lose the pod.
             logger.exception("scheduling %s failed", queued.pod.key)
             self.metrics.attempt("error", queued.pod.scheduler_name, 0.0)
-            uid = queued.pod.uid
-            if uid not in self._binding_uids:
-                # Not yet handed to a binding cycle: undo any assumption and retry.
-                if self.cache.state_of(uid) in (PodState.ASSUMED, PodState.BINDING_FINISHED):
-                    self.cache.forget(uid)
-                self.queue.error(queued)
+            self._undo(queued)
         finally:
             self.health.attempt_finished()
+
+    def _undo(self, queued: QueuedPod, attempt: Attempt | None = None) -> None:
+        """A cycle that broke off: unless a binding cycle has the pod, undo its
+        assumption (Unreserve when the attempt got that far) and retry it."""
+        uid = queued.pod.uid
+        if uid in self._binding_uids:
+            return
+        if attempt is not None and attempt.outcome is Outcome.ASSUMED:
+            self.decider.unassume(attempt)
+        elif self.cache.state_of(uid) in (PodState.ASSUMED, PodState.BINDING_FINISHED):
+            self.cache.forget(uid)
+        self.queue.error(queued)
 
     async def schedule_one(self, queued: QueuedPod) -> Decision | None:
         """One scheduling cycle, and what follows from it (module docstring)."""
         attempts = await self.decider.decide(queued)
         for attempt in attempts:  # one, or a gang's members
-            self._act(attempt)
+            try:
+                self._act(attempt)
+            except Exception:
+                # A bug must not lose this pod, nor the gang's members acted on after it.
+                logger.exception("scheduling %s failed", attempt.pod_key)
+                self._undo(attempt.queued, attempt)
         self.metrics.pending(self._pending())
         return attempts[0].decision
 
@@ -545,6 +587,8 @@ class SchedulerRuntime:
         elif outcome is Outcome.REJECTED:
             assert attempt.status is not None
             self._rejected(queued, attempt.status, profile, attempt.elapsed)
+            if attempt.preemption is not None:  # a gang given up: nominations it overrode
+                self._preempt(pod, attempt.preemption, policy)
         else:
             self._compare_shadows(attempt.shadows, decision)
             # Counted as scheduled once bound (the binding cycle), not as decided.
@@ -582,6 +626,10 @@ class SchedulerRuntime:
         if result is None:
             return
         self.metrics.preemption_attempt()
+        self._preempt(pod, result, policy)
+
+    def _preempt(self, pod: Pod, result: Preemption, policy: CompiledPolicy) -> None:
+        """PostFilter's writes (module docstring of deciding.py, step 4), off the loop."""
         if result.node is None and not result.clear:
             return
         if pod.uid in self._preempting:
@@ -716,10 +764,16 @@ class SchedulerRuntime:
         started = self.clock()
         code, problem = await self._bind(pod, node, policy, state)
         tries = 1
-        while attempt.gang is not None and self._bind_again(pod, node, code):
-            # A gang's member is never given up half-way: its group bound (or binds)
-            # beside it, so it is bound again onto its reserved place until it is, or
-            # until the pod or the node is gone.
+        while (
+            attempt.gang is not None
+            and tries < GANG_BIND_TRIES
+            and self._bind_again(pod, node, code)
+        ):
+            # A gang's member is not given up half-way on a failure that may pass (a
+            # webhook, a quota, a server error): its group bound (or binds) beside it,
+            # so it is bound again onto its reserved place, a few times with backoff,
+            # unless the pod or the node is gone. Past that, its binding failed as any
+            # other pod's (unreserved, FailedScheduling, decided again).
             logger.warning(
                 "binding %s (gang %s) to %s failed (%s); binding it there again",
                 pod.key,
@@ -737,6 +791,7 @@ class SchedulerRuntime:
             # Nobody could tell: the assumption stays until the watch says where the
             # pod is, or expires and the pod is tried again (``requeue_expired``).
             self.cache.finish_binding(pod.uid)
+            self._unconfirmed[pod.uid] = (state, policy, node)
             return
         if 200 <= code < 300:
             self.cache.finish_binding(pod.uid)
@@ -911,9 +966,19 @@ class SchedulerRuntime:
         answers 409 to a second binding; if it was deleted, the queue forgets it.
         """
         for pod in self.cache.expire():
+            held = self._unconfirmed.pop(pod.uid, None)
+            if held is not None:  # its Reserve plugins let go of it too
+                state, policy, node = held
+                run_unreserve(policy.pipeline, state, pod, node)
             if not self.cache.was_deleted(pod.uid):
                 served = self.book.serves(pod.scheduler_name)
                 self.queue.add(replace(pod, node_name=""), served=served)
+        # The others the watch confirmed (or that were deleted): nothing to undo.
+        for uid in [u for u in self._unconfirmed if not self._awaits_watch(u)]:
+            del self._unconfirmed[uid]
+
+    def _awaits_watch(self, uid: str) -> bool:
+        return self.cache.state_of(uid) is PodState.BINDING_FINISHED
 
     async def _bind_call(self, pod: Pod, node: str) -> int:
         """The binding itself: its HTTP status, 0 when it could not be sent."""

@@ -382,10 +382,13 @@ class SchedulingQueue:
         self._in_flight.pop(uid, None)
 
     def unschedulable(self, queued: QueuedPod) -> None:
-        """The attempt found no node."""
+        """The attempt found no node, or its binding cycle was refused (a Permit plugin
+        rejected it, or its wait timed out: the pod left the queue when it was assumed,
+        and comes back, as kube-scheduler's AddUnschedulableIfNotPresent)."""
         uid = queued.pod.uid
-        if self._in_flight.pop(uid, None) is None:
-            return  # deleted while being scheduled
+        self._in_flight.pop(uid, None)
+        if queued.deleted or uid in self._pods:
+            return  # deleted while being scheduled, or already back (re-added)
         self._pods[uid] = queued
         if self._move_request_cycle >= queued.cycle:
             self._back_off(uid, queued.last_attempt + self.backoff_duration(queued.attempts))

@@ -559,8 +559,8 @@ class DefaultPreemption(PostFilterPlugin):
 
     name = NAME
     Args = pluginargs.DefaultPreemptionArgs
-    #: DefaultPreemption evaluates many nodes; give it the time preemption takes.
-    timeout_seconds: ClassVar[float] = 30.0
+    #: It evaluates the cluster, yielding between node chunks: no deadline.
+    timeout_seconds: ClassVar[float] = float("inf")
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)

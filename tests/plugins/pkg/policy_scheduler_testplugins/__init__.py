@@ -12,6 +12,8 @@ each does to a pod is chosen by the pod's labels, so that one policy serves ever
   for the first ``failTimes`` attempts of the pod, then passes), ``hang`` (never answers).
 * ``TestRaiser`` (Filter, Score), label ``test-raise``: ``filter`` / ``score`` raise
   there; otherwise every node fits and scores 0.
+* ``TestHungPostFilter`` (PostFilter, deadline 2 s), label ``test-postfilter``: ``hang``
+  (never answers); otherwise Unschedulable (nothing to offer).
 * ``TestBroken``: its module raises on import (``PluginLoadFailed``).
 
 Every plugin made is recorded in :data:`MADE` with its arguments, so a test can tell
@@ -21,6 +23,7 @@ that arguments a policy was refused for never reached a plugin.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,6 +36,8 @@ from policy_scheduler.framework import (
     NodeInfoView,
     PermitPlugin,
     Pod,
+    PostFilterPlugin,
+    PostFilterResult,
     PreBindPlugin,
     ReservePlugin,
     ScorePlugin,
@@ -43,6 +48,7 @@ GATE_LABEL: Final = "test-gate"
 GATE_TIMEOUT_LABEL: Final = "test-gate-timeout"
 PREBIND_LABEL: Final = "test-prebind"
 RAISE_LABEL: Final = "test-raise"
+POST_FILTER_LABEL: Final = "test-postfilter"
 
 #: (plugin, its arguments as a dict) for every plugin made, in order.
 MADE: list[tuple[str, dict[str, object]]] = []
@@ -154,3 +160,17 @@ class Raiser(FilterPlugin, ScorePlugin):
         if pod.labels.get(RAISE_LABEL) == "score":
             raise RuntimeError(f"boom in Score for {pod.key}")
         return 0
+
+
+class HungPostFilter(PostFilterPlugin):
+    """Never answers PostFilter for pods labelled test-postfilter=hang."""
+
+    name = "TestHungPostFilter"
+    timeout_seconds = 2.0
+
+    async def post_filter(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+    ) -> PostFilterResult | Status | None:
+        if pod.labels.get(POST_FILTER_LABEL) == "hang":
+            await asyncio.Event().wait()  # never set: the framework's deadline ends it
+        return Status.unschedulable("nothing to offer")

@@ -1,0 +1,148 @@
+"""Cycles that end badly, in the operator's runtime: no pod is lost, nothing slow holds
+the others.
+
+The runtime is the operator's (:class:`SchedulerRuntime`, its loop, lanes and binding
+cycles) on a fake API; the plugins are the test package's, found by entry point. Time
+is the loop's (looptime): a Permit timeout or a plugin's deadline costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import policy_scheduler_testplugins as testplugins
+import pytest
+
+from builders import node, pod
+from fakes import FakeApi, FakeClock
+from policy_scheduler.runtime.scheduling import SchedulerRuntime
+from policy_scheduler.state.cache import PodState
+
+pytestmark = pytest.mark.looptime
+
+SCHEDULER = "policy-scheduler"
+
+
+def policy(*plugins: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "policyscheduler.io/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {"name": "plugged", "creationTimestamp": "2024-01-01T00:00:00Z"},
+        "spec": {
+            "schedulerName": SCHEDULER,
+            "plugins": {"multiPoint": {"enabled": [{"name": name} for name in plugins]}},
+        },
+    }
+
+
+def spod(name: str, cpu: str = "100m", **labels: str) -> dict[str, Any]:
+    return pod(name, requests={"cpu": cpu}, labels=labels, schedulerName=SCHEDULER)
+
+
+@contextlib.asynccontextmanager
+async def scheduling(runtime: SchedulerRuntime) -> AsyncIterator[None]:
+    task = asyncio.create_task(runtime.run())
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def until(done: Callable[[], bool], what: str, timeout: float = 120) -> float:
+    """Wait (on the loop's clock) until ``done()``; returns when it became true."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while not done():
+        assert loop.time() - started < timeout, f"still waiting for {what}"
+        await asyncio.sleep(0.05)
+    return loop.time()
+
+
+def failures(api: FakeApi, name: str) -> list[str]:
+    """FailedScheduling messages the pod was given (created, or repeated by a patch)."""
+    return [
+        e["message"]
+        for e in api.events
+        if e["reason"] == "FailedScheduling" and e["involvedObject"]["name"] == name
+    ]
+
+
+def bound(api: FakeApi) -> dict[str, str]:
+    return {name.split("/")[1]: node_name for name, node_name in api.bindings}
+
+
+async def test_a_pod_whose_permit_wait_timed_out_is_decided_again() -> None:
+    # Rejected at Permit (here: nobody allowed it within 1 s), the pod is unreserved and
+    # goes back to the queue: decided again (held again), and bound once released.
+    testplugins.reset()
+    api = FakeApi()
+    runtime = SchedulerRuntime(api, clock=asyncio.get_running_loop().time)
+    runtime.handle("ADDED", policy("TestGate"))
+    runtime.handle("ADDED", node("n1", cpu="4"))
+    runtime.handle("ADDED", spod("slow", **{"test-gate": "wait", "test-gate-timeout": "1"}))
+    async with scheduling(runtime):
+        await until(lambda: bool(failures(api, "slow")), "the wait to time out")
+        assert failures(api, "slow") == [
+            "TestGate: rejected due to timeout after waiting 1s at plugin TestGate"
+        ]
+        assert ("unreserve", "slow", "n1") in testplugins.CALLS
+        await until(
+            lambda: testplugins.CALLS.count(("reserve", "slow", "n1")) == 2,
+            "the pod to be decided again",
+        )
+        runtime.handle("ADDED", spod("release", **{"test-gate": "release"}))
+        await until(lambda: "slow" in bound(api), "the released pod to be bound")
+    assert bound(api) == {"release": "n1", "slow": "n1"}
+
+
+async def test_a_hung_postfilter_costs_its_deadline_and_no_pod() -> None:
+    # A PostFilter runs while the cycle holds the cluster: one that never answers is cut
+    # at its plugin's deadline (2 s), an error for that pod's preemption, and the pods
+    # queued behind it are placed.
+    api = FakeApi()
+    loop = asyncio.get_running_loop()
+    runtime = SchedulerRuntime(api, clock=loop.time)
+    runtime.handle("ADDED", policy("TestHungPostFilter"))
+    runtime.handle("ADDED", node("n1", cpu="4"))
+    huge = spod("huge", cpu="64", **{"test-postfilter": "hang"})
+    huge["spec"]["priority"] = 10  # first in the queue
+    runtime.handle("ADDED", huge)
+    for i in range(5):
+        runtime.handle("ADDED", spod(f"small-{i}"))
+    started = loop.time()
+    async with scheduling(runtime):
+        placed = await until(lambda: len(bound(api)) == 5, "the small pods to be bound")
+        assert 2 <= placed - started < 3
+        await until(lambda: bool(failures(api, "huge")), "huge's FailedScheduling")
+    assert sorted(bound(api)) == [f"small-{i}" for i in range(5)]
+    assert failures(api, "huge")[0].startswith("0/1 nodes are available")
+
+
+async def test_a_binding_nobody_confirmed_is_unreserved_when_it_expires() -> None:
+    # The binding's answer was lost and the pod could not be read back: the assumption
+    # stays until the watch tells, or expires; then Reserve plugins let go of the pod
+    # too (their Unreserve), before it is decided again.
+    testplugins.reset()
+    api = FakeApi()
+    clock = FakeClock()
+    runtime = SchedulerRuntime(api, clock=clock)
+    runtime.handle("ADDED", policy("TestGate"))
+    runtime.handle("ADDED", node("n1", cpu="4"))
+    web = spod("web")
+    runtime.handle("ADDED", web)
+    api.statuses["bind"] = 500
+    api.pods[("default", "web")] = (0, None)  # the GET is not answered either
+    queued = runtime.queue.pop_nowait()
+    assert queued is not None
+    await runtime.schedule_one(queued)
+    await runtime.drain()
+    assert runtime.cache.state_of(web["metadata"]["uid"]) is PodState.BINDING_FINISHED
+    assert ("unreserve", "web", "n1") not in testplugins.CALLS
+    clock.now += runtime.cache.ttl + 1
+    runtime.requeue_expired()
+    assert testplugins.CALLS == [("reserve", "web", "n1"), ("unreserve", "web", "n1")]
+    assert runtime.queue.where(web["metadata"]["uid"]) == "active"
