@@ -549,23 +549,7 @@ async def _post_filter_call(
     cluster and yield between node chunks, have none (``timeout_seconds`` infinite)."""
     plugin = entry.plugin
     assert isinstance(plugin, PostFilterPlugin)
-    start = time.perf_counter()
-    deadline = type(plugin).timeout_seconds
-    try:
-        call = plugin.post_filter(state, pod, statuses)
-        value = await (call if deadline == float("inf") else asyncio.wait_for(call, deadline))
-    except TimeoutError:
-        status = Status.error(f"no answer within {deadline:g}s").with_plugin(entry.name)
-        _observe(state, POST_FILTER, entry.name, status, start)
-        return status
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
-        status = plugin_raised(POST_FILTER, entry.name, exc)
-        _observe(state, POST_FILTER, entry.name, status, start)
-        return status
-    _observe(state, POST_FILTER, entry.name, value if isinstance(value, Status) else None, start)
-    return value
+    return await _call_async(POST_FILTER, entry, state, plugin.post_filter, state, pod, statuses)
 
 
 # -- PreScore --------------------------------------------------------------------------
