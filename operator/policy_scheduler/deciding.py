@@ -252,9 +252,13 @@ class Decider:
 
     def _abandon(self, attempts: list[Attempt], taken: list[QueuedPod]) -> None:
         for attempt in attempts:
-            if attempt.outcome is Outcome.ASSUMED:
+            if attempt.outcome is Outcome.ASSUMED and attempt.state is not None:
                 self.unassume(attempt)
+        cache = self.world.cache
         for queued in taken:
+            uid = queued.pod.uid
+            if cache.state_of(uid) is PodState.ASSUMED:  # broken off mid-cycle
+                cache.forget(uid)
             self.world.queue.error(queued)
 
     def unassume(self, attempt: Attempt) -> None:
