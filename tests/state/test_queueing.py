@@ -444,9 +444,10 @@ def test_relist_duplicates_do_not_duplicate(
 # -- await pop() -----------------------------------------------------------------------------
 
 
+@pytest.mark.looptime  # the loop's fake clock: waits cost no real time
 async def test_pop_wakes_when_a_pod_is_added(queue: SchedulingQueue) -> None:
     waiter = asyncio.create_task(queue.pop())
-    await asyncio.sleep(0.02)
+    await asyncio.sleep(1)  # a second on the loop's clock: the waiter had every chance
     assert not waiter.done()
     p = make("a")
     queue.add(p)
@@ -461,6 +462,7 @@ async def test_pop_returns_at_once_when_a_pod_is_ready(queue: SchedulingQueue) -
     assert queued.pod.uid == p.uid
 
 
+@pytest.mark.looptime  # the loop's fake clock: waits cost no real time
 async def test_pop_wakes_when_unschedulable_pods_are_moved(
     queue: SchedulingQueue, clock: FakeClock
 ) -> None:
@@ -469,13 +471,14 @@ async def test_pop_wakes_when_unschedulable_pods_are_moved(
     queue.unschedulable(pop(queue))
     clock.now += 5  # past its backoff
     waiter = asyncio.create_task(queue.pop())
-    await asyncio.sleep(0.02)
+    await asyncio.sleep(1)  # a second on the loop's clock: the waiter had every chance
     assert not waiter.done()
     queue.move_all()  # e.g. a node was added
     queued = await asyncio.wait_for(waiter, timeout=0.5)
     assert queued.pod.uid == p.uid
 
 
+@pytest.mark.looptime  # the loop's fake clock: waits cost no real time
 async def test_pop_wakes_when_an_unschedulable_pods_update_puts_it_in_backoff(
     queue: SchedulingQueue, clock: FakeClock
 ) -> None:
@@ -487,7 +490,7 @@ async def test_pop_wakes_when_an_unschedulable_pods_update_puts_it_in_backoff(
     queue.unschedulable(pop(queue))
     queue.unschedulable(pop(queue))
     waiter = asyncio.create_task(queue.pop())
-    await asyncio.sleep(0.02)
+    await asyncio.sleep(1)  # a second on the loop's clock: the waiter had every chance
     queue.add(relabeled(a))  # within its backoff: into backoff, not active
     assert queue.where(a.uid) == "backoff"
     clock.now += 5  # past its backoff
@@ -495,9 +498,10 @@ async def test_pop_wakes_when_an_unschedulable_pods_update_puts_it_in_backoff(
     assert queued.pod.uid == a.uid
 
 
+@pytest.mark.looptime  # the loop's fake clock: waits cost no real time
 async def test_pop_keeps_waiting_while_the_queue_is_empty(queue: SchedulingQueue) -> None:
     with pytest.raises(TimeoutError):
-        await asyncio.wait_for(queue.pop(), timeout=0.05)
+        await asyncio.wait_for(queue.pop(), timeout=60)
 
 
 # -- pods no policy serves ------------------------------------------------------------------
