@@ -77,9 +77,8 @@ async def test_a_high_priority_pod_evicts_a_nodes_victims_and_is_bound_there(
             assert await bound_node(emulator, namespace, "urgent", timeout=15) == "n2"
             assert await emulator.get("v1", "Pod", "batch-2", namespace) is None
             assert await emulator.get("v1", "Pod", "batch-1", namespace) is not None
-            await wait_until(
-                lambda: _has_preempted(emulator, namespace, "batch-2", namespace), timeout=5
-            )
+            uid = (await emulator.get("v1", "Pod", "urgent", namespace) or {})["metadata"]["uid"]
+            await wait_until(lambda: _has_preempted(emulator, namespace, "batch-2", uid), timeout=5)
             [event] = await preempted_events(emulator, namespace, "batch-2")
             assert event["type"] == "Normal"
             assert event["source"]["component"] == SCHEDULER
@@ -90,9 +89,10 @@ async def test_a_high_priority_pod_evicts_a_nodes_victims_and_is_bound_there(
     assert failed and failed[0]["message"] == "0/2 nodes are available: 2 Insufficient cpu."
 
 
-async def _has_preempted(kube: KubeClient, namespace: str, victim: str, ns: str) -> bool:
+async def _has_preempted(kube: KubeClient, namespace: str, victim: str, uid: str) -> bool:
+    # The preemptor by uid: its namespace/name is no business of the victim's tenant.
     return any(
-        e["message"] == f"Preempted by {ns}/urgent on node n2"
+        e["message"] == f"Preempted by pod {uid} on node n2"
         for e in await preempted_events(kube, namespace, victim)
     )
 

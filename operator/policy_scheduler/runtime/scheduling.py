@@ -91,7 +91,7 @@ from .health import Health
 from .kubeapi import Api, backoff
 from .podgroups import PodGroupStatusWriter
 from .policies import PolicyStats, PolicyStatusWriter
-from .reporting import Reporter, now_rfc3339, pod_reference
+from .reporting import Reporter, build_disruption_patch, now_rfc3339, pod_reference
 from .volumebinding import DEFAULT_TIMEOUT, VolumeBinder, VolumeBindingError
 
 logger = logging.getLogger(__name__)
@@ -666,6 +666,8 @@ class SchedulerRuntime:
                 self.cache.unnominate(pod.uid)
             return False
         for victim in result.victims:
+            if result.marks_victims and not await self._mark_victim(victim, pod):
+                return False
             status = await self._api_call(
                 self.api.delete_pod(victim.namespace, victim.name, victim.uid),
                 f"deleting {victim.key}, preempted by {pod.key}",
@@ -679,6 +681,26 @@ class SchedulerRuntime:
             self._report(self.reporter.preempted(victim, pod, node, policy.scheduler_name))
         self.metrics.preemption_victims(len(result.victims))
         return True
+
+    async def _mark_victim(self, victim: Pod, pod: Pod) -> bool:
+        """v1.26+'s preemption: ``DisruptionTarget=True`` (``PreemptionByScheduler``) on
+        the victim's status before its deletion, so that a Job's ``podFailurePolicy``
+        can tell the preemption from a failure and ``pod`` waits for this victim rather
+        than preempting again (``defaultpreemption.eligible``). False when the
+        preemption stops here, as upstream's does when the patch fails; a victim gone
+        (404), or replaced by a pod of the same name (the uid precondition: 409 or
+        422), is left to its delete, which says the same with its own precondition."""
+        if victim.disrupted_by_scheduler:
+            return True  # marked and terminating already: the condition says so
+        patch = build_disruption_patch(victim, pod.scheduler_name, now=now_rfc3339())
+        status = await self._api_call(
+            self.api.patch_pod_status(victim.namespace, victim.name, patch),
+            f"marking {victim.key} preempted by {pod.key}",
+        )
+        if 200 <= status < 300 or status in (404, 409, 422):
+            return True
+        logger.warning("could not mark %s as preempted: HTTP %s", victim.key, status)
+        return False
 
     @staticmethod
     async def _api_call(call: Coroutine[Any, Any, int], what: str) -> int:

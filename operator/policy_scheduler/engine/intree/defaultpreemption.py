@@ -612,5 +612,6 @@ class DefaultPreemption(PostFilterPlugin):
             victims=outcome.victims,
             clear=outcome.clear,
             reason="" if outcome.node is not None else outcome.status.message,
+            marks_victims=True,
         )
         return found, None if outcome.node is not None else outcome.status
