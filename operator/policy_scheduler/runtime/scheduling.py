@@ -17,7 +17,9 @@ policy book and the plugins' handle) and is driven from two sides:
 
   * no node fits: ``PodScheduled=False`` and a ``FailedScheduling`` event, and the pod
     may preempt: it is nominated at once in the cache, and the nomination's PATCH, the
-    victims' DELETEs and the other nominations' clearing run in a task of their own;
+    victims' DELETEs (each preceded, under v1.30's preemption, by its ``DisruptionTarget``
+    condition: :meth:`SchedulerRuntime._mark_victim`) and the other nominations'
+    clearing run in a task of their own;
   * the attempt itself failed (an extender's or a plugin's error), or a Reserve/Permit
     plugin rejected the pod: the same report, naming the extender or plugin, and the
     pod is retried (backoff for errors: a pod that failed on a timeout waits, behind
