@@ -77,6 +77,7 @@ from ..engine.compiler import CompiledPolicy, instrument
 from ..engine.extenders import CompiledExtender, ExtenderClient, ExtenderError
 from ..engine.functions import CycleState
 from ..engine.interface import Code, Status
+from ..engine.intree.defaultpreemption import NAME as PREEMPTION_PLUGIN
 from ..engine.pipeline import run_bind, run_post_bind, run_pre_bind, run_unreserve
 from ..engine.predicates.volumes import PodVolumes
 from ..engine.preemption import Preemption
@@ -668,6 +669,14 @@ class SchedulerRuntime:
                 self.cache.unnominate(pod.uid)
             return False
         for victim in result.victims:
+            waiting = self.world.handle.waiting.get(victim.uid)
+            if result.marks_victims and waiting is not None and not waiting.done:
+                # v1.30's prepareCandidate: a victim held at Permit (assumed, not bound)
+                # is rejected, back to the queue, not deleted (v1.17 deleted it too).
+                waiting.reject(PREEMPTION_PLUGIN, "preempted")
+                logger.info("preempted %s (waiting on permit) for %s", victim.key, pod.key)
+                self._report(self.reporter.preempted(victim, pod, node, policy.scheduler_name))
+                continue
             if result.marks_victims and not await self._mark_victim(victim, pod):
                 return False
             status = await self._api_call(
