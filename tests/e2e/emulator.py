@@ -34,7 +34,9 @@ What it emulates (and how it differs from a real kube-apiserver):
   ``application/strategic-merge-patch+json`` (kubernetes-asyncio's choice for dict
   bodies) with the merge keys that matter here: ``conditions`` by ``type``,
   containers/volumes/env... by ``name``, ``finalizers`` as a set, ``$patch`` directives.
-  A patch carrying ``metadata.resourceVersion`` is a precondition (409 on mismatch).
+  A patch carrying ``metadata.resourceVersion`` is a precondition (409 on mismatch); one
+  carrying another ``metadata.uid`` is refused (422, uid is immutable: client-go's
+  ``PatchPodStatus`` sends the uid as a precondition this way).
 * Replace (PUT): 409 Conflict when ``metadata.resourceVersion`` is given and stale
   (optimistic concurrency, e.g. for Leases); an absent one is an unconditional update.
 * Status subresource (for kinds that declare it: pods, nodes, namespaces, PVs, PVCs,
@@ -1622,6 +1624,16 @@ class ApiEmulator(kmock.KubernetesEmulator):
                     name,
                     "the object has been modified; please apply your "
                     "changes to the latest version and try again",
+                )
+            new_uid = (new.get("metadata") or {}).get("uid") if isinstance(new, Mapping) else None
+            if new_uid and new_uid != old["metadata"].get("uid"):
+                # uid is immutable: a patch naming another pod's uid (client-go's
+                # PatchPodStatus precondition) is refused, as validation refuses it.
+                raise _error(
+                    422,
+                    "Invalid",
+                    f'{spec.kind} "{name}" is invalid: metadata.uid: Invalid value: '
+                    f'"{new_uid}": field is immutable',
                 )
             result = await self._store_update(
                 spec, name, request.namespace, old, new, request.subresource

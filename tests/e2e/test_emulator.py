@@ -327,6 +327,78 @@ async def test_status_patches_land_in_the_stored_object(
     assert other["status"]["phase"] == "Failed" and "labels" not in other["metadata"]
 
 
+DISRUPTION = {
+    "type": "DisruptionTarget",
+    "status": "True",
+    "reason": "PreemptionByScheduler",
+    "message": "policy-scheduler: preempting to accommodate a higher priority pod",
+}
+
+
+@pytest.mark.parametrize(
+    ("patch_type", "body"),
+    [
+        pytest.param(
+            "strategic",
+            {"metadata": {"uid": "UID"}, "status": {"conditions": [DISRUPTION]}},
+            id="strategic",
+        ),
+        pytest.param(
+            "merge",
+            {"status": {"conditions": [{"type": "Ready", "status": "True"}, DISRUPTION]}},
+            id="merge",
+        ),
+        pytest.param(
+            "json",
+            [{"op": "add", "path": "/status/conditions/-", "value": DISRUPTION}],
+            id="json",
+        ),
+    ],
+)
+async def test_a_status_patch_adds_a_condition_beside_the_others(
+    emulator: KubeClient, namespace: str, patch_type: str, body: Any
+) -> None:
+    created = await emulator.create(pod_body("victim"), namespace=namespace)
+    await emulator.patch(
+        "v1",
+        "Pod",
+        "victim",
+        {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        namespace,
+        subresource="status",
+    )
+    if patch_type == "strategic":
+        body = {**body, "metadata": {"uid": created["metadata"]["uid"]}}
+    await emulator.patch(
+        "v1", "Pod", "victim", body, namespace, subresource="status", patch_type=patch_type
+    )
+    stored = await emulator.get("v1", "Pod", "victim", namespace)
+    assert stored is not None
+    assert stored["status"]["conditions"] == [{"type": "Ready", "status": "True"}, DISRUPTION]
+    assert stored["status"]["phase"] == "Pending"
+
+
+async def test_a_status_patch_for_another_uid_is_refused(
+    emulator: KubeClient, namespace: str
+) -> None:
+    # client-go's PatchPodStatus sends the uid as a precondition: a pod of the same name
+    # created since is not patched.
+    await emulator.create(pod_body("victim"), namespace=namespace)
+    with pytest.raises(ApiError) as err:
+        await emulator.patch(
+            "v1",
+            "Pod",
+            "victim",
+            {"metadata": {"uid": "an-older-pod"}, "status": {"conditions": [DISRUPTION]}},
+            namespace,
+            subresource="status",
+            patch_type="strategic",
+        )
+    assert err.value.status == 422 and "metadata.uid" in err.value.body["message"]
+    stored = await emulator.get("v1", "Pod", "victim", namespace)
+    assert stored is not None and not stored["status"].get("conditions")
+
+
 async def test_validator_refuses_invalid_policies(
     emulator: KubeClient, emulator_server: EmulatorServer
 ) -> None:

@@ -27,6 +27,7 @@ import pytest
 from builders import cluster, cluster_picture, node, pod, pvc
 from builders import pod_disruption_budget as budget
 from policy_scheduler import pluginargs
+from policy_scheduler.engine import preemption as legacy_preemption
 from policy_scheduler.engine.builtins import PREEMPTION_KEY, PreemptionContext
 from policy_scheduler.engine.cluster import ClusterState
 from policy_scheduler.engine.compiler import CompiledPolicy, compile_policy, compiled_predicate
@@ -1026,6 +1027,76 @@ def test_pod_eligible_to_preempt_others(
     state = world([mk_node("node1")], pods)
     given = {} if node1_status is None else {"node1": node1_status}
     assert eligible(parse_pod(incoming), state, given) == expected
+
+
+def with_condition(
+    obj: dict[str, Any], *, deleting: bool, status: str = "True", reason: str = ""
+) -> dict[str, Any]:
+    """A lower-priority pod on node1, maybe terminating, maybe carrying DisruptionTarget."""
+    meta = dict(obj["metadata"])
+    if deleting:
+        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    obj = {**obj, "metadata": meta}
+    if reason:
+        condition = {"type": "DisruptionTarget", "status": status, "reason": reason}
+        obj["status"] = {"conditions": [condition]}
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("other", "v130_waits", "legacy_waits"),
+    [
+        pytest.param(
+            with_condition(mk("p1", "node1", LOW), deleting=True, reason="PreemptionByScheduler"),
+            True,
+            True,
+            id="terminating by preemption: both wait",
+        ),
+        pytest.param(
+            with_condition(mk("p1", "node1", LOW), deleting=True),
+            False,
+            True,
+            id="terminating otherwise: only v1.17 waits",
+        ),
+        pytest.param(
+            with_condition(mk("p1", "node1", LOW), deleting=True, reason="DeletionByTaintManager"),
+            False,
+            True,
+            id="terminating for a taint: only v1.17 waits",
+        ),
+        pytest.param(
+            with_condition(
+                mk("p1", "node1", LOW),
+                deleting=True,
+                status="False",
+                reason="PreemptionByScheduler",
+            ),
+            False,
+            True,
+            id="a condition that is False: only v1.17 waits",
+        ),
+        pytest.param(
+            with_condition(mk("p1", "node1", LOW), deleting=False, reason="PreemptionByScheduler"),
+            False,
+            False,
+            id="marked but not deleted yet: neither waits",
+        ),
+        pytest.param(
+            with_condition(mk("p1", "node1", HIGH), deleting=True, reason="PreemptionByScheduler"),
+            False,
+            False,
+            id="terminating but not of lower priority: neither waits",
+        ),
+    ],
+)
+def test_which_terminating_pods_a_nominated_preemptor_waits_for(
+    other: dict[str, Any], v130_waits: bool, legacy_waits: bool
+) -> None:
+    state = world([mk_node("node1")], [other])
+    incoming = parse_pod(nominated(mk("p", priority=HIGH)))
+    v130 = eligible(incoming, state, {"node1": UNSCHEDULABLE})
+    assert v130 == (NOT_ELIGIBLE_TERMINATING if v130_waits else None)
+    assert (legacy_preemption.eligible(incoming, state) is not None) is legacy_waits
 
 
 def test_not_eligible_is_the_post_filter_answer() -> None:

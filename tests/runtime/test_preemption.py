@@ -97,7 +97,7 @@ async def test_a_high_priority_pod_preempts_then_is_bound_there(
     assert api.of("delete_pod")[0][2] == victims["low-2"]["metadata"]["uid"]
     preempted = [e for e in api.events if e["reason"] == "Preempted"]
     assert [(e["type"], e["involvedObject"]["name"], e["message"]) for e in preempted] == [
-        ("Normal", "low-2", "Preempted by default/urgent on node n2")
+        ("Normal", "low-2", f"Preempted by pod {urgent['metadata']['uid']} on node n2")
     ]
     assert preempted[0]["source"] == {"component": NAME}
     assert api.bindings == []  # it waits for its victim to leave

@@ -801,6 +801,7 @@ class Scheduler:
                     for other in cluster.nominated.get(node, {}).values()
                     if other.priority < pod.priority and other.uid != pod.uid
                 ),
+                marks_victims=True,  # evicted as v1.30's Evaluator evicts: marked first
             )
         else:
             result = Preemption(None, reason=status.message if status is not None else "")

@@ -158,6 +158,10 @@ class Preemption:
     node was found. ``clear`` are pods whose nomination must be removed (lower-priority
     pods nominated to ``node``; or the pod itself when no node might help).
     ``candidates`` are all nodes where preemption would work, with their victims.
+    ``marks_victims``: the framework's preemption (v1.26+: DefaultPreemption, or a
+    PostFilter plugin's answer): each victim's status gets the ``DisruptionTarget``
+    condition before it is deleted, and a preemptor waits only for victims so marked.
+    The legacy preemption (this module) marks nobody, as v1.17 did.
     """
 
     node: str | None
@@ -165,6 +169,7 @@ class Preemption:
     clear: tuple[Pod, ...] = ()
     candidates: Mapping[str, Victims] = field(default_factory=dict)
     reason: str = ""
+    marks_victims: bool = False
 
 
 def importance(pod: Pod) -> tuple[int, float]:

@@ -109,8 +109,42 @@ def scheduled_message(pod: Pod, node: str) -> str:
 
 
 def preempted_message(preemptor: Pod, node: str) -> str:
-    """The ``Preempted`` event on a victim, in kube-scheduler's words."""
-    return f"Preempted by {preemptor.namespace}/{preemptor.name} on node {node}"
+    """The ``Preempted`` event on a victim, in kube-scheduler v1.30's words, for every
+    policy: the preemptor's uid, not its namespace/name, which would tell the victim's
+    tenant about another tenant's pod (kubernetes#114882)."""
+    return f"Preempted by pod {preemptor.uid} on node {node}"
+
+
+#: The condition a preemption victim carries from before its deletion (v1.26+).
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
+def preempting_message(scheduler_name: str) -> str:
+    """The ``DisruptionTarget`` condition's message, in kube-scheduler's words."""
+    return f"{scheduler_name}: preempting to accommodate a higher priority pod"
+
+
+def build_disruption_target_condition(scheduler_name: str, *, now: str) -> dict[str, Any]:
+    """``DisruptionTarget=True`` / ``PreemptionByScheduler``: what a Job's
+    ``podFailurePolicy`` (``onPodConditions``) and the preemptors of v1.26+ read."""
+    return {
+        "type": DISRUPTION_TARGET,
+        "status": "True",
+        "reason": PREEMPTION_BY_SCHEDULER,
+        "message": preempting_message(scheduler_name),
+        "lastTransitionTime": now,
+    }
+
+
+def build_disruption_patch(victim: Pod, scheduler_name: str, *, now: str) -> dict[str, Any]:
+    """The victim's pods/status strategic merge patch: the condition (merged by type),
+    and its uid as a precondition (a new pod of the same name refuses the patch, as
+    client-go's ``PatchPodStatus`` has it)."""
+    return {
+        "metadata": {"uid": victim.uid},
+        "status": {"conditions": [build_disruption_target_condition(scheduler_name, now=now)]},
+    }
 
 
 _names = itertools.count()

@@ -17,7 +17,9 @@ policy book and the plugins' handle) and is driven from two sides:
 
   * no node fits: ``PodScheduled=False`` and a ``FailedScheduling`` event, and the pod
     may preempt: it is nominated at once in the cache, and the nomination's PATCH, the
-    victims' DELETEs and the other nominations' clearing run in a task of their own;
+    victims' DELETEs (each preceded, under v1.30's preemption, by its ``DisruptionTarget``
+    condition: :meth:`SchedulerRuntime._mark_victim`) and the other nominations'
+    clearing run in a task of their own;
   * the attempt itself failed (an extender's or a plugin's error), or a Reserve/Permit
     plugin rejected the pod: the same report, naming the extender or plugin, and the
     pod is retried (backoff for errors: a pod that failed on a timeout waits, behind
@@ -75,6 +77,7 @@ from ..engine.compiler import CompiledPolicy, instrument
 from ..engine.extenders import CompiledExtender, ExtenderClient, ExtenderError
 from ..engine.functions import CycleState
 from ..engine.interface import Code, Status
+from ..engine.intree.defaultpreemption import NAME as PREEMPTION_PLUGIN
 from ..engine.pipeline import run_bind, run_post_bind, run_pre_bind, run_unreserve
 from ..engine.predicates.volumes import PodVolumes
 from ..engine.preemption import Preemption
@@ -91,7 +94,7 @@ from .health import Health
 from .kubeapi import Api, backoff
 from .podgroups import PodGroupStatusWriter
 from .policies import PolicyStats, PolicyStatusWriter
-from .reporting import Reporter, now_rfc3339, pod_reference
+from .reporting import Reporter, build_disruption_patch, now_rfc3339, pod_reference
 from .volumebinding import DEFAULT_TIMEOUT, VolumeBinder, VolumeBindingError
 
 logger = logging.getLogger(__name__)
@@ -666,6 +669,16 @@ class SchedulerRuntime:
                 self.cache.unnominate(pod.uid)
             return False
         for victim in result.victims:
+            waiting = self.world.handle.waiting.get(victim.uid)
+            if result.marks_victims and waiting is not None and not waiting.done:
+                # v1.30's prepareCandidate: a victim held at Permit (assumed, not bound)
+                # is rejected, back to the queue, not deleted (v1.17 deleted it too).
+                waiting.reject(PREEMPTION_PLUGIN, "preempted")
+                logger.info("preempted %s (waiting on permit) for %s", victim.key, pod.key)
+                self._report(self.reporter.preempted(victim, pod, node, policy.scheduler_name))
+                continue
+            if result.marks_victims and not await self._mark_victim(victim, pod):
+                return False
             status = await self._api_call(
                 self.api.delete_pod(victim.namespace, victim.name, victim.uid),
                 f"deleting {victim.key}, preempted by {pod.key}",
@@ -679,6 +692,26 @@ class SchedulerRuntime:
             self._report(self.reporter.preempted(victim, pod, node, policy.scheduler_name))
         self.metrics.preemption_victims(len(result.victims))
         return True
+
+    async def _mark_victim(self, victim: Pod, pod: Pod) -> bool:
+        """v1.26+'s preemption: ``DisruptionTarget=True`` (``PreemptionByScheduler``) on
+        the victim's status before its deletion, so that a Job's ``podFailurePolicy``
+        can tell the preemption from a failure and ``pod`` waits for this victim rather
+        than preempting again (``defaultpreemption.eligible``). False when the
+        preemption stops here, as upstream's does when the patch fails; a victim gone
+        (404), or replaced by a pod of the same name (the uid precondition: 409 or
+        422), is left to its delete, which says the same with its own precondition."""
+        if victim.disrupted_by_scheduler:
+            return True  # marked and terminating already: the condition says so
+        patch = build_disruption_patch(victim, pod.scheduler_name, now=now_rfc3339())
+        status = await self._api_call(
+            self.api.patch_pod_status(victim.namespace, victim.name, patch),
+            f"marking {victim.key} preempted by {pod.key}",
+        )
+        if 200 <= status < 300 or status in (404, 409, 422):
+            return True
+        logger.warning("could not mark %s as preempted: HTTP %s", victim.key, status)
+        return False
 
     @staticmethod
     async def _api_call(call: Coroutine[Any, Any, int], what: str) -> int:

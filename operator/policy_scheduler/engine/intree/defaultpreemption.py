@@ -53,7 +53,12 @@ when the answer is returned (acting on it is the framework's).
    then the first candidate (without violations first, in dry-run order).
 7. **The answer**: a :class:`~..interface.PostFilterResult` naming the node and the
    victims, most important first; the lower-priority pods nominated to that node lose
-   their nomination (:attr:`PreemptionOutcome.clear`). Without candidates:
+   their nomination (:attr:`PreemptionOutcome.clear`). The
+   :class:`~..preemption.Preemption` it becomes has ``marks_victims`` set: acting on it
+   as v1.30's ``prepareCandidate`` does, the operator patches each victim's status with
+   ``DisruptionTarget`` (``PreemptionByScheduler``) before deleting it (what step 1
+   reads on the preemptor's next attempt), and rejects a victim held at Permit instead
+   of deleting it. Without candidates:
    Unschedulable ``preemption: 0/N nodes are available: <counted reasons>.``, N the
    nodes given a status (the dry run's and the not-helpful ones); a node's Error with
    no candidate at all: Error ``preemption: ...``.
@@ -612,5 +617,6 @@ class DefaultPreemption(PostFilterPlugin):
             victims=outcome.victims,
             clear=outcome.clear,
             reason="" if outcome.node is not None else outcome.status.message,
+            marks_victims=True,
         )
         return found, None if outcome.node is not None else outcome.status
