@@ -113,6 +113,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for pod, why in inputs.skipped:
         print(f"note: skipping pod {pod.key}: {why}", file=sys.stderr)
+    queue = inputs.world.queue
+    for pod in queue.pods():
+        gate = queue.gated_reason(pod.uid)
+        if gate is not None:  # a PreEnqueue plugin keeps it out of the queue
+            print(f"note: not scheduling pod {pod.key}: {gate}", file=sys.stderr)
     for scheduler_name, count in sorted(inputs.unserved().items()):
         print(
             f"note: skipping {count} pending pod(s) of schedulerName {scheduler_name!r}: "

@@ -64,6 +64,8 @@ class Device:
 
 @dataclass(frozen=True, slots=True)
 class ResourceSlice:
+    """Devices of one pool of one driver, and the nodes that reach them."""
+
     name: str
     driver: str
     pool: str
@@ -88,6 +90,8 @@ class ResourceSlice:
 
 @dataclass(frozen=True, slots=True)
 class DeviceClass:
+    """A class of devices: the CEL selectors every device of it passes."""
+
     name: str
     #: CEL expressions every device of the class must pass.
     selectors: tuple[str, ...]
@@ -108,6 +112,8 @@ class DeviceSubRequest:
 
 @dataclass(frozen=True, slots=True)
 class DeviceRequest:
+    """One request of a claim: ``exactly`` one kind of device, or alternatives."""
+
     name: str
     #: ``exactly``; None when the request lists ``firstAvailable`` alternatives.
     exactly: DeviceSubRequest | None
@@ -116,6 +122,8 @@ class DeviceRequest:
 
 @dataclass(frozen=True, slots=True)
 class DeviceConstraint:
+    """``matchAttribute``: the devices of the requests share the attribute's value."""
+
     #: The requests it applies to (empty: all of the claim's).
     requests: frozenset[str]
     #: The fully qualified attribute name the devices must share.
@@ -124,6 +132,8 @@ class DeviceConstraint:
 
 @dataclass(frozen=True, slots=True)
 class ClaimSpec:
+    """What a claim (or a template's claims) asks for."""
+
     requests: tuple[DeviceRequest, ...]
     constraints: tuple[DeviceConstraint, ...]
 
@@ -145,6 +155,8 @@ class DeviceResult:
 
 @dataclass(frozen=True, slots=True)
 class Allocation:
+    """A claim's ``status.allocation``: the devices given, and where they are reached."""
+
     results: tuple[DeviceResult, ...]
     #: The nodes that reach the devices; None: every node.
     node_selector: tuple[NodeSelectorTerm, ...] | None
@@ -152,6 +164,8 @@ class Allocation:
 
 @dataclass(frozen=True, slots=True)
 class ResourceClaim:
+    """A claim for devices, as the allocator and the DynamicResources plugin read it."""
+
     namespace: str
     name: str
     uid: str
@@ -160,6 +174,9 @@ class ResourceClaim:
     #: UIDs of the pods the claim is reserved for.
     reserved_for: tuple[str, ...]
     deleting: bool = False
+    #: The uid of its controller (``ownerReferences``, ``controller: true``): the pod a
+    #: claim made from a template belongs to.
+    controller_uid: str = ""
 
     @property
     def key(self) -> str:
@@ -168,6 +185,8 @@ class ResourceClaim:
 
 @dataclass(frozen=True, slots=True)
 class ResourceClaimTemplate:
+    """The spec of the claims a controller makes for each pod that names it."""
+
     namespace: str
     name: str
     spec: ClaimSpec
@@ -384,7 +403,16 @@ def parse_resource_claim(raw: Mapping[str, Any]) -> ResourceClaim:
         allocation=_allocation(r, status.get("allocation")),
         reserved_for=reserved,
         deleting=bool(meta.get("deletionTimestamp")),
+        controller_uid=_controller_uid(r, meta.get("ownerReferences")),
     )
+
+
+def _controller_uid(r: _Reader, raw: object) -> str:
+    for i, item in enumerate(r.items(raw, "metadata.ownerReferences")):
+        ref = r.mapping(item, f"metadata.ownerReferences[{i}]")
+        if ref.get("controller") is True:
+            return r.string(ref.get("uid"), f"metadata.ownerReferences[{i}].uid")
+    return ""
 
 
 def parse_resource_claim_template(raw: Mapping[str, Any]) -> ResourceClaimTemplate:

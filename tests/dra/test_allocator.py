@@ -273,7 +273,7 @@ GPUS = [device("gpu-0", model="a100"), device("gpu-1", model="h100")]
                                     {
                                         "cel": {
                                             "expression": 'device.attributes["gpu.example.com"]'
-                                '.model == "b200"'
+                                            '.model == "b200"'
                                         }
                                     }
                                 ],

@@ -54,6 +54,8 @@ class AllocationError(Exception):
 
 @dataclass(slots=True)
 class Pool:
+    """The slices of one (driver, pool) that reach the node, newest generation only."""
+
     driver: str
     name: str
     slices: list[ResourceSlice] = field(default_factory=list)

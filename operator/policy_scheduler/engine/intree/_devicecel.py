@@ -167,6 +167,8 @@ _ENV: Final = celpy.Environment()
 
 @dataclass(frozen=True, slots=True)
 class Selector:
+    """A compiled selector, or why it does not compile."""
+
     expression: str
     program: Any = None
     #: Why it does not compile (CEL's words), or "".
