@@ -264,6 +264,10 @@ class ClusterState:
         #: claim templates by "ns/name".
         self.device_classes: dict[str, DeviceClass] = {}
         self.resource_slices: dict[str, ResourceSlice] = {}
+        #: The slices of one node (``nodeName``) by node, and the others (a node selector
+        #: or all nodes): a node's Filter reads its own and the shared ones only.
+        self.node_slices: dict[str, dict[str, ResourceSlice]] = {}
+        self.shared_slices: dict[str, ResourceSlice] = {}
         self.resource_claims: dict[str, ResourceClaim] = {}
         self.claim_templates: dict[str, ResourceClaimTemplate] = {}
         #: Allocations this scheduler chose and the API does not show yet (in flight from
@@ -654,12 +658,28 @@ class ClusterState:
             self.generation += 1
 
     def set_resource_slice(self, resource_slice: ResourceSlice) -> None:
+        self.remove_resource_slice(resource_slice.name)
         self.resource_slices[resource_slice.name] = resource_slice
+        if resource_slice.node_name:
+            self.node_slices.setdefault(resource_slice.node_name, {})[resource_slice.name] = (
+                resource_slice
+            )
+        else:
+            self.shared_slices[resource_slice.name] = resource_slice
         self.generation += 1
 
     def remove_resource_slice(self, name: str) -> None:
-        if self.resource_slices.pop(name, None) is not None:
-            self.generation += 1
+        held = self.resource_slices.pop(name, None)
+        if held is None:
+            return
+        if held.node_name:
+            local = self.node_slices.get(held.node_name, {})
+            local.pop(name, None)
+            if not local:
+                self.node_slices.pop(held.node_name, None)
+        else:
+            self.shared_slices.pop(name, None)
+        self.generation += 1
 
     def set_resource_claim(self, claim: ResourceClaim) -> None:
         self.resource_claims[claim.key] = claim

@@ -168,18 +168,36 @@ class Allocator:
     def __init__(
         self,
         classes: Mapping[str, DeviceClass],
-        slices: Sequence[ResourceSlice],
+        slices: Sequence[ResourceSlice] | None,
         in_use: frozenset[DeviceId] | set[DeviceId],
+        *,
+        local: Mapping[str, Mapping[str, ResourceSlice]] | None = None,
+        shared: Mapping[str, ResourceSlice] | None = None,
     ) -> None:
+        """``slices``: every slice; or, already indexed, ``local`` (node -> its slices
+        by name) and ``shared`` (the others): a node's allocation reads only its own
+        and the shared ones."""
         self.classes = classes
-        self.slices = slices
         self.in_use = in_use
+        if slices is not None:
+            built: dict[str, dict[str, ResourceSlice]] = {}
+            others: dict[str, ResourceSlice] = {}
+            for s in slices:
+                if s.node_name:
+                    built.setdefault(s.node_name, {})[s.name] = s
+                else:
+                    others[s.name] = s
+            local, shared = built, others
+        self.local: Mapping[str, Mapping[str, ResourceSlice]] = local or {}
+        self.shared: Mapping[str, ResourceSlice] = shared or {}
 
     def allocate(
         self, node_name: str, node_labels: Mapping[str, str], claims: Sequence[ResourceClaim]
     ) -> list[tuple[DeviceResult, ...]] | None:
         """One tuple of results per claim, or None when the node cannot serve them all."""
-        return _Search(self, gather_pools(self.slices, node_name, node_labels), claims).run()
+        own = self.local.get(node_name)
+        slices = [*(own.values() if own else ()), *self.shared.values()]
+        return _Search(self, gather_pools(slices, node_name, node_labels), claims).run()
 
 
 class _Search:

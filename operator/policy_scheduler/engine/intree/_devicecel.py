@@ -230,8 +230,31 @@ _VALUES: dict[tuple[str, Device], celtypes.MapType] = {}
 _VALUES_LIMIT: Final = 65536
 
 
+#: (expression, driver, device) -> the verdict, or the error's message: a selector's
+#: answer for a device never changes (both are immutable), and pods ask it again and again.
+_VERDICTS: dict[tuple[str, str, Device], bool | str] = {}
+_VERDICTS_LIMIT: Final = 262144
+
+
 def device_matches(selector: Selector, driver: str, device: Device) -> bool:
-    """Whether ``device`` (of ``driver``) passes the compiled selector."""
+    """Whether ``device`` (of ``driver``) passes the compiled selector; raises
+    :class:`SelectorError` when it cannot tell."""
+    key = (selector.expression, driver, device)
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        if len(_VERDICTS) >= _VERDICTS_LIMIT:
+            _VERDICTS.clear()
+        try:
+            verdict = _evaluate(selector, driver, device)
+        except SelectorError as exc:
+            verdict = str(exc)
+        _VERDICTS[key] = verdict
+    if isinstance(verdict, str):
+        raise SelectorError(verdict)
+    return verdict
+
+
+def _evaluate(selector: Selector, driver: str, device: Device) -> bool:
     if selector.error:
         raise SelectorError(f"CEL compile error: {selector.error}")
     key = (driver, device)

@@ -212,8 +212,10 @@ class DynamicResources(
         if found.to_allocate:
             found.allocator = Allocator(
                 cluster.device_classes,
-                list(cluster.resource_slices.values()),
+                None,
                 cluster.devices_in_use(),
+                local=cluster.node_slices,
+                shared=cluster.shared_slices,
             )
         state.write(STATE_KEY, found)
         return None
