@@ -30,6 +30,7 @@ from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy, compile_policy
 from .engine.interface import Plugin
 from .legacy import convert_legacy, legacy_document
+from .names import V134_PLUGIN_POINTS
 from .objects import ObjectError
 from .options import Options, default_of
 from .pluginargs import RELEASE_OF
@@ -113,6 +114,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for pod, why in inputs.skipped:
         print(f"note: skipping pod {pod.key}: {why}", file=sys.stderr)
+    queue = inputs.world.queue
+    for pod in queue.pods():
+        gate = queue.gated_reason(pod.uid)
+        if gate is not None:  # a PreEnqueue plugin keeps it out of the queue
+            print(f"note: not scheduling pod {pod.key}: {gate}", file=sys.stderr)
     for scheduler_name, count in sorted(inputs.unserved().items()):
         print(
             f"note: skipping {count} pending pod(s) of schedulerName {scheduler_name!r}: "
@@ -341,7 +347,8 @@ class PluginInfo:
     """One plugin as ``policy-scheduler plugins`` shows it."""
 
     name: str
-    #: ``built-in (legacy)``, ``built-in (v1.30)``, or the package that registers it.
+    #: ``built-in (legacy)``, ``built-in (v1.30)``, ``built-in (v1.34)``, or the package
+    #: that registers it.
     source: str
     points: tuple[str, ...] = ()
     doc: str = ""
@@ -432,7 +439,9 @@ def installed_plugins() -> list[PluginInfo]:
         for name, cls in sorted(BUILTIN_PLUGINS.items())
     ]
     found += [
-        _plugin_info(name, cls, "built-in (v1.30)")
+        _plugin_info(
+            name, cls, "built-in (v1.34)" if name in V134_PLUGIN_POINTS else "built-in (v1.30)"
+        )
         for name, cls in sorted(builtins.items())
         if name not in BUILTIN_PLUGINS
     ]

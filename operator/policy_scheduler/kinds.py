@@ -21,6 +21,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from . import names
+from .devices import (
+    parse_device_class,
+    parse_resource_claim,
+    parse_resource_claim_template,
+    parse_resource_slice,
+)
 from .names import installed_plugin_names
 from .objects import (
     WORKLOAD_KINDS,
@@ -207,7 +213,33 @@ STORAGE_KINDS: Final = frozenset(
     {PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS, CSI_NODE}
 )
 
-_BY_KIND: Final = {kind.kind: kind for kind in KINDS}
+#: DRA (``resource.k8s.io/v1``, kube-scheduler v1.34's DynamicResources reads them):
+#: ``simulate`` and ``explain`` inputs. Not watched by the operator yet.
+DEVICE_CLASS: Final = Kind(
+    "resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, parse_device_class
+)
+RESOURCE_SLICE: Final = Kind(
+    "resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, parse_resource_slice
+)
+RESOURCE_CLAIM: Final = Kind(
+    "resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, parse_resource_claim
+)
+RESOURCE_CLAIM_TEMPLATE: Final = Kind(
+    "resource.k8s.io",
+    "v1",
+    "resourceclaimtemplates",
+    "ResourceClaimTemplate",
+    True,
+    parse_resource_claim_template,
+)
+DRA_KINDS: Final[tuple[Kind, ...]] = (
+    DEVICE_CLASS,
+    RESOURCE_SLICE,
+    RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
+)
+
+_BY_KIND: Final = {kind.kind: kind for kind in (*KINDS, *DRA_KINDS)}
 
 
 def kind_of(raw: Mapping[str, Any]) -> Kind | None:

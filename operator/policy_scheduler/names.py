@@ -360,14 +360,23 @@ IN_TREE_PLUGIN_POINTS: Final[dict[str, tuple[str, ...]]] = {
     "ImageLocality": (SCORE,),
     "DefaultBinder": (BIND,),
 }
+#: kube-scheduler v1.34's in-tree plugins beyond v1.30's that a SchedulingPolicy can
+#: name (a KubeSchedulerConfiguration is still read as v1.30 reads it): DRA.
+V134_PLUGIN_POINTS: Final[dict[str, tuple[str, ...]]] = {
+    "DynamicResources": (PRE_ENQUEUE, PRE_FILTER, FILTER, POST_FILTER, RESERVE, PRE_BIND),
+}
 IN_TREE_FILTER_PLUGINS: Final = frozenset(
-    name for name, points in IN_TREE_PLUGIN_POINTS.items() if FILTER in points
+    name
+    for name, points in (*IN_TREE_PLUGIN_POINTS.items(), *V134_PLUGIN_POINTS.items())
+    if FILTER in points
 )
 IN_TREE_SCORE_PLUGINS: Final = frozenset(
     name for name, points in IN_TREE_PLUGIN_POINTS.items() if SCORE in points
 )
-#: kube-scheduler v1.25-v1.30's in-tree plugins: built-in plugin names.
-INTREE_PLUGIN_NAMES: Final[frozenset[str]] = frozenset(IN_TREE_PLUGIN_POINTS)
+#: kube-scheduler's in-tree plugins (v1.25-v1.30's, and v1.34's DRA): built-in names.
+INTREE_PLUGIN_NAMES: Final[frozenset[str]] = frozenset(IN_TREE_PLUGIN_POINTS) | frozenset(
+    V134_PLUGIN_POINTS
+)
 #: The legacy stages as plugins of the pipeline (what a legacy policy translates into).
 LEGACY_PREEMPTION: Final = "LegacyPreemption"
 DEFAULT_BINDER: Final = "DefaultBinder"

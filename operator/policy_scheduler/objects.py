@@ -578,6 +578,8 @@ class Pod:
     #: Terminating (``deleting``) with the ``DisruptionTarget`` condition True for
     #: ``PreemptionByScheduler``: a victim of a preemption (v1.26+ preemption reads it).
     disrupted_by_scheduler: bool = False
+    #: ``spec.resourceClaims`` (DRA), each with the claim it names, in order.
+    resource_claims: tuple[PodClaim, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def body(self) -> bytes:
@@ -597,6 +599,22 @@ class Pod:
             or self.anti_affinity_required
             or self.anti_affinity_preferred
         )
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaim:
+    """One entry of a pod's ``spec.resourceClaims`` (DRA) and the ResourceClaim it names.
+
+    ``claim_name`` is its ``resourceClaimName``, or for a ``resourceClaimTemplateName``
+    the claim the controller made for this pod, as ``status.resourceClaimStatuses``
+    says (``listed``: the status has the entry; its claim name may be "" when none was
+    needed). A template claim not listed yet is not made yet: the pod waits.
+    """
+
+    name: str
+    claim_name: str
+    template: str = ""
+    listed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -1869,10 +1887,45 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
         scheduling_gates=gates,
         disrupted_by_scheduler=meta.get("deletionTimestamp") is not None
         and _disrupted_by_scheduler(status.get("conditions")),
+        resource_claims=_pod_claims(r, spec.get("resourceClaims"), status),
     )
     if key is not None and known is None:
         _shared(_SPEC_PARTS, key, (demands, terms))
     return pod
+
+
+def _pod_claims(r: _Reader, value: object, status: Mapping[str, Any]) -> tuple[PodClaim, ...]:
+    if not value:
+        return ()
+    made: dict[str, str] = {}
+    for i, entry in enumerate(
+        r.items(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")
+    ):
+        where = f"status.resourceClaimStatuses[{i}]"
+        listed = r.mapping(entry, where)
+        made[r.string(listed.get("name"), f"{where}.name")] = r.string(
+            listed.get("resourceClaimName"), f"{where}.resourceClaimName"
+        )
+    claims: list[PodClaim] = []
+    for i, entry in enumerate(r.items(value, "spec.resourceClaims")):
+        where = f"spec.resourceClaims[{i}]"
+        item = r.mapping(entry, where)
+        name = r.string(item.get("name"), f"{where}.name")
+        if not name:
+            raise r.fail(f"{where}.name", "is required")
+        claim = r.string(item.get("resourceClaimName"), f"{where}.resourceClaimName")
+        template = r.string(
+            item.get("resourceClaimTemplateName"), f"{where}.resourceClaimTemplateName"
+        )
+        if bool(claim) == bool(template):
+            raise r.fail(
+                where, "must set exactly one of resourceClaimName, resourceClaimTemplateName"
+            )
+        if claim:
+            claims.append(PodClaim(name, claim))
+        else:
+            claims.append(PodClaim(name, made.get(name, ""), template, name in made))
+    return tuple(claims)
 
 
 def _scheduling_gates(r: _Reader, value: object) -> tuple[str, ...]:

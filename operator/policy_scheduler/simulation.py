@@ -65,9 +65,18 @@ from .engine.algorithm import Decision, NodeScore
 from .engine.compiler import CompiledPolicy, compile_policy
 from .engine.extenders import ExtenderClient
 from .engine.interface import Status
+from .engine.intree.dynamicresources import claimed_devices
 from .engine.plugins import PluginProblem, plugin_class
 from .engine.predicates.volumes import PodVolumes
-from .kinds import POD_GROUP, PRIORITY_CLASS, SCHEDULING_POLICY, Kind, PolicyObject, kind_of
+from .kinds import (
+    DRA_KINDS,
+    POD_GROUP,
+    PRIORITY_CLASS,
+    SCHEDULING_POLICY,
+    Kind,
+    PolicyObject,
+    kind_of,
+)
 from .legacy import convert_legacy
 from .names import DEFAULT_SCHEDULER_NAME
 from .objects import ObjectError, Pod, bodies_deferred
@@ -369,7 +378,9 @@ def inputs_from_objects(
 
 
 def _load_rank(kind: Kind | None) -> int:
-    return 0 if kind is PRIORITY_CLASS else 1 if kind is POD_GROUP else 2
+    # PodGroups and DRA objects before pods: a pod's claims must be known when it is
+    # queued (DynamicResources' PreEnqueue).
+    return 0 if kind is PRIORITY_CLASS else 1 if kind is POD_GROUP or kind in DRA_KINDS else 2
 
 
 ProgressFn = Callable[[int, int], None]
@@ -558,8 +569,12 @@ def decision_to_json(decision: Decision, detail: Detail = ALL_DETAIL) -> dict[st
     if decision.node is None:
         if detail.per_node:  # hints are per-node findings, only computed when explaining
             out["hints"] = [{"change": h.change, "nodes": list(h.nodes)} for h in decision.hints]
-    elif decision.volumes is not None:
-        out["volumes"] = volumes_to_json(decision.volumes)
+    else:
+        if decision.volumes is not None:
+            out["volumes"] = volumes_to_json(decision.volumes)
+        claims = claimed_devices(decision.state) if decision.state is not None else {}
+        if claims:
+            out["claims"] = claims
     if decision.shadows:
         out["shadow"] = [
             {"policy": name, "node": shadow.node, "message": shadow.message}

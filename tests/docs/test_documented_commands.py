@@ -134,6 +134,10 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
         "tests/benchmarks/test_simulate_bench_smoke.py::test_the_yaml_dump_reads_the_same",
         "tests/benchmarks/test_simulate_bench_smoke.py::test_the_v130_profile_and_the_a_b",
     ),
+    "python benchmarks/dra_bench.py": (
+        "tests/benchmarks/test_dra_bench_smoke.py::test_more_pods_than_devices_get_each_its_own",
+        "tests/benchmarks/test_dra_bench_smoke.py::test_without_claims_every_pod_is_placed",
+    ),
     "python benchmarks/intree_spread_bench.py": (
         "tests/benchmarks/test_intree_spread_bench_smoke.py::"
         "test_small_run_times_both_sides_for_every_pod",

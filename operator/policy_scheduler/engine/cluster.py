@@ -58,6 +58,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from ..devices import Allocation, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ..objects import (
     CSIDriver,
     CSINode,
@@ -259,6 +260,19 @@ class ClusterState:
         self.namespaces: dict[str, Namespace] = {}
         #: PodGroups by "ns/name" (no predicate reads them: changing one bumps nothing).
         self.pod_groups: dict[str, PodGroup] = {}
+        #: DRA (resource.k8s.io/v1): DeviceClasses and ResourceSlices by name, claims and
+        #: claim templates by "ns/name".
+        self.device_classes: dict[str, DeviceClass] = {}
+        self.resource_slices: dict[str, ResourceSlice] = {}
+        #: The slices of one node (``nodeName``) by node, and the others (a node selector
+        #: or all nodes): a node's Filter reads its own and the shared ones only.
+        self.node_slices: dict[str, dict[str, ResourceSlice]] = {}
+        self.shared_slices: dict[str, ResourceSlice] = {}
+        self.resource_claims: dict[str, ResourceClaim] = {}
+        self.claim_templates: dict[str, ResourceClaimTemplate] = {}
+        #: Allocations this scheduler chose and the API does not show yet (in flight from
+        #: Reserve until the claim's watch event, or Unreserve): claim "ns/name" -> it.
+        self.allocations_in_flight: dict[str, Allocation] = {}
         #: Pending pods a preemption set a node aside for (``status.nominatedNodeName``),
         #: as placed copies (``node_name`` is the nominated node): node -> uid -> pod.
         self.nominated: dict[str, dict[str, Pod]] = {}
@@ -632,6 +646,85 @@ class ClusterState:
 
     def remove_pod_group(self, key: str) -> None:
         self.pod_groups.pop(key, None)
+
+    # -- DRA -------------------------------------------------------------------------------
+
+    def set_device_class(self, device_class: DeviceClass) -> None:
+        self.device_classes[device_class.name] = device_class
+        self.generation += 1
+
+    def remove_device_class(self, name: str) -> None:
+        if self.device_classes.pop(name, None) is not None:
+            self.generation += 1
+
+    def set_resource_slice(self, resource_slice: ResourceSlice) -> None:
+        self.remove_resource_slice(resource_slice.name)
+        self.resource_slices[resource_slice.name] = resource_slice
+        if resource_slice.node_name:
+            self.node_slices.setdefault(resource_slice.node_name, {})[resource_slice.name] = (
+                resource_slice
+            )
+        else:
+            self.shared_slices[resource_slice.name] = resource_slice
+        self.generation += 1
+
+    def remove_resource_slice(self, name: str) -> None:
+        held = self.resource_slices.pop(name, None)
+        if held is None:
+            return
+        if held.node_name:
+            local = self.node_slices.get(held.node_name, {})
+            local.pop(name, None)
+            if not local:
+                self.node_slices.pop(held.node_name, None)
+        else:
+            self.shared_slices.pop(name, None)
+        self.generation += 1
+
+    def set_resource_claim(self, claim: ResourceClaim) -> None:
+        self.resource_claims[claim.key] = claim
+        if claim.allocation is not None:
+            # The API shows it allocated now: no longer ours to keep in flight.
+            self.allocations_in_flight.pop(claim.key, None)
+        self.generation += 1
+
+    def remove_resource_claim(self, key: str) -> None:
+        self.allocations_in_flight.pop(key, None)
+        if self.resource_claims.pop(key, None) is not None:
+            self.generation += 1
+
+    def set_claim_template(self, template: ResourceClaimTemplate) -> None:
+        self.claim_templates[f"{template.namespace}/{template.name}"] = template
+
+    def remove_claim_template(self, key: str) -> None:
+        self.claim_templates.pop(key, None)
+
+    def assume_allocation(self, claim_key: str, allocation: Allocation) -> None:
+        """A claim allocated by this scheduler, in flight until the API shows it."""
+        self.allocations_in_flight[claim_key] = allocation
+        self.generation += 1
+
+    def forget_allocation(self, claim_key: str) -> None:
+        if self.allocations_in_flight.pop(claim_key, None) is not None:
+            self.generation += 1
+
+    def allocation_of(self, claim: ResourceClaim) -> Allocation | None:
+        """The claim's allocation: the API's, else the one in flight, else None."""
+        if claim.allocation is not None:
+            return claim.allocation
+        return self.allocations_in_flight.get(claim.key)
+
+    def devices_in_use(self) -> set[tuple[str, str, str]]:
+        """(driver, pool, device) of every device allocated to a claim or in flight
+        (admin access does not take a device)."""
+        used: set[tuple[str, str, str]] = set()
+        for claim in self.resource_claims.values():
+            allocation = claim.allocation
+            if allocation is not None:
+                used.update(r.device_id for r in allocation.results if not r.admin_access)
+        for allocation in self.allocations_in_flight.values():
+            used.update(r.device_id for r in allocation.results if not r.admin_access)
+        return used
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         """A namespace's labels; None when the namespace is not known."""

@@ -14,9 +14,10 @@ they do nothing: a decision assumed is as good as bound.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from ..devices import Allocation, ResourceClaim
 from ..objects import Pod
 from .cluster import ClusterState
 from .interface import EventRecorder, PluginApi, Snapshot, Status, WaitingPod
@@ -38,6 +39,19 @@ class Ports:
 
     async def bind_volumes(self, state: Any, pod: Pod, volumes: PodVolumes) -> Status | None:
         """PreBind: write the claimRefs / selected-node, wait for the PV controller."""
+        return None
+
+    def assume_allocations(self, allocations: Mapping[str, Allocation]) -> None:
+        """Reserve of DynamicResources: claim "ns/name" -> the devices it gets."""
+
+    def forget_allocations(self, claim_keys: Iterable[str]) -> None:
+        """Unreserve of DynamicResources: the allocations in flight are given back."""
+
+    async def bind_claims(
+        self, state: Any, pod: Pod, claims: Sequence[tuple[ResourceClaim, Allocation | None]]
+    ) -> Status | None:
+        """PreBind of DynamicResources: write each claim's allocation (None: allocated
+        already) and reserve it for the pod (``status.reservedFor``)."""
         return None
 
     async def bind_pod(self, state: Any, pod: Pod, node: str) -> Status | None:

@@ -252,6 +252,10 @@ _OBJECT_TABLES: Final[dict[str, Callable[[ClusterState], Mapping[str, Any]]]] = 
     "PersistentVolumeClaim": lambda cluster: cluster.claims,
     "StorageClass": lambda cluster: cluster.storage_classes,
     "CSINode": lambda cluster: cluster.csi_nodes,
+    "DeviceClass": lambda cluster: cluster.device_classes,
+    "ResourceSlice": lambda cluster: cluster.resource_slices,
+    "ResourceClaim": lambda cluster: cluster.resource_claims,
+    "ResourceClaimTemplate": lambda cluster: cluster.claim_templates,
 }
 
 

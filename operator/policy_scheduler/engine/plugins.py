@@ -62,6 +62,7 @@ INTREE_CLASSES: Final[dict[str, str]] = {
     "PodTopologySpread": "podtopologyspread:PodTopologySpread",
     "InterPodAffinity": "interpodaffinity:InterPodAffinity",
     "DefaultPreemption": "defaultpreemption:DefaultPreemption",
+    "DynamicResources": "dynamicresources:DynamicResources",
 }
 _INTREE_PACKAGE: Final = __name__.rpartition(".")[0] + ".intree"
 #: The in-tree classes imported so far.

@@ -79,15 +79,17 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Final
 
+from ..devices import Allocation
 from ..engine.cluster import ClusterState
 from ..engine.predicates.volumes import PodVolumes, bound_to_claim, with_selected_node
 from ..kinds import (
     CSI_NODE,
+    DEVICE_CLASS,
     NAMESPACE,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
@@ -95,6 +97,9 @@ from ..kinds import (
     POD_GROUP,
     REPLICA_SET,
     REPLICATION_CONTROLLER,
+    RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_SLICE,
     SERVICE,
     STATEFUL_SET,
     STORAGE_CLASS,
@@ -173,6 +178,10 @@ _OBJECTS: Final[dict[Kind, tuple[_Setter, _Remover]]] = {
     POD_DISRUPTION_BUDGET: (ClusterState.set_pdb, ClusterState.remove_pdb),
     NAMESPACE: (ClusterState.set_namespace, ClusterState.remove_namespace),
     POD_GROUP: (ClusterState.set_pod_group, ClusterState.remove_pod_group),
+    DEVICE_CLASS: (ClusterState.set_device_class, ClusterState.remove_device_class),
+    RESOURCE_SLICE: (ClusterState.set_resource_slice, ClusterState.remove_resource_slice),
+    RESOURCE_CLAIM: (ClusterState.set_resource_claim, ClusterState.remove_resource_claim),
+    RESOURCE_CLAIM_TEMPLATE: (ClusterState.set_claim_template, ClusterState.remove_claim_template),
 }
 
 #: The kinds :meth:`SchedulerCache.set_object` stores (besides nodes and pods).
@@ -377,6 +386,27 @@ class SchedulerCache:
                     store(self._cluster, kind, api)
 
         self._write(restore)
+
+    # -- DRA: allocations in flight ---------------------------------------------------------
+
+    def assume_allocations(self, allocations: Mapping[str, Allocation]) -> None:
+        """Reserve of DynamicResources: the claims' devices are taken (in flight) until
+        the claims' watch events show them allocated, or :meth:`forget_allocations`."""
+
+        def assume() -> None:
+            for key, allocation in allocations.items():
+                self._cluster.assume_allocation(key, allocation)
+
+        self._write(assume)
+
+    def forget_allocations(self, claim_keys: Iterable[str]) -> None:
+        keys = list(claim_keys)
+
+        def forget() -> None:
+            for key in keys:
+                self._cluster.forget_allocation(key)
+
+        self._write(forget)
 
     def finish_volumes(self, uid: str) -> None:
         """The pod's volumes are bound: its assumptions stay until the API overtakes them."""

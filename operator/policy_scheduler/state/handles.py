@@ -19,8 +19,9 @@ also bind the volumes and the pod through the API.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
+from ..devices import Allocation
 from ..engine.handles import DROPPED_EVENTS, Ports
 from ..engine.interface import EventRecorder, PendingPods, PluginApi, Snapshot, WaitingPod
 from ..engine.predicates.volumes import PodVolumes
@@ -41,6 +42,12 @@ class CachePorts(Ports):
 
     def forget_volumes(self, pod: Pod) -> None:
         self.cache.forget_volumes(pod.uid)
+
+    def assume_allocations(self, allocations: Mapping[str, Allocation]) -> None:
+        self.cache.assume_allocations(allocations)
+
+    def forget_allocations(self, claim_keys: Iterable[str]) -> None:
+        self.cache.forget_allocations(claim_keys)
 
 
 class SchedulerHandle:

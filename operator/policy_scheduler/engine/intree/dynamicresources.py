@@ -1,0 +1,299 @@
+"""DynamicResources: kube-scheduler v1.34's DRA plugin, structured parameters
+(PreEnqueue, PreFilter, Filter, PostFilter, Reserve, Unreserve, PreBind).
+
+**The pod's claims.** Each entry of ``spec.resourceClaims`` names a ResourceClaim: its
+``resourceClaimName``, or for a ``resourceClaimTemplateName`` the claim the controller
+made for the pod, which ``status.resourceClaimStatuses`` names (listed without a name:
+no claim was needed, the entry is skipped). The claim must exist in the pod's namespace
+and not be being deleted; a claim made from a template must be the pod's (its
+controller is the pod). Otherwise the pod is not scheduled, in upstream's words:
+``pod "NS/NAME": ResourceClaim not created yet``, ``resourceclaim.resource.k8s.io
+"NAME" not found``, ``resourceclaim "NAME" is being deleted``, ``ResourceClaim NS/NAME
+was not created for pod NS/POD (pod is not owner)``. PreEnqueue keeps such a pod out of
+the active queue until that changes; PreFilter refuses it (UnschedulableAndUnresolvable,
+as every refusal of this plugin is).
+
+**PreFilter.** Skip for a pod without claims. An allocated claim (by the API, or by this
+scheduler and still in flight) that is reserved for 256 pods and not this one: ``resourceclaim
+in use``; an allocated claim restricts the pod to its allocation's nodes. A claim not yet
+allocated but in flight for another pod: ``resource claim NS/NAME is in the process of
+being allocated``; every request's device class must exist: ``request REQ: device class
+CLASS does not exist``. The claims to allocate get an allocator over every ResourceSlice
+and the devices in use (allocated claims' and those in flight), once per cycle.
+
+**Filter.** Per node: the allocator must give every claim to allocate its devices there
+(``cannot allocate all claims``), and every allocated claim must be available there
+(``resourceclaim not available on the node``). What the allocator cannot do on any node
+(a selector that does not compile or fails, "all" devices of an incomplete pool) is an
+Error for the attempt. The node's allocation is kept for Reserve.
+
+**Reserve / Unreserve / PreBind.** Reserve takes the chosen node's devices: in flight in
+the scheduler's cache, so that no other pod is given them; Unreserve gives them back.
+PreBind writes each claim's ``status.allocation`` (those it allocated) and adds the pod to
+``status.reservedFor`` (through the scheduler's ports: offline, ``simulate``, the
+assumption stands).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ...devices import (
+    RESERVED_FOR_MAX_SIZE,
+    Allocation,
+    DeviceResult,
+    ResourceClaim,
+)
+from ...objects import Pod
+from ...selectors import NodeSelectorTerm, node_selector_term
+from ..cluster import ClusterState
+from ..functions import CycleState
+from ..handles import ports_of
+from ..interface import (
+    FilterPlugin,
+    Handle,
+    NodeInfoView,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    ReservePlugin,
+    Status,
+)
+from ._allocator import AllocationError, Allocator
+
+NAME: Final = "DynamicResources"
+STATE_KEY: Final = NAME
+
+CANNOT_ALLOCATE: Final = "cannot allocate all claims"
+NOT_AVAILABLE: Final = "resourceclaim not available on the node"
+IN_USE: Final = "resourceclaim in use"
+
+
+class ClaimProblem(Exception):
+    """Why the pod's claims cannot be used now (upstream's message)."""
+
+
+def pod_claims(pod: Pod, cluster: ClusterState) -> list[ResourceClaim]:
+    """The ResourceClaims the pod names, in order; raises :class:`ClaimProblem`."""
+    claims: list[ResourceClaim] = []
+    for entry in pod.resource_claims:
+        name = entry.claim_name
+        if entry.template and not entry.listed:
+            raise ClaimProblem(f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet')
+        if not name:
+            continue  # listed without a claim: none was needed
+        claim = cluster.resource_claims.get(f"{pod.namespace}/{name}")
+        if claim is None:
+            raise ClaimProblem(f'resourceclaim.resource.k8s.io "{name}" not found')
+        if claim.deleting:
+            raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
+        if entry.template and claim.controller_uid != pod.uid:
+            raise ClaimProblem(
+                f"ResourceClaim {claim.key} was not created for pod {pod.key} (pod is not owner)"
+            )
+        claims.append(claim)
+    return claims
+
+
+@dataclass(slots=True)
+class ClaimsState:
+    """What PreFilter found, read by Filter, Reserve, Unreserve and PreBind."""
+
+    claims: list[ResourceClaim]
+    #: Per claim: the nodes its allocation restricts the pod to (None: no restriction).
+    available_on: list[tuple[NodeSelectorTerm, ...] | None]
+    #: The claims this scheduler allocates, and the allocator for them.
+    to_allocate: list[ResourceClaim] = field(default_factory=list)
+    allocator: Allocator | None = None
+    #: Filter's allocations per node (one tuple of results per claim to allocate).
+    per_node: dict[str, list[tuple[DeviceResult, ...]]] = field(default_factory=dict)
+    #: Reserve's choice: claim key -> allocation.
+    reserved: dict[str, Allocation] = field(default_factory=dict)
+
+
+def _state(state: CycleState) -> ClaimsState | None:
+    try:
+        found: ClaimsState = state.read(STATE_KEY)
+    except KeyError:
+        return None
+    return found
+
+
+def _allocation_nodes(
+    results: Sequence[DeviceResult], cluster: ClusterState, node_name: str
+) -> tuple[NodeSelectorTerm, ...] | None:
+    """The nodes an allocation's devices are reachable from: the node itself when one
+    of its slices is node-local, a slice's node selector, else every node."""
+    slices = cluster.resource_slices.values()
+    selector: tuple[NodeSelectorTerm, ...] | None = None
+    for result in results:
+        for s in slices:
+            if s.driver != result.driver or s.pool != result.pool:
+                continue
+            if not any(d.name == result.device for d in s.devices):
+                continue
+            if s.node_name:
+                term = node_selector_term(
+                    {
+                        "matchFields": [
+                            {"key": "metadata.name", "operator": "In", "values": [node_name]}
+                        ]
+                    },
+                    "nodeSelector",
+                )
+                return (term,)
+            if s.node_selector is not None and selector is None:
+                selector = s.node_selector
+    return selector
+
+
+class DynamicResources(
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    FilterPlugin,
+    PostFilterPlugin,
+    ReservePlugin,
+    PreBindPlugin,
+):
+    """Devices for the pod's ResourceClaims on the node (module docstring)."""
+
+    name = NAME
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        super().__init__(args, handle)
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if not pod.resource_claims:
+            return None
+        try:
+            pod_claims(pod, self.handle.snapshot().cluster)
+        except ClaimProblem as exc:
+            return Status.unresolvable(str(exc))
+        return None
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult | Status | None:
+        if not pod.resource_claims:
+            return Status.skip()
+        cluster = state.cluster
+        try:
+            claims = pod_claims(pod, cluster)
+        except ClaimProblem as exc:
+            return Status.unresolvable(str(exc))
+        if not claims:
+            return Status.skip()
+        found = ClaimsState(claims, [None] * len(claims))
+        for index, claim in enumerate(claims):
+            allocation = cluster.allocation_of(claim)
+            if allocation is not None:
+                if (
+                    len(claim.reserved_for) >= RESERVED_FOR_MAX_SIZE
+                    and pod.uid not in claim.reserved_for
+                ):
+                    return Status.unresolvable(IN_USE)
+                found.available_on[index] = allocation.node_selector
+                continue
+            found.to_allocate.append(claim)
+            for request in claim.spec.requests:
+                options = (
+                    [(request.name, request.exactly)]
+                    if request.exactly is not None
+                    else [(f"{request.name}/{sub.name}", sub) for sub in request.first_available]
+                )
+                for name, sub in options:
+                    if sub.device_class not in cluster.device_classes:
+                        return Status.unresolvable(
+                            f"request {name}: device class {sub.device_class} does not exist"
+                        )
+        if found.to_allocate:
+            found.allocator = Allocator(
+                cluster.device_classes,
+                None,
+                cluster.devices_in_use(),
+                local=cluster.node_slices,
+                shared=cluster.shared_slices,
+            )
+        state.write(STATE_KEY, found)
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeInfoView) -> Status | None:
+        found = _state(state)
+        if found is None:
+            return None
+        labels = node.node.labels
+        if found.allocator is not None:
+            try:
+                results = found.allocator.allocate(node.name, labels, found.to_allocate)
+            except AllocationError as exc:
+                return Status.error(str(exc))
+            if results is None:
+                return Status.unresolvable(CANNOT_ALLOCATE)
+            found.per_node[node.name] = results
+        for terms in found.available_on:
+            if terms is not None and not any(t.matches(labels, node.name) for t in terms):
+                return Status.unresolvable(NOT_AVAILABLE)
+        return None
+
+    async def post_filter(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+    ) -> PostFilterResult | Status | None:
+        # Upstream deallocates a claim nobody else uses when that could help; claims
+        # this scheduler allocated are in use by their pods: nothing to offer here.
+        return Status.unschedulable()
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        found = _state(state)
+        if found is None or not found.to_allocate:
+            return None
+        results = found.per_node.get(node_name)
+        if results is None:
+            return Status.error("claim allocation not found for node")
+        cluster = state.cluster
+        found.reserved = {
+            claim.key: Allocation(devices, _allocation_nodes(devices, cluster, node_name))
+            for claim, devices in zip(found.to_allocate, results, strict=True)
+        }
+        ports_of(self.handle).assume_allocations(found.reserved)
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        found = _state(state)
+        if found is None or not found.reserved:
+            return
+        ports_of(self.handle).forget_allocations(list(found.reserved))
+        found.reserved = {}
+
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        found = _state(state)
+        if found is None:
+            return None
+        writes = [
+            (claim, found.reserved.get(claim.key))
+            for claim in found.claims
+            if pod.uid not in claim.reserved_for
+        ]
+        if not writes:
+            return None
+        return await ports_of(self.handle).bind_claims(state, pod, writes)
+
+
+def claimed_devices(state: CycleState) -> dict[str, dict[str, list[str]]]:
+    """The devices the pod's claims have on the chosen node (Reserve's, or the API's
+    for a claim allocated before): claim name -> request -> ``driver/pool/device``, as
+    ``simulate -o json`` shows them; empty for a pod without claims."""
+    found = _state(state)
+    if found is None:
+        return {}
+    shown: dict[str, dict[str, list[str]]] = {}
+    for claim in found.claims:
+        allocation = found.reserved.get(claim.key) or claim.allocation
+        if allocation is None:
+            continue
+        per_request = shown.setdefault(claim.name, {})
+        for result in allocation.results:
+            per_request.setdefault(result.request, []).append("/".join(result.device_id))
+    return shown

@@ -1,0 +1,341 @@
+"""DynamicResources through ``simulate``: where a pod with ResourceClaims lands, which
+devices its claims get (``-o json``'s ``claims``), why a node or a pod is refused, in
+kube-scheduler v1.34's words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policy_scheduler import cli
+
+DRIVER = "gpu.example.com"
+POLICY = {
+    "apiVersion": "policyscheduler.io/v1alpha1",
+    "kind": "SchedulingPolicy",
+    "metadata": {"name": "dra"},
+    "spec": {
+        "schedulerName": "policy-scheduler",
+        "plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}},
+    },
+}
+
+
+def node(name: str, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    }
+
+
+def gpu_class(name: str = DRIVER, *selectors: str) -> dict[str, Any]:
+    exprs = selectors or (f'device.driver == "{DRIVER}"',)
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": e}} for e in exprs]},
+    }
+
+
+def gpus(node_name: str, count: int, model: str = "a100") -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-gpus"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {"name": f"gpu-{i}", "attributes": {"model": {"string": model}}}
+                for i in range(count)
+            ],
+        },
+    }
+
+
+def claim(name: str, count: int = 1, *, device_class: str = DRIVER, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "ml", "uid": f"uid-{name}"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "gpu",
+                        "exactly": {"deviceClassName": device_class, "count": count, **extra},
+                    }
+                ]
+            }
+        },
+    }
+    return body
+
+
+def pod(name: str, second: int, *claims: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "uid": f"uid-{name}",
+            "creationTimestamp": f"2024-01-01T00:00:{second:02d}Z",
+        },
+        "spec": {
+            "schedulerName": "policy-scheduler",
+            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "100m"}}}],
+            "resourceClaims": list(claims),
+        },
+    }
+
+
+def uses(claim_name: str, entry: str = "gpu") -> dict[str, str]:
+    return {"name": entry, "resourceClaimName": claim_name}
+
+
+def simulate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], objects: list[dict[str, Any]]
+) -> tuple[dict[str, dict[str, Any]], str]:
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(POLICY))
+    capsys.readouterr()
+    code = cli.main(
+        [
+            "simulate",
+            "-f",
+            str(tmp_path / "cluster.yaml"),
+            "--policy",
+            str(tmp_path / "policy.yaml"),
+            "-o",
+            "json",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return {d["pod"].split("/")[1]: d for d in json.loads(out)["decisions"]}, err
+
+
+def test_a_pod_lands_where_its_claim_gets_devices_and_says_which(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    objects = [
+        node("cpu-1"),
+        node("gpu-1"),
+        gpu_class(),
+        gpus("gpu-1", 2),
+        claim("train"),
+        pod("trainer", 0, uses("train")),
+    ]
+    decisions, _ = simulate(tmp_path, capsys, objects)
+    trainer = decisions["trainer"]
+    assert trainer["node"] == "gpu-1"
+    assert trainer["failedPredicates"] == {"cpu-1": ["cannot allocate all claims"]}
+    assert trainer["claims"] == {"train": {"gpu": [f"{DRIVER}/gpu-1/gpu-0"]}}
+
+
+def test_no_device_is_given_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Five pods, one GPU each, three GPUs in the cluster: three placed, each its own GPU.
+    objects: list[dict[str, Any]] = [
+        node("gpu-1"),
+        node("gpu-2"),
+        gpu_class(),
+        gpus("gpu-1", 2),
+        gpus("gpu-2", 1),
+    ]
+    for i in range(5):
+        objects += [claim(f"c{i}"), pod(f"p{i}", i, uses(f"c{i}"))]
+    decisions, _ = simulate(tmp_path, capsys, objects)
+    given = [
+        device
+        for d in decisions.values()
+        if d["node"]
+        for device in d["claims"][f"c{d['pod'][-1]}"]["gpu"]
+    ]
+    assert len(given) == 3 and len(set(given)) == 3
+    refused = [d for d in decisions.values() if d["node"] is None]
+    assert [d["message"] for d in refused] == [
+        "0/2 nodes are available: 2 cannot allocate all claims."
+    ] * 2
+
+
+def test_an_allocated_claim_keeps_its_pod_on_its_node_and_its_devices_taken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = claim("shared")
+    shared["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": DRIVER, "pool": "gpu-2", "device": "gpu-0"}
+                ]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchFields": [
+                            {"key": "metadata.name", "operator": "In", "values": ["gpu-2"]}
+                        ]
+                    }
+                ]
+            },
+        }
+    }
+    objects = [
+        node("gpu-1"),
+        node("gpu-2"),
+        gpu_class(),
+        gpus("gpu-1", 1),
+        gpus("gpu-2", 1),
+        shared,
+        claim("other"),
+        pod("user", 0, uses("shared")),
+        pod("other", 1, uses("other")),
+    ]
+    decisions, _ = simulate(tmp_path, capsys, objects)
+    assert decisions["user"]["node"] == "gpu-2"
+    assert decisions["user"]["failedPredicates"] == {
+        "gpu-1": ["resourceclaim not available on the node"]
+    }
+    assert decisions["user"]["claims"] == {"shared": {"gpu": [f"{DRIVER}/gpu-2/gpu-0"]}}
+    # gpu-2's only GPU is the shared claim's: "other" gets gpu-1's.
+    assert decisions["other"]["node"] == "gpu-1"
+
+
+def test_class_and_request_selectors_choose_the_devices(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    h100 = gpu_class("h100", 'device.attributes["gpu.example.com"].model == "h100"')
+    objects = [
+        node("a"),
+        node("h"),
+        gpu_class(),
+        h100,
+        gpus("a", 2, "a100"),
+        gpus("h", 1, "h100"),
+        claim("fast", device_class="h100"),
+        pod("fast", 0, uses("fast")),
+    ]
+    decisions, _ = simulate(tmp_path, capsys, objects)
+    assert decisions["fast"]["node"] == "h"
+
+
+def test_a_selector_that_fails_is_the_pods_error_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = claim(
+        "broken", selectors=[{"cel": {"expression": 'device.attributes["x.com"].nope == 1'}}]
+    )
+    objects = [
+        node("gpu-1"),
+        gpu_class(),
+        gpus("gpu-1", 1),
+        broken,
+        pod("broken", 0, uses("broken")),
+        claim("fine"),
+        pod("fine", 1, uses("fine")),
+    ]
+    decisions, _ = simulate(tmp_path, capsys, objects)
+    assert decisions["broken"]["node"] is None
+    assert (
+        "claim ml/broken: selector #0 on device gpu.example.com/gpu-1/gpu-0: CEL runtime "
+        "error" in decisions["broken"]["error"]
+    )
+    assert decisions["fine"]["node"] == "gpu-1"
+
+
+@pytest.mark.parametrize(
+    ("pod_claims", "extra", "note"),
+    [
+        pytest.param(
+            [uses("missing")],
+            [],
+            'DynamicResources: resourceclaim.resource.k8s.io "missing" not found',
+            id="claim-missing",
+        ),
+        pytest.param(
+            [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+            [],
+            'DynamicResources: pod "ml/waiter": ResourceClaim not created yet',
+            id="template-claim-not-made-yet",
+        ),
+    ],
+)
+def test_a_pod_whose_claims_are_missing_waits_and_says_why(
+    pod_claims: list[dict[str, str]],
+    extra: list[dict[str, Any]],
+    note: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    objects = [node("gpu-1"), gpu_class(), gpus("gpu-1", 1), *extra, pod("waiter", 0, *pod_claims)]
+    decisions, err = simulate(tmp_path, capsys, objects)
+    assert "waiter" not in decisions
+    assert f"note: not scheduling pod ml/waiter: {note}" in err.splitlines()
+
+
+def test_a_claim_made_from_a_template_for_the_pod_is_allocated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = claim("waiter-gpu-x7k2")
+    made["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": "waiter",
+            "uid": "uid-waiter",
+            "controller": True,
+        }
+    ]
+    waiter = pod("waiter", 0, {"name": "gpu", "resourceClaimTemplateName": "one-gpu"})
+    waiter["status"] = {
+        "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "waiter-gpu-x7k2"}]
+    }
+    decisions, _ = simulate(
+        tmp_path, capsys, [node("gpu-1"), gpu_class(), gpus("gpu-1", 1), made, waiter]
+    )
+    assert decisions["waiter"]["claims"] == {"waiter-gpu-x7k2": {"gpu": [f"{DRIVER}/gpu-1/gpu-0"]}}
+
+
+def test_a_request_for_an_unknown_class_is_refused_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    objects = [
+        node("gpu-1"),
+        gpu_class(),
+        gpus("gpu-1", 1),
+        claim("tpu", device_class="tpu.example.com"),
+        pod("p", 0, uses("tpu")),
+    ]
+    decisions, _ = simulate(tmp_path, capsys, objects)
+    assert decisions["p"]["message"] == (
+        "0/1 nodes are available: request gpu: device class tpu.example.com does not exist."
+    )
+
+
+def test_a_malformed_slice_is_one_line_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = gpus("gpu-1", 1)
+    bad["spec"]["devices"][0]["attributes"]["model"] = {"string": "a", "int": 1}
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all([node("gpu-1"), bad]))
+    capsys.readouterr()
+    code = cli.main(["simulate", "-f", str(tmp_path / "cluster.yaml")])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .endswith(
+            'ResourceSlice "gpu-1-gpus": spec.devices[0].attributes[model]: must set exactly one '
+            "of int, bool, string, version"
+        )
+    )
