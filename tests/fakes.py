@@ -76,6 +76,9 @@ class FakeApi:
     #: Objects per page of ``list_pages``.
     page_size: int = 500
     versions: itertools.count[int] = field(default_factory=lambda: itertools.count(100))
+    #: ResourceClaims as the API holds them, by (namespace, name): what the
+    #: DynamicResources PreBind reads and writes.
+    resource_claims: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     _DEFAULTS: ClassVar[dict[str, int]] = {
         "bind": 201,
@@ -89,6 +92,8 @@ class FakeApi:
         "replace_lease": 200,
         "replace_persistent_volume": 200,
         "replace_claim": 200,
+        "replace_resource_claim": 200,
+        "replace_resource_claim_status": 200,
     }
 
     async def _answer(self, method: str, *args: Any) -> int:
@@ -168,6 +173,24 @@ class FakeApi:
     ) -> tuple[int, dict[str, Any] | None]:
         status = await self._answer("replace_claim", namespace, name, copy.deepcopy(dict(body)))
         return status, self._stored(body) if status < 300 else None
+
+    async def get_resource_claim(
+        self, namespace: str, name: str
+    ) -> tuple[int, dict[str, Any] | None]:
+        self.calls.append(Call("get_resource_claim", (namespace, name)))
+        found = self.resource_claims.get((namespace, name))
+        return (200, copy.deepcopy(found)) if found is not None else (404, None)
+
+    async def replace_resource_claim(
+        self, namespace: str, name: str, body: Mapping[str, Any], *, status: bool
+    ) -> tuple[int, dict[str, Any] | None]:
+        method = "replace_resource_claim_status" if status else "replace_resource_claim"
+        answer = await self._answer(method, namespace, name, copy.deepcopy(dict(body)))
+        if answer >= 300:
+            return answer, None
+        stored = self._stored(body)
+        self.resource_claims[(namespace, name)] = stored
+        return answer, copy.deepcopy(stored)
 
     def _stored(self, body: Mapping[str, Any]) -> dict[str, Any]:
         stored = copy.deepcopy(dict(body))

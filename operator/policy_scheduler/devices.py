@@ -25,7 +25,7 @@ object and the field, as every parser of :mod:`~.objects` does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Final
 
@@ -76,6 +76,8 @@ class ResourceSlice:
     #: The nodes a ``nodeSelector`` lets in; None when the slice has none.
     node_selector: tuple[NodeSelectorTerm, ...] | None
     devices: tuple[Device, ...]
+    #: ``spec.nodeSelector`` as written (an allocation from this slice carries it).
+    node_selector_raw: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def reaches(self, node_name: str, node_labels: Mapping[str, str]) -> bool:
         """Whether a pod on this node can use the slice's devices."""
@@ -160,6 +162,26 @@ class Allocation:
     results: tuple[DeviceResult, ...]
     #: The nodes that reach the devices; None: every node.
     node_selector: tuple[NodeSelectorTerm, ...] | None
+    #: ``nodeSelector`` as the API writes it (what PreBind writes back); None: none.
+    node_selector_raw: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    def to_api(self) -> dict[str, Any]:
+        """``status.allocation`` as the API has it."""
+        results = []
+        for r in self.results:
+            entry: dict[str, Any] = {
+                "request": r.request,
+                "driver": r.driver,
+                "pool": r.pool,
+                "device": r.device,
+            }
+            if r.admin_access:
+                entry["adminAccess"] = True
+            results.append(entry)
+        allocation: dict[str, Any] = {"devices": {"results": results}}
+        if self.node_selector_raw is not None:
+            allocation["nodeSelector"] = dict(self.node_selector_raw)
+        return allocation
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +302,7 @@ def parse_resource_slice(raw: Mapping[str, Any]) -> ResourceSlice:
         all_nodes=all_nodes,
         node_selector=node_selector,
         devices=devices,
+        node_selector_raw=dict(spec["nodeSelector"]) if node_selector is not None else None,
     )
 
 
@@ -379,9 +402,11 @@ def _allocation(r: _Reader, raw: object) -> Allocation | None:
                 and r.boolean(d.get("adminAccess"), f"{where}.adminAccess"),
             )
         )
+    raw_selector = alloc.get("nodeSelector")
     return Allocation(
         tuple(results),
-        _node_selector(r, alloc.get("nodeSelector"), "status.allocation.nodeSelector"),
+        _node_selector(r, raw_selector, "status.allocation.nodeSelector"),
+        dict(raw_selector) if isinstance(raw_selector, Mapping) else None,
     )
 
 

@@ -187,34 +187,9 @@ SCHEDULING_POLICY: Final = Kind(
     parse_policy_object,
 )
 
-#: Every kind read, nodes first (a LIST fills nodes before the pods placed on them),
-#: PriorityClasses before pods (a pod without ``spec.priority`` is resolved on arrival)
-#: and PodGroups before pods (a gang's pods are queued in their group's order).
-KINDS: Final[tuple[Kind, ...]] = (
-    NODE,
-    NAMESPACE,
-    PRIORITY_CLASS,
-    POD_GROUP,
-    POD,
-    PERSISTENT_VOLUME,
-    PERSISTENT_VOLUME_CLAIM,
-    SERVICE,
-    REPLICATION_CONTROLLER,
-    REPLICA_SET,
-    STATEFUL_SET,
-    STORAGE_CLASS,
-    CSI_NODE,
-    POD_DISRUPTION_BUDGET,
-    SCHEDULING_POLICY,
-)
-
-#: The kinds whose changes can make a waiting pod's volumes bindable.
-STORAGE_KINDS: Final = frozenset(
-    {PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS, CSI_NODE}
-)
-
-#: DRA (``resource.k8s.io/v1``, kube-scheduler v1.34's DynamicResources reads them):
-#: ``simulate`` and ``explain`` inputs. Not watched by the operator yet.
+#: DRA (``resource.k8s.io/v1``, kube-scheduler v1.34's DynamicResources reads them).
+#: Optional, as PodGroups are: a cluster before v1.34 serves no such resource, and its
+#: LIST (404) is then empty.
 DEVICE_CLASS: Final = Kind(
     "resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, parse_device_class
 )
@@ -239,7 +214,35 @@ DRA_KINDS: Final[tuple[Kind, ...]] = (
     RESOURCE_CLAIM_TEMPLATE,
 )
 
-_BY_KIND: Final = {kind.kind: kind for kind in (*KINDS, *DRA_KINDS)}
+#: Every kind read, nodes first (a LIST fills nodes before the pods placed on them),
+#: PriorityClasses before pods (a pod without ``spec.priority`` is resolved on arrival)
+#: PodGroups before pods (a gang's pods are queued in their group's order) and DRA's
+#: kinds before pods (a pod's claims are known when it is queued).
+KINDS: Final[tuple[Kind, ...]] = (
+    NODE,
+    NAMESPACE,
+    PRIORITY_CLASS,
+    POD_GROUP,
+    *DRA_KINDS,
+    POD,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    SERVICE,
+    REPLICATION_CONTROLLER,
+    REPLICA_SET,
+    STATEFUL_SET,
+    STORAGE_CLASS,
+    CSI_NODE,
+    POD_DISRUPTION_BUDGET,
+    SCHEDULING_POLICY,
+)
+
+#: The kinds whose changes can make a waiting pod's volumes bindable.
+STORAGE_KINDS: Final = frozenset(
+    {PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS, CSI_NODE}
+)
+
+_BY_KIND: Final = {kind.kind: kind for kind in KINDS}
 
 
 def kind_of(raw: Mapping[str, Any]) -> Kind | None:

@@ -152,6 +152,19 @@ EXPECTED_CLUSTER_RULES = [
         "resources": ["schedulingpolicies/status"],
         "verbs": ["get", "patch"],
     },
+    {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses"], "verbs": ["list", "watch"]},
+    {
+        "apiGroups": ["resource.k8s.io"],
+        "resources": ["resourceclaims"],
+        "verbs": ["get", "list", "update", "watch"],
+    },
+    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/status"], "verbs": ["update"]},
+    {
+        "apiGroups": ["resource.k8s.io"],
+        "resources": ["resourceclaimtemplates"],
+        "verbs": ["list", "watch"],
+    },
+    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"], "verbs": ["list", "watch"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["csinodes"], "verbs": ["list", "watch"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["list", "watch"]},
 ]

@@ -262,6 +262,11 @@ RESOURCES: tuple[ResourceSpec, ...] = (
         ("crd", "crds"),
         ("status",),
     ),
+    # DRA (resource.k8s.io/v1, Kubernetes v1.34): what DynamicResources reads and writes.
+    ResourceSpec("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
+    ResourceSpec("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
+    ResourceSpec("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, (), ("status",)),
+    ResourceSpec("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
     # scheduler-plugins' gangs (crds/scheduling.x-k8s.io_podgroups.yaml).
     ResourceSpec(
         "scheduling.x-k8s.io",

@@ -54,6 +54,10 @@ class Ports:
         already) and reserve it for the pod (``status.reservedFor``)."""
         return None
 
+    def release_claims(self, pod: Pod, claims: Sequence[ResourceClaim]) -> None:
+        """Unreserve of DynamicResources: the pod out of the claims' ``reservedFor``
+        (what :meth:`bind_claims` wrote), in the background."""
+
     async def bind_pod(self, state: Any, pod: Pod, node: str) -> Status | None:
         """Bind: the pods/binding call (DefaultBinder)."""
         return None

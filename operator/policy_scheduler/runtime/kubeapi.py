@@ -114,6 +114,14 @@ class Api(Protocol):
         self, namespace: str, name: str, body: Mapping[str, Any]
     ) -> tuple[int, dict[str, Any] | None]: ...
 
+    async def get_resource_claim(
+        self, namespace: str, name: str
+    ) -> tuple[int, dict[str, Any] | None]: ...
+
+    async def replace_resource_claim(
+        self, namespace: str, name: str, body: Mapping[str, Any], *, status: bool
+    ) -> tuple[int, dict[str, Any] | None]: ...
+
 
 class ApiError(Exception):
     """A request that kept failing (status 0 or an error status) where data was needed.
@@ -623,6 +631,31 @@ class KubeApi:
         what = f"updating PVC {namespace}/{name}"
         return self._written(await self._request(call, what, repeatable=False, read=True))
 
+    # -- DRA: the DynamicResources plugin's PreBind and Unreserve -------------------------
+
+    @needs("resource.k8s.io", "resourceclaims", "get")
+    async def get_resource_claim(
+        self, namespace: str, name: str
+    ) -> tuple[int, dict[str, Any] | None]:
+        """A ResourceClaim as the API has it now."""
+        call = self._json("GET", _claim_path(namespace, name), None)
+        status, body = await self._request(
+            call, f"reading ResourceClaim {namespace}/{name}", repeatable=True, read=True
+        )
+        return status, (json.loads(body) if status == 200 and body else None)
+
+    @needs("resource.k8s.io", "resourceclaims", "update")
+    @needs("resource.k8s.io", "resourceclaims/status", "update")
+    async def replace_resource_claim(
+        self, namespace: str, name: str, body: Mapping[str, Any], *, status: bool
+    ) -> tuple[int, dict[str, Any] | None]:
+        """PUT a ResourceClaim (its finalizer) or, ``status``, its status (the allocation,
+        ``reservedFor``); a stale resourceVersion answers 409."""
+        path = _claim_path(namespace, name) + ("/status" if status else "")
+        call = self._json("PUT", path, body)
+        what = f"updating {'the status of ' if status else ''}ResourceClaim {namespace}/{name}"
+        return self._written(await self._request(call, what, repeatable=False, read=True))
+
     @staticmethod
     def _written(answer: tuple[int, bytes]) -> tuple[int, dict[str, Any] | None]:
         status, body = answer
@@ -630,6 +663,13 @@ class KubeApi:
             return status, None
         data: dict[str, Any] = json.loads(body)
         return status, data
+
+
+def _claim_path(namespace: str, name: str) -> str:
+    return (
+        f"/apis/resource.k8s.io/v1/namespaces/{quote(namespace, safe='')}"
+        f"/resourceclaims/{quote(name, safe='')}"
+    )
 
 
 def _pod_path(namespace: str, name: str) -> str:

@@ -72,6 +72,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from ..deciding import Attempt, Decider, Outcome
+from ..devices import Allocation, ResourceClaim
 from ..engine.algorithm import Decision
 from ..engine.compiler import CompiledPolicy, instrument
 from ..engine.extenders import CompiledExtender, ExtenderClient, ExtenderError
@@ -90,6 +91,7 @@ from ..state.queueing import QueuedPod, SchedulingQueue
 from ..state.shadows import ShadowAttempt, ShadowRunner
 from ..state.world import DELETED, World
 from ..state.world import Outcome as WorldOutcome
+from .claims import release_claims, reserve_claims
 from .health import Health
 from .kubeapi import Api, backoff
 from .podgroups import PodGroupStatusWriter
@@ -200,6 +202,14 @@ class RuntimePorts(CachePorts):
         # Bound: the assumptions stay until the watch reports the bound objects.
         self.cache.finish_volumes(pod.uid)
         return None
+
+    async def bind_claims(
+        self, state: Any, pod: Pod, claims: Sequence[tuple[ResourceClaim, Allocation | None]]
+    ) -> Status | None:
+        return await reserve_claims(self.runtime.api, pod, claims)
+
+    def release_claims(self, pod: Pod, claims: Sequence[ResourceClaim]) -> None:
+        self.runtime._spawn(release_claims(self.runtime.api, pod, claims))
 
     async def bind_pod(self, state: Any, pod: Pod, node: str) -> Status | None:
         runtime = self.runtime

@@ -86,6 +86,7 @@ from ..engine.interface import QueueSortPlugin
 from ..engine.pipeline import run_pre_enqueue
 from ..engine.predicates.interpod import pod_matches_term
 from ..kinds import (
+    DRA_KINDS,
     NODE,
     PARSE_ERRORS,
     POD,
@@ -116,8 +117,10 @@ from .queueing import SchedulingQueue
 
 DELETED = "DELETED"
 
-#: Kinds whose every change may let an unschedulable pod fit (volumes, service affinity).
-WAKING_KINDS = STORAGE_KINDS | {SERVICE}
+#: Kinds whose every change may let an unschedulable pod fit (volumes, service affinity,
+#: DRA's classes, slices and claims: v1.34's DynamicResources registers their events), or
+#: let in a pod a PreEnqueue plugin keeps out (a claim made for it).
+WAKING_KINDS = STORAGE_KINDS | {SERVICE} | set(DRA_KINDS)
 
 logger = logging.getLogger(__name__)
 

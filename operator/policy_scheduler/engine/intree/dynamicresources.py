@@ -114,6 +114,8 @@ class ClaimsState:
     per_node: dict[str, list[tuple[DeviceResult, ...]]] = field(default_factory=dict)
     #: Reserve's choice: claim key -> allocation.
     reserved: dict[str, Allocation] = field(default_factory=dict)
+    #: The claims PreBind reserved for the pod (Unreserve takes the pod out again).
+    written: list[ResourceClaim] = field(default_factory=list)
 
 
 def _state(state: CycleState) -> ClaimsState | None:
@@ -124,32 +126,44 @@ def _state(state: CycleState) -> ClaimsState | None:
     return found
 
 
-def _allocation_nodes(
+def _node_name_selector(node_name: str) -> dict[str, Any]:
+    return {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+        ]
+    }
+
+
+def allocation_on(
     results: Sequence[DeviceResult], cluster: ClusterState, node_name: str
-) -> tuple[NodeSelectorTerm, ...] | None:
-    """The nodes an allocation's devices are reachable from: the node itself when one
-    of its slices is node-local, a slice's node selector, else every node."""
-    slices = cluster.resource_slices.values()
-    selector: tuple[NodeSelectorTerm, ...] | None = None
+) -> Allocation:
+    """The allocation of ``results`` chosen for ``node_name``, with the nodes its devices
+    are reachable from: that node when one of their slices is node-local, else a slice's
+    node selector, else every node (upstream's createNodeSelector, simplified: one
+    slice's selector, not their intersection)."""
+    raw: dict[str, Any] | None = None
     for result in results:
-        for s in slices:
+        for s in cluster.resource_slices.values():
             if s.driver != result.driver or s.pool != result.pool:
                 continue
             if not any(d.name == result.device for d in s.devices):
                 continue
             if s.node_name:
-                term = node_selector_term(
-                    {
-                        "matchFields": [
-                            {"key": "metadata.name", "operator": "In", "values": [node_name]}
-                        ]
-                    },
-                    "nodeSelector",
-                )
-                return (term,)
-            if s.node_selector is not None and selector is None:
-                selector = s.node_selector
-    return selector
+                raw = _node_name_selector(node_name)
+                return _allocation(results, raw)
+            if s.node_selector_raw is not None and raw is None:
+                raw = dict(s.node_selector_raw)
+    return _allocation(results, raw)
+
+
+def _allocation(results: Sequence[DeviceResult], raw: dict[str, Any] | None) -> Allocation:
+    if raw is None:
+        return Allocation(tuple(results), None)
+    terms = tuple(
+        node_selector_term(term, f"nodeSelector.nodeSelectorTerms[{i}]")
+        for i, term in enumerate(raw.get("nodeSelectorTerms") or ())
+    )
+    return Allocation(tuple(results), terms, raw)
 
 
 class DynamicResources(
@@ -254,7 +268,7 @@ class DynamicResources(
             return Status.error("claim allocation not found for node")
         cluster = state.cluster
         found.reserved = {
-            claim.key: Allocation(devices, _allocation_nodes(devices, cluster, node_name))
+            claim.key: allocation_on(devices, cluster, node_name)
             for claim, devices in zip(found.to_allocate, results, strict=True)
         }
         ports_of(self.handle).assume_allocations(found.reserved)
@@ -262,10 +276,15 @@ class DynamicResources(
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         found = _state(state)
-        if found is None or not found.reserved:
+        if found is None:
             return
-        ports_of(self.handle).forget_allocations(list(found.reserved))
-        found.reserved = {}
+        ports = ports_of(self.handle)
+        if found.reserved:
+            ports.forget_allocations(list(found.reserved))
+            found.reserved = {}
+        if found.written:
+            ports.release_claims(pod, found.written)
+            found.written = []
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         found = _state(state)
@@ -278,7 +297,10 @@ class DynamicResources(
         ]
         if not writes:
             return None
-        return await ports_of(self.handle).bind_claims(state, pod, writes)
+        status = await ports_of(self.handle).bind_claims(state, pod, writes)
+        # Even a failure may have reserved some of them: Unreserve releases them all.
+        found.written = [claim for claim, _ in writes]
+        return status
 
 
 def claimed_devices(state: CycleState) -> dict[str, dict[str, list[str]]]:

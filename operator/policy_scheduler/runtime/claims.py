@@ -1,0 +1,135 @@
+"""DRA's writes: a pod's ResourceClaims allocated and reserved in PreBind, given back in
+Unreserve (kube-scheduler v1.34's DynamicResources ``bindClaim`` and ``Unreserve``).
+
+PreBind, per claim not yet reserved for the pod, in the claims' order:
+
+1. read the claim as the API has it now; one being deleted fails the binding
+   (``claim NS/NAME got deleted in the meantime``), as does one that someone else
+   allocated since this scheduler chose its devices (``claim NS/NAME got allocated
+   elsewhere in the meantime``);
+2. for a claim this scheduler allocates: its finalizer
+   (``resource.kubernetes.io/delete-protection``) in a normal update, so that the claim
+   is not deleted while allocated;
+3. ``status.allocation`` (when allocating) and the pod in ``status.reservedFor``, in one
+   status update. A 409 (the claim changed meanwhile) starts over from 1, at most five
+   times (client-go's ``retry.DefaultRetry``).
+
+A failure is PreBind's Error naming the claim: the binding cycle unreserves the pod
+(the devices in flight are given back) and retries it. Unreserve takes the pod out of
+``reservedFor`` of the claims PreBind reserved, in the background (the binding cycle does
+not wait for it; a failure is logged and the next attempt finds the claim reserved
+already).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..devices import Allocation, ResourceClaim
+from ..engine.interface import Status
+from ..objects import Pod
+from .kubeapi import Api
+
+logger = logging.getLogger(__name__)
+
+#: The finalizer an allocated claim carries (``resourceapi.Finalizer``).
+FINALIZER: Final = "resource.kubernetes.io/delete-protection"
+#: How often a claim changed meanwhile (409) is read and written again.
+RETRIES: Final = 5
+
+
+def _reference(pod: Pod) -> dict[str, str]:
+    return {"resource": "pods", "name": pod.name, "uid": pod.uid}
+
+
+async def reserve_claims(
+    api: Api, pod: Pod, claims: Sequence[tuple[ResourceClaim, Allocation | None]]
+) -> Status | None:
+    """PreBind: each claim allocated (when ``allocation`` is given) and reserved for the
+    pod; None when all are, else the Error naming the first claim that could not be."""
+    for claim, allocation in claims:
+        problem = await _reserve(api, pod, claim, allocation)
+        if problem is not None:
+            return Status.error(problem)
+    return None
+
+
+async def _reserve(
+    api: Api, pod: Pod, claim: ResourceClaim, allocation: Allocation | None
+) -> str | None:
+    key = claim.key
+    for _ in range(RETRIES):
+        status, current = await api.get_resource_claim(claim.namespace, claim.name)
+        if status == 404:
+            return f"claim {key} got deleted in the meantime"
+        if status != 200 or current is None:
+            return f"reading claim {key}: HTTP {status or 'no answer'}"
+        meta = current.setdefault("metadata", {})
+        if meta.get("deletionTimestamp"):
+            return f"claim {key} got deleted in the meantime"
+        state = current.get("status") or {}
+        reserved = list(state.get("reservedFor") or [])
+        if any(ref.get("uid") == pod.uid for ref in reserved):
+            return None  # reserved already (an earlier attempt's write landed)
+        if allocation is not None:
+            if state.get("allocation"):
+                return f"claim {key} got allocated elsewhere in the meantime"
+            finalizers = list(meta.get("finalizers") or [])
+            if FINALIZER not in finalizers:
+                meta["finalizers"] = [*finalizers, FINALIZER]
+                status, written = await api.replace_resource_claim(
+                    claim.namespace, claim.name, current, status=False
+                )
+                if status == 409:
+                    continue
+                if status >= 300 or written is None:
+                    return f"add finalizer to claim {key}: HTTP {status or 'no answer'}"
+                current = written
+            current["status"] = dict(current.get("status") or {})
+            current["status"]["allocation"] = allocation.to_api()
+        else:
+            current["status"] = dict(state)
+        current["status"]["reservedFor"] = [*reserved, _reference(pod)]
+        status, _ = await api.replace_resource_claim(
+            claim.namespace, claim.name, current, status=True
+        )
+        if status == 409:
+            continue
+        if status >= 300:
+            what = "allocation and reservation" if allocation is not None else "reservation"
+            return f"add {what} to claim {key}: HTTP {status or 'no answer'}"
+        return None
+    return f"claim {key} kept changing: gave up after {RETRIES} conflicts"
+
+
+async def release_claims(api: Api, pod: Pod, claims: Sequence[ResourceClaim]) -> None:
+    """Unreserve: the pod out of each claim's ``reservedFor`` (best effort, logged)."""
+    for claim in claims:
+        try:
+            await _release(api, pod, claim)
+        except Exception:  # a background write: never the binding cycle's crash
+            logger.exception("could not release claim %s for %s", claim.key, pod.key)
+
+
+async def _release(api: Api, pod: Pod, claim: ResourceClaim) -> None:
+    for _ in range(RETRIES):
+        status, current = await api.get_resource_claim(claim.namespace, claim.name)
+        if status != 200 or current is None:
+            return  # gone, or unreadable: nothing we can take back now
+        state: dict[str, Any] = dict(current.get("status") or {})
+        reserved = [r for r in state.get("reservedFor") or [] if r.get("uid") != pod.uid]
+        if len(reserved) == len(state.get("reservedFor") or []):
+            return  # not reserved for the pod
+        state["reservedFor"] = reserved
+        current["status"] = state
+        status, _ = await api.replace_resource_claim(
+            claim.namespace, claim.name, current, status=True
+        )
+        if status != 409:
+            if status >= 300:
+                logger.warning(
+                    "could not release claim %s for %s: HTTP %s", claim.key, pod.key, status
+                )
+            return

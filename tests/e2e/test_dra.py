@@ -1,0 +1,211 @@
+"""DRA end to end: the real operator, the emulator serving ``resource.k8s.io/v1``, and the
+test playing the resource claim controller.
+
+A SchedulingPolicy enables DynamicResources; a node publishes its GPUs in a
+ResourceSlice. The operator places pods where their claims get devices and, in PreBind,
+writes each claim's ``status.allocation`` and the pod in ``status.reservedFor`` (with the
+claim's finalizer) before the binding. When a pod is gone, the test does what
+kube-controller-manager's resource claim controller does: the claim loses its
+reservation and allocation; the devices come back and a waiting pod is placed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from builders import node, pod
+from e2e.harness import KubeClient, wait_until
+from e2e.operator_harness import OperatorThread
+
+SCHEDULER = "policy-scheduler"
+DRIVER = "gpu.example.com"
+RESOURCE = "resource.k8s.io/v1"
+
+
+def policy() -> dict[str, Any]:
+    return {
+        "apiVersion": "policyscheduler.io/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {"name": "dra"},
+        "spec": {
+            "schedulerName": SCHEDULER,
+            "plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}},
+        },
+    }
+
+
+def device_class() -> dict[str, Any]:
+    return {
+        "apiVersion": RESOURCE,
+        "kind": "DeviceClass",
+        "metadata": {"name": DRIVER},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
+
+
+def gpu_slice(node_name: str, count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": RESOURCE,
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-gpus"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{i}"} for i in range(count)],
+        },
+    }
+
+
+def claim(name: str, **metadata: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": RESOURCE,
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, **metadata},
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}
+        },
+    }
+
+
+def gpu_pod(name: str, claim_entry: dict[str, str]) -> dict[str, Any]:
+    obj = pod(name, requests={"cpu": "100m"}, schedulerName=SCHEDULER)
+    del obj["metadata"]["uid"]  # the API server assigns it
+    del obj["metadata"]["namespace"]  # the URL decides
+    obj["spec"]["resourceClaims"] = [claim_entry]
+    return obj
+
+
+async def node_of(kube: KubeClient, namespace: str, name: str) -> str | None:
+    found = await kube.get("v1", "Pod", name, namespace)
+    return None if found is None else found["spec"].get("nodeName")
+
+
+async def failures(kube: KubeClient, namespace: str, name: str) -> list[str]:
+    return [
+        e.get("message", "")
+        for e in await kube.list("v1", "Event", namespace)
+        if e.get("involvedObject", {}).get("name") == name and e.get("reason") == "FailedScheduling"
+    ]
+
+
+async def test_pods_get_devices_their_claims_show_it_and_a_freed_device_is_given_again(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    await emulator.create(policy())
+    await emulator.create(node("cpu-only", cpu="8"))
+    await emulator.create(node("gpu-node", cpu="8"))
+    await emulator.create(device_class())
+    await emulator.create(gpu_slice("gpu-node", 2))
+    names = ["a", "b", "c"]
+    for name in names:
+        await emulator.create(claim(f"{name}-gpu"), namespace)
+        await emulator.create(
+            gpu_pod(name, {"name": "gpu", "resourceClaimName": f"{name}-gpu"}), namespace
+        )
+    async with OperatorThread(kubeconfig):
+
+        async def two_bound_one_refused() -> bool:
+            placed = [await node_of(emulator, namespace, n) for n in names]
+            refused = [n for n in names if await failures(emulator, namespace, n)]
+            return placed.count("gpu-node") == 2 and len(refused) == 1
+
+        await wait_until(
+            two_bound_one_refused, timeout=30, message="two GPUs given, one pod refused"
+        )
+        placed = {n: await node_of(emulator, namespace, n) for n in names}
+        (waiting,) = [n for n, where in placed.items() if where is None]
+        assert (await failures(emulator, namespace, waiting))[0] == (
+            "0/2 nodes are available: 2 cannot allocate all claims."
+        )
+        devices = []
+        for name in names:
+            if name == waiting:
+                continue
+            written = await emulator.get(RESOURCE, "ResourceClaim", f"{name}-gpu", namespace)
+            assert written is not None
+            allocation = written["status"]["allocation"]
+            (result,) = allocation["devices"]["results"]
+            assert (result["request"], result["driver"], result["pool"]) == (
+                "gpu",
+                DRIVER,
+                "gpu-node",
+            )
+            devices.append(result["device"])
+            assert allocation["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"] == [
+                {"key": "metadata.name", "operator": "In", "values": ["gpu-node"]}
+            ]
+            the_pod = await emulator.get("v1", "Pod", name, namespace)
+            assert the_pod is not None
+            assert written["status"]["reservedFor"] == [
+                {"resource": "pods", "name": name, "uid": the_pod["metadata"]["uid"]}
+            ]
+            assert "resource.kubernetes.io/delete-protection" in written["metadata"]["finalizers"]
+        assert sorted(devices) == ["gpu-0", "gpu-1"]  # never one GPU twice
+
+        # One pod goes; the resource claim controller deallocates its claim.
+        gone = next(n for n in names if n != waiting)
+        await emulator.delete("v1", "Pod", gone, namespace)
+        freed = await emulator.get(RESOURCE, "ResourceClaim", f"{gone}-gpu", namespace)
+        assert freed is not None
+        freed["status"] = {}
+        await emulator.replace(freed, subresource="status")
+
+        async def waiting_bound() -> bool:
+            return await node_of(emulator, namespace, waiting) == "gpu-node"
+
+        await wait_until(
+            waiting_bound, timeout=30, message="the freed GPU given to the waiting pod"
+        )
+
+
+async def test_a_pod_waits_for_its_template_claim_then_is_placed(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    await emulator.create(policy())
+    await emulator.create(node("gpu-node", cpu="8"))
+    await emulator.create(device_class())
+    await emulator.create(gpu_slice("gpu-node", 1))
+    created = await emulator.create(
+        gpu_pod("trainer", {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}), namespace
+    )
+    async with OperatorThread(kubeconfig):
+        # No claim yet (the controller has not made it): the pod waits, unbound.
+        await emulator.create(
+            gpu_pod("probe", {"name": "gpu", "resourceClaimName": "nope"}), namespace
+        )
+        # The controller makes the claim for the pod and names it in the pod's status.
+        uid = created["metadata"]["uid"]
+        owner = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": "trainer",
+            "uid": uid,
+            "controller": True,
+        }
+        await emulator.create(claim("trainer-gpu-x1", ownerReferences=[owner]), namespace)
+        assert await node_of(emulator, namespace, "trainer") is None
+        await emulator.patch(
+            "v1",
+            "Pod",
+            "trainer",
+            {
+                "status": {
+                    "resourceClaimStatuses": [
+                        {"name": "gpu", "resourceClaimName": "trainer-gpu-x1"}
+                    ]
+                }
+            },
+            namespace,
+            subresource="status",
+        )
+
+        async def bound() -> bool:
+            return await node_of(emulator, namespace, "trainer") == "gpu-node"
+
+        await wait_until(bound, timeout=30, message="the pod placed once its claim exists")
+    written = await emulator.get(RESOURCE, "ResourceClaim", "trainer-gpu-x1", namespace)
+    assert written is not None
+    assert written["status"]["reservedFor"][0]["uid"] == uid
+    assert await node_of(emulator, namespace, "probe") is None  # its claim never came

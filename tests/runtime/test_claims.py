@@ -1,0 +1,91 @@
+"""DynamicResources' writes (runtime/claims.py) on a fake API: the allocation and the
+reservation in PreBind, conflicts read again, a claim taken meanwhile refused, and the
+reservation given back in Unreserve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builders import pod
+from fakes import FakeApi
+from policy_scheduler.devices import Allocation, DeviceResult, parse_resource_claim
+from policy_scheduler.objects import parse_pod
+from policy_scheduler.runtime.claims import FINALIZER, release_claims, reserve_claims
+
+CLAIM: dict[str, Any] = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaim",
+    "metadata": {"name": "gpu", "namespace": "default", "uid": "c1", "resourceVersion": "7"},
+    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "g"}}]}},
+}
+ALLOCATION = Allocation((DeviceResult("gpu", "gpu.example.com", "n1", "gpu-0"),), None)
+POD = parse_pod(pod("trainer"))
+
+
+def api_with_claim(**status: Any) -> FakeApi:
+    api = FakeApi()
+    api.resource_claims[("default", "gpu")] = {**CLAIM, "status": status}
+    return api
+
+
+async def test_the_allocation_and_the_reservation_are_written_with_the_finalizer() -> None:
+    api = api_with_claim()
+    assert await reserve_claims(api, POD, [(parse_resource_claim(CLAIM), ALLOCATION)]) is None
+    written = api.resource_claims[("default", "gpu")]
+    assert written["metadata"]["finalizers"] == [FINALIZER]
+    assert written["status"]["allocation"] == {
+        "devices": {
+            "results": [
+                {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}
+            ]
+        }
+    }
+    assert written["status"]["reservedFor"] == [
+        {"resource": "pods", "name": "trainer", "uid": POD.uid}
+    ]
+    # The finalizer in a normal update first, then the status.
+    assert [c.method for c in api.calls if c.method.startswith("replace")] == [
+        "replace_resource_claim",
+        "replace_resource_claim_status",
+    ]
+
+
+async def test_a_conflict_reads_the_claim_again_and_writes_again() -> None:
+    api = api_with_claim()
+    api.statuses["replace_resource_claim_status"] = [409, 200]
+    assert await reserve_claims(api, POD, [(parse_resource_claim(CLAIM), ALLOCATION)]) is None
+    assert len(api.of("get_resource_claim")) == 2
+    assert api.resource_claims[("default", "gpu")]["status"]["reservedFor"][0]["uid"] == POD.uid
+
+
+async def test_a_claim_allocated_meanwhile_fails_the_binding_naming_it() -> None:
+    api = api_with_claim(allocation={"devices": {"results": []}})
+    status = await reserve_claims(api, POD, [(parse_resource_claim(CLAIM), ALLOCATION)])
+    assert status is not None
+    assert status.message == "claim default/gpu got allocated elsewhere in the meantime"
+    assert not api.of("replace_resource_claim_status")
+
+
+async def test_a_claim_deleted_meanwhile_fails_the_binding_naming_it() -> None:
+    api = FakeApi()
+    status = await reserve_claims(api, POD, [(parse_resource_claim(CLAIM), ALLOCATION)])
+    assert status is not None and status.message == "claim default/gpu got deleted in the meantime"
+
+
+async def test_an_allocated_claim_is_only_reserved() -> None:
+    allocated = {
+        "devices": {"results": [{"request": "gpu", "driver": "d", "pool": "p", "device": "x"}]}
+    }
+    api = api_with_claim(allocation=allocated)
+    assert await reserve_claims(api, POD, [(parse_resource_claim(CLAIM), None)]) is None
+    written = api.resource_claims[("default", "gpu")]
+    assert written["status"]["allocation"] == allocated
+    assert "finalizers" not in written["metadata"]
+
+
+async def test_unreserve_takes_only_this_pod_out_of_reserved_for() -> None:
+    other = {"resource": "pods", "name": "other", "uid": "u-other"}
+    mine = {"resource": "pods", "name": "trainer", "uid": POD.uid}
+    api = api_with_claim(reservedFor=[other, mine])
+    await release_claims(api, POD, [parse_resource_claim(CLAIM)])
+    assert api.resource_claims[("default", "gpu")]["status"]["reservedFor"] == [other]
