@@ -54,7 +54,7 @@ from kubernetes_asyncio import client, config
 
 from . import handlers
 from .extending import HttpExtenderClient
-from .kinds import KINDS
+from .kinds import KINDS, Kind
 from .options import Options
 from .runtime.access import check_access
 from .runtime.health import DEFAULT_STUCK_AFTER, Health
@@ -216,31 +216,43 @@ class Operator:
         """
         gone = 0
         for kind in KINDS:
-            since = self.runtime.world.clock()
-            # Filed page by page: at 10 000 pods, holding the whole LIST's decoded JSON
-            # at once was the operator's peak (and CPython keeps a peak mapped).
-            present: set[str] = set()
-            async for page in self.api.list_pages(kind):
-                present |= self.runtime.file_listed(kind, page, since)
-            gone += self.runtime.forget_unlisted(kind, present, since)
+            gone += await self._relist(kind)
         if gone:
             logger.info("resync: %d object(s) were gone from the API", gone)
         return gone
 
+    async def _relist(self, kind: Kind) -> int:
+        """One kind's LIST filed; how many objects it showed gone. Raises :class:`ApiError`."""
+        since = self.runtime.world.clock()
+        # Filed page by page: at 10 000 pods, holding the whole LIST's decoded JSON at
+        # once was the operator's peak (and CPython keeps a peak mapped).
+        present: set[str] = set()
+        async for page in self.api.list_pages(kind):
+            present |= self.runtime.file_listed(kind, page, since)
+        return self.runtime.forget_unlisted(kind, present, since)
+
     async def prime(self) -> None:
-        """The first LIST, retried until it goes through (a busy API is no reason to exit)."""
+        """The first LIST, retried until it goes through (a busy API is no reason to exit).
+
+        Kind by kind, each retried on its own with backoff, as client-go's reflectors
+        each list their kind: a failure lists again only the kind that failed, not the
+        ones filed already (with twenty kinds and a flaky API, starting the whole LIST
+        over each time could take minutes)."""
         self.health.listing = True
-        attempt = 0
         try:
-            while True:
-                try:
-                    await self.resync()
-                    break
-                except ApiError as exc:
-                    attempt += 1
-                    delay = backoff(attempt, base=1.0, cap=30.0)
-                    logger.warning("listing the cluster failed (%s); again in %.1f s", exc, delay)
-                    await asyncio.sleep(delay)
+            for kind in KINDS:
+                attempt = 0
+                while True:
+                    try:
+                        await self._relist(kind)
+                        break
+                    except ApiError as exc:
+                        attempt += 1
+                        delay = backoff(attempt, base=1.0, cap=30.0)
+                        logger.warning(
+                            "listing the cluster failed (%s); again in %.1f s", exc, delay
+                        )
+                        await asyncio.sleep(delay)
         finally:
             self.health.listing = False
         self.runtime.primed = True

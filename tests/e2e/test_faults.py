@@ -120,10 +120,14 @@ async def test_errors_on_every_kind_of_call_lose_nothing_and_double_nothing(
 ) -> None:
     for i in range(3):
         await emulator.create(node(f"n{i}", cpu="2", memory="16Gi"))
-    # 10% each of 500, 429 and 409 on every request of the scheduler and of its watches.
+    # 10% each of 500 and 429 on every request of the scheduler and of its watches, and
+    # of 409 on its creations (bindings, events: a conflict answers a write; a read never
+    # gets one, and a 409 on discovery would stop Kopf's resource observer, which no API
+    # server does).
     faults = inject(
         emulator_server,
-        *(Fault("status", None, "", status=s, probability=0.1, seed=s) for s in (500, 429, 409)),
+        *(Fault("status", None, "", status=s, probability=0.1, seed=s) for s in (500, 429)),
+        Fault("status", "POST", "", status=409, probability=0.1, seed=409),
     )
     names = [f"p{i}" for i in range(30)]
     for name in names:
