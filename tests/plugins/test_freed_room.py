@@ -138,11 +138,7 @@ async def test_a_pod_refused_at_permit_does_not_take_the_room_back_first() -> No
         await until(unschedulable(runtime, waiter), "the waiter to find no room")
         runtime.handle("ADDED", node("tiny", cpu="100m"))  # moves every unschedulable pod
         await until(lambda: "waiter" in bound(api), "the waiter to be bound")
-        await until(
-            lambda: testplugins.CALLS.count(("reserve", "holder", "n1")) >= 1
-            and ("unreserve", "holder", "n1") in testplugins.CALLS,
-            "the holder's refusal",
-        )
+        await until(lambda: ("unreserve", "holder", "n1") in testplugins.CALLS, "its refusal")
     assert bound(api) == ["waiter"]
     assert testplugins.CALLS.count(("reserve", "holder", "n1")) == 1  # never took it back
 
