@@ -416,15 +416,17 @@ class Decider:
             attempt.waiting = self.world.handle.waiting.add(pod, node, waits)
         return attempt
 
-    def unreserve(self, uid: str, state: CycleState, policy: CompiledPolicy, node: str) -> None:
+    def unreserve(self, uid: str, state: CycleState, policy: CompiledPolicy, node: str) -> bool:
         """Every reserve plugin's Unreserve (reverse order), then forget the assumption
-        (unless the watch already says where the pod is)."""
+        (unless the watch already says where the pod is). True if it was forgotten."""
         cache = self.world.cache
         placed = cache.placed_pod(uid)
         pod = placed if placed is not None else state.pod
         run_unreserve(policy.pipeline, state, pod, node)
         if cache.state_of(uid) in (PodState.ASSUMED, PodState.BINDING_FINISHED):
             cache.forget(uid)
+            return True
+        return False
 
     def _hook_outside(self, hook: PreemptionHook) -> PreemptionHook:
         """The extenders' say on a preemption, asked with the cluster let go."""

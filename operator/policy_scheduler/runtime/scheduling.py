@@ -41,7 +41,9 @@ policy book and the plugins' handle) and is driven from two sides:
   policy only; pods of other policies, or that no extender cares about, never wait.
 
   A binding refused for sure unreserves (every Reserve plugin's Unreserve, in reverse
-  order), forgets the assumption and sends the pod back to the queue with backoff; a
+  order), forgets the assumption and sends the pod back to the queue with backoff, and
+  the room it held wakes the pods unschedulable for want of it (as an assigned pod's
+  deletion does; so do a Permit refusal or timeout and an expired assumption); a
   409 (someone bound it) and a 404 (deleted) are answers, handled quietly. A binding
   with no clear answer (no reply within the deadline, a 5xx after which the write may
   have happened) is verified: the watch, or a GET of the pod, says whether it happened;
@@ -768,8 +770,9 @@ class SchedulerRuntime:
         except Exception:
             # A bug must not lose the pod: undo and decide it again.
             logger.exception("binding %s to %s failed", queued.pod.key, node)
-            self.decider.unreserve(queued.pod.uid, state, policy, node)
+            forgot = self.decider.unreserve(queued.pod.uid, state, policy, node)
             self.queue.error(queued)
+            self._room_freed(queued.pod, forgot)
         finally:
             self._binding_uids.discard(queued.pod.uid)
 
@@ -785,9 +788,10 @@ class SchedulerRuntime:
         if attempt.waiting is not None:
             allowed = await self._wait_on_permit(attempt)
             if not allowed.is_success:
-                self.decider.unreserve(pod.uid, state, policy, node)
+                forgot = self.decider.unreserve(pod.uid, state, policy, node)
                 if not self.cache.was_deleted(pod.uid):
                     self._rejected(queued, allowed, profile, 0.0)
+                self._room_freed(pod, forgot)
                 return
         if not self.is_leader():
             # Lost leadership after deciding: another replica will decide again.
@@ -847,17 +851,20 @@ class SchedulerRuntime:
             if policy.pipeline.post_bind:
                 await run_post_bind(policy.pipeline, state, pod, node)
             return
-        self.decider.unreserve(pod.uid, state, policy, node)
+        forgot = self.decider.unreserve(pod.uid, state, policy, node)
         self.metrics.attempt("error", profile, attempt.elapsed)  # as upstream: a failed binding
         if code == 404 or self.cache.was_deleted(pod.uid):
+            self._room_freed(pod, forgot)
             return  # the pod is gone
         if code == 409:
             # Already bound (by another scheduler, or by us before a restart): the
             # watch will show where. Requeued with backoff in case it is not.
             logger.info("binding %s to %s: conflict, the pod is bound elsewhere", pod.key, node)
             self.queue.error(queued)
+            self._room_freed(pod, forgot)
             return
         self.queue.error(queued)
+        self._room_freed(pod, forgot)
         if not problem:
             problem = f"HTTP {code}" if code else "HTTP connection error"
         self._report_bind_failure(pod, f"Binding rejected: {problem}", profile)
@@ -929,13 +936,23 @@ class SchedulerRuntime:
         message: str,
     ) -> None:
         pod = queued.pod
-        self.decider.unreserve(pod.uid, state, policy, node)
+        forgot = self.decider.unreserve(pod.uid, state, policy, node)
         self.metrics.attempt("error", policy.scheduler_name, 0.0)
         if self.cache.was_deleted(pod.uid):
+            self._room_freed(pod, forgot)
             return
         logger.warning("binding %s to %s failed: %s", pod.key, node, message)
         self.queue.error(queued)
+        self._room_freed(pod, forgot)
         self._report_bind_failure(pod, message, policy.scheduler_name)
+
+    def _room_freed(self, pod: Pod, forgotten: bool) -> None:
+        """The binding cycle forgot ``pod``'s assumption: the pods that were
+        unschedulable for want of its room are tried again (the queue's
+        :meth:`~..state.queueing.SchedulingQueue.forgotten`), after the pod itself went
+        back, as kube-scheduler's handleBindingCycleError does."""
+        if forgotten:
+            self.queue.forgotten({pod.uid})
 
     def _report_bind_failure(self, pod: Pod, message: str, profile: str) -> None:
         # As upstream's recordSchedulingFailure: the condition says it too.
@@ -955,13 +972,15 @@ class SchedulerRuntime:
     ) -> None:
         """Undo everything the decision assumed; tell why, and retry with backoff."""
         pod = queued.pod
-        self.decider.unreserve(pod.uid, state, policy, node)
+        forgot = self.decider.unreserve(pod.uid, state, policy, node)
         self.metrics.attempt("error", policy.scheduler_name, 0.0)
         if error.quiet or self.cache.was_deleted(pod.uid):
             logger.info("binding volumes of %s stopped: %s", pod.key, error)
+            self._room_freed(pod, forgot)
             return
         logger.warning("binding volumes of %s failed: %s", pod.key, error)
         self.queue.error(queued)
+        self._room_freed(pod, forgot)
         self._report(
             self.reporter.volume_binding_failed(
                 pod, f"binding volumes: {error}", policy.scheduler_name
@@ -1008,7 +1027,8 @@ class SchedulerRuntime:
         If one was bound after all, the watch (or the next resync) says so and the API
         answers 409 to a second binding; if it was deleted, the queue forgets it.
         """
-        for pod in self.cache.expire():
+        expired = self.cache.expire()
+        for pod in expired:
             held = self._unconfirmed.pop(pod.uid, None)
             if held is not None:  # its Reserve plugins let go of it too
                 state, policy, node = held
@@ -1016,6 +1036,8 @@ class SchedulerRuntime:
             if not self.cache.was_deleted(pod.uid):
                 served = self.book.serves(pod.scheduler_name)
                 self.queue.add(replace(pod, node_name=""), served=served)
+        if expired:  # the room they held is free
+            self.queue.forgotten({pod.uid for pod in expired})
         # The others the watch confirmed (or that were deleted): nothing to undo.
         for uid in [u for u in self._unconfirmed if not self._awaits_watch(u)]:
             del self._unconfirmed[uid]

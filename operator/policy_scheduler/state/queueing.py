@@ -19,14 +19,18 @@ Every pending pod is in exactly one of four places::
 * ACTIVE is a heap: higher ``spec.priority`` first, then the older pod (creation time),
   then arrival order.
 * BACKOFF holds a pod until ``1 s x 2^(attempts-1)`` (at most 10 s) after its last
-  attempt; it then goes back to ACTIVE.
+  attempt came back; it then goes back to ACTIVE.
 * UNSCHEDULABLE holds pods that fit nowhere until the cluster changes in a way that could
   help them (:meth:`move_all`, or :meth:`move` for the pods a change concerns; which
   change moves which pods is decided by ``world.py``'s queueing hints) or until they
   have waited ``unschedulable_timeout`` (60 s).
 * A pod whose attempt started before a move request is sent to BACKOFF rather than
   UNSCHEDULABLE: the change may have come too late for that attempt to see it
-  (kube-scheduler's ``moveRequestCycle``).
+  (kube-scheduler's ``moveRequestCycle``). A pod's backoff counts from when it came
+  back to the queue (a pod held at Permit for 10 s still backs off when refused).
+* An assumed pod forgotten in its binding cycle frees its room: :meth:`forgotten`
+  moves every other unschedulable pod, as an assigned pod's deletion does
+  (kube-scheduler's ``AssignedPodDelete``), after the forgotten pod was sent back.
 * WAITING holds pending pods whose ``spec.schedulerName`` no accepted policy serves:
   a policy accepted later takes them (:meth:`reassess`), and a pod whose policy is
   deleted goes back there, so no pending pod is ever dropped.
@@ -52,7 +56,7 @@ import heapq
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +87,10 @@ class QueuedPod:
     #: Its place among pods of equal priority (epoch seconds): the pod's creation, or
     #: when it came back after a failed attempt, whichever is later.
     order: float = 0.0
+    #: When it last came back to the queue after an attempt (kube-scheduler's
+    #: Timestamp, refreshed on re-add): its backoff counts from then, so a pod that
+    #: waited at Permit does not come back with its backoff already spent.
+    returned: float = 0.0
 
 
 class SchedulingQueue:
@@ -390,8 +398,9 @@ class SchedulingQueue:
         if queued.deleted or uid in self._pods:
             return  # deleted while being scheduled, or already back (re-added)
         self._pods[uid] = queued
+        queued.returned = self.clock()
         if self._move_request_cycle >= queued.cycle:
-            self._back_off(uid, queued.last_attempt + self.backoff_duration(queued.attempts))
+            self._back_off(uid, queued.returned + self.backoff_duration(queued.attempts))
         else:
             self._unschedulable[uid] = self.clock()
         self._wake.set()
@@ -422,7 +431,8 @@ class SchedulingQueue:
             return  # deleted while being scheduled, or already back (re-added)
         queued.order = max(queued.order, self.wall_clock())
         self._pods[uid] = queued
-        self._back_off(uid, queued.last_attempt + self.backoff_duration(queued.attempts))
+        queued.returned = self.clock()
+        self._back_off(uid, queued.returned + self.backoff_duration(queued.attempts))
         self._wake.set()
 
     # -- cluster events --------------------------------------------------------------
@@ -441,6 +451,17 @@ class SchedulingQueue:
         # Pods being decided right now may have missed the change (moveRequestCycle).
         self._move_request_cycle = self.scheduling_cycle
         self._wake.set()
+
+    def forgotten(self, uids: Collection[str]) -> None:
+        """Assumed pods were forgotten in their binding cycle (Permit refused or timed
+        out, PreBind or Bind failed, the binding's assumption expired): the room they
+        held is free, as if an assigned pod were deleted (kube-scheduler's
+        ``AssignedPodDelete`` move). Every unschedulable pod but those goes to BACKOFF,
+        or ACTIVE if its backoff is spent. Called after the forgotten pods were sent
+        back (:meth:`unschedulable`, :meth:`error`), as kube-scheduler defers the move
+        past its failure handler: a pod a Permit plugin refused stays where that put it
+        and the pods that waited for its room go first."""
+        self.move(lambda pod: pod.uid not in uids)
 
     def flush(self) -> None:
         """Backoff that has expired, and pods unschedulable for too long, go active."""
@@ -470,7 +491,7 @@ class SchedulingQueue:
                 self._push_active(queued)
 
     def _to_backoff_or_active(self, queued: QueuedPod) -> None:
-        ready = queued.last_attempt + self.backoff_duration(queued.attempts)
+        ready = queued.returned + self.backoff_duration(queued.attempts)
         if ready > self.clock():
             self._back_off(queued.pod.uid, ready)
         else:
