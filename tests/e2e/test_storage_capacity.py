@@ -6,7 +6,8 @@ converted). A CSIStorageCapacity added or changed wakes the pods that found no r
 
 The test plays the PV controller and the provisioner (``test_volume_binding``'s
 :class:`PVController`): a claim the scheduler annotated with the selected node gets a PV
-there, then is bound, and only then is the pod bound.
+there, then is bound, and only then is the pod bound. ``explain`` reads both kinds from
+the live cluster too.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kubernetes_asyncio import client as k8s_client
+
 import e2e.test_volume_binding as volume_binding
 from builders import claim_volume, csi_driver, csi_storage_capacity, node, pod
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
+from policy_scheduler.runtime.explaining import explain
 from policy_scheduler.schedconfig import convert_configuration
 
 SCHEDULER = "policy-scheduler"
@@ -137,3 +141,18 @@ async def test_a_pod_without_room_waits_until_a_capacity_grows(
         # unrelated retry (in this emulated cluster, some 14 s later; 60 s at worst).
         await wait_until(provisioning, timeout=6, message="big's node selected")
         assert await selected() == "n1"
+
+
+async def test_explain_reads_the_capacities_from_the_cluster(
+    emulator: KubeClient, namespace: str, api_client: k8s_client.ApiClient
+) -> None:
+    await cluster(emulator, namespace)
+    await emulator.create(claim("data", "100Gi"), namespace)
+    await emulator.create(our_pod("db", "data"), namespace)
+
+    policy, decision = await explain(api_client, namespace, "db", SCHEDULER)
+
+    assert policy.name == SCHEDULER
+    assert decision.failed == {"n1": [NOT_ENOUGH]}
+    assert decision.feasible == ["n2"]
+    assert decision.node == "n2"
