@@ -7,20 +7,26 @@ converted). A CSIStorageCapacity added or changed wakes the pods that found no r
 The test plays the PV controller and the provisioner (``test_volume_binding``'s
 :class:`PVController`): a claim the scheduler annotated with the selected node gets a PV
 there, then is bound, and only then is the pod bound. ``explain`` reads both kinds from
-the live cluster too.
+the live cluster too, and ``kubectl get`` dumps them for ``simulate``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kubernetes_asyncio import client as k8s_client
 
+import e2e.test_kubectl as kubectl
 import e2e.test_volume_binding as volume_binding
 from builders import claim_volume, csi_driver, csi_storage_capacity, node, pod
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
+from policy_scheduler.cli import main
 from policy_scheduler.runtime.explaining import explain
 from policy_scheduler.schedconfig import convert_configuration
 
@@ -156,3 +162,28 @@ async def test_explain_reads_the_capacities_from_the_cluster(
     assert decision.failed == {"n1": [NOT_ENOUGH]}
     assert decision.feasible == ["n2"]
     assert decision.node == "n2"
+
+
+@pytest.mark.skipif(kubectl.KUBECTL is None, reason="kubectl is not installed")
+async def test_a_kubectl_dump_with_the_capacities_simulates_as_the_cluster_decides(
+    emulator: KubeClient,
+    namespace: str,
+    kubeconfig: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await cluster(emulator, namespace)
+    await emulator.create(claim("data", "100Gi"), namespace)
+    await emulator.create(our_pod("db", "data"), namespace)
+    kube = kubectl.Kubectl(kubeconfig, tmp_path / "kube-cache")
+    kinds = "nodes,pods,pvc,storageclasses,csidrivers,csistoragecapacities,schedulingpolicies"
+    dump = await kube.run("get", kinds, "-A", "-o", "json")
+    path = tmp_path / "cluster.json"
+    path.write_text(dump.stdout)
+
+    # (in a thread: the CLI runs a loop of its own)
+    assert await asyncio.to_thread(main, ["simulate", "-f", str(path), "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    [decision] = [d for d in json.loads(out)["decisions"] if d["pod"] == f"{namespace}/db"]
+    assert (decision["node"], decision["failedPredicates"]) == ("n2", {"n1": [NOT_ENOUGH]})
+    assert "ignoring" not in err
