@@ -198,16 +198,16 @@ def test_a_claim_already_bound_is_not_checked(
     ("bad", "message"),
     [
         pytest.param(
-            in_zone("a", "lots"), "CSIStorageCapacity \"kube-system/fast-a\": capacity", id="capacity"
+            in_zone("a", "lots"), 'CSIStorageCapacity "kube-system/fast-a": capacity', id="capacity"
         ),
         pytest.param(
             {**in_zone("a", "1Gi"), "nodeTopology": {"matchLabels": "zone"}},
-            "CSIStorageCapacity \"kube-system/fast-a\": nodeTopology",
+            'CSIStorageCapacity "kube-system/fast-a": nodeTopology',
             id="nodeTopology",
         ),
         pytest.param(
             {**csi_driver(DRIVER), "spec": {"storageCapacity": "yes"}},
-            f"CSIDriver \"{DRIVER}\": spec.storageCapacity",
+            f'CSIDriver "{DRIVER}": spec.storageCapacity',
             id="storageCapacity",
         ),
     ],

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from kubernetes_asyncio import client as k8s_client
 
 import e2e.test_kubectl as kubectl

@@ -1,8 +1,8 @@
 """The scheduler cache: the only writer of the cluster state the engine decides on.
 
 Everything the watches report (nodes, placed pods, volumes, storage classes, CSINodes,
-CSIDrivers and CSIStorageCapacities, services and controllers, PodDisruptionBudgets, namespaces, PodGroups, the nominations
-of pending pods) and
+CSIDrivers and CSIStorageCapacities, services and controllers, PodDisruptionBudgets,
+namespaces, PodGroups, the nominations of pending pods) and
 everything the scheduler assumes goes through one :class:`SchedulerCache`; nothing else
 writes its :class:`~..engine.cluster.ClusterState`. (Preemption takes victims off the
 cluster inside a decision, in a ``ClusterState.trial`` undone before the decision
