@@ -437,6 +437,45 @@ def csi_node(name: str, drivers: Mapping[str, int | None]) -> dict[str, Any]:
     }
 
 
+def csi_driver(name: str, *, storage_capacity: bool | None = True) -> dict[str, Any]:
+    """A CSIDriver; ``storage_capacity``: its ``spec.storageCapacity`` (None: absent)."""
+    spec: dict[str, Any] = {}
+    if storage_capacity is not None:
+        spec["storageCapacity"] = storage_capacity
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def csi_storage_capacity(
+    name: str,
+    storage_class: str,
+    *,
+    capacity: str | None,
+    maximum_volume_size: str | None = None,
+    node_labels: Mapping[str, str] | None = None,
+    namespace: str = "kube-system",
+) -> dict[str, Any]:
+    """A CSIStorageCapacity; ``node_labels``: its nodeTopology's matchLabels (None: no
+    nodeTopology, which reaches no node)."""
+    raw: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": name, "namespace": namespace},
+        "storageClassName": storage_class,
+    }
+    if capacity is not None:
+        raw["capacity"] = capacity
+    if maximum_volume_size is not None:
+        raw["maximumVolumeSize"] = maximum_volume_size
+    if node_labels is not None:
+        raw["nodeTopology"] = {"matchLabels": dict(node_labels)}
+    return raw
+
+
 def claim_volume(claim: str, name: str | None = None) -> dict[str, Any]:
     """A pod volume using a PVC."""
     return {"name": name or f"v-{claim}", "persistentVolumeClaim": {"claimName": claim}}

@@ -31,7 +31,9 @@ from .names import installed_plugin_names
 from .objects import (
     WORKLOAD_KINDS,
     ObjectError,
+    parse_csi_driver,
     parse_csi_node,
+    parse_csi_storage_capacity,
     parse_namespace,
     parse_node,
     parse_persistent_volume,
@@ -166,6 +168,18 @@ STORAGE_CLASS: Final = Kind(
     "storage.k8s.io", "v1", "storageclasses", "StorageClass", False, parse_storage_class
 )
 CSI_NODE: Final = Kind("storage.k8s.io", "v1", "csinodes", "CSINode", False, parse_csi_node)
+#: The storage capacity check of volume binding (kube-scheduler's ``hasEnoughCapacity``):
+#: a driver with ``spec.storageCapacity`` provisions only where a CSIStorageCapacity says
+#: there is room.
+CSI_DRIVER: Final = Kind("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, parse_csi_driver)
+CSI_STORAGE_CAPACITY: Final = Kind(
+    "storage.k8s.io",
+    "v1",
+    "csistoragecapacities",
+    "CSIStorageCapacity",
+    True,
+    parse_csi_storage_capacity,
+)
 #: policy/v1 on the API; simulate also reads policy/v1beta1 objects (same fields).
 POD_DISRUPTION_BUDGET: Final = Kind(
     "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, parse_pod_disruption_budget
@@ -233,6 +247,8 @@ KINDS: Final[tuple[Kind, ...]] = (
     STATEFUL_SET,
     STORAGE_CLASS,
     CSI_NODE,
+    CSI_DRIVER,
+    CSI_STORAGE_CAPACITY,
     POD_DISRUPTION_BUDGET,
     SCHEDULING_POLICY,
 )
@@ -241,6 +257,10 @@ KINDS: Final[tuple[Kind, ...]] = (
 STORAGE_KINDS: Final = frozenset(
     {PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS, CSI_NODE}
 )
+#: Storage kinds whose addition or change (not deletion) can make room for a claim to
+#: provision: kube-scheduler v1.30's VolumeBinding registers CSIDriver and
+#: CSIStorageCapacity Add and Update only.
+CAPACITY_KINDS: Final = frozenset({CSI_DRIVER, CSI_STORAGE_CAPACITY})
 
 _BY_KIND: Final = {kind.kind: kind for kind in KINDS}
 

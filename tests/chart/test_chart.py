@@ -165,7 +165,14 @@ EXPECTED_CLUSTER_RULES = [
         "verbs": ["list", "watch"],
     },
     {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"], "verbs": ["list", "watch"]},
+    # The storage capacity check of volume binding.
+    {"apiGroups": ["storage.k8s.io"], "resources": ["csidrivers"], "verbs": ["list", "watch"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["csinodes"], "verbs": ["list", "watch"]},
+    {
+        "apiGroups": ["storage.k8s.io"],
+        "resources": ["csistoragecapacities"],
+        "verbs": ["list", "watch"],
+    },
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["list", "watch"]},
 ]
 #: Leader election, in the release namespace only (a Role).

@@ -251,6 +251,9 @@ RESOURCES: tuple[ResourceSpec, ...] = (
     ),
     ResourceSpec("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
     ResourceSpec("storage.k8s.io", "v1", "csinodes", "CSINode", False),
+    # The storage capacity check of volume binding.
+    ResourceSpec("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
+    ResourceSpec("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
     ResourceSpec("coordination.k8s.io", "v1", "leases", "Lease", True),
     ResourceSpec("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
     ResourceSpec(

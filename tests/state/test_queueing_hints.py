@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from builders import (
+    csi_driver,
     csi_node,
+    csi_storage_capacity,
     node,
     pod,
     pod_disruption_budget,
@@ -31,6 +33,7 @@ from policy_scheduler.state.world import DELETED, World
 FULL = node("full", cpu="1", conditions={"Ready": "True"})
 HOG = pod("hog", requests={"cpu": "800m"}, node_name="full")
 WAITING = pod("web", requests={"cpu": "2"}, labels={"app": "web"})
+CAPACITY = csi_storage_capacity("ebs-zone-a", "fast", capacity="1Gi", node_labels={"z": "a"})
 
 
 def changed(raw: dict[str, Any], edit: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
@@ -134,6 +137,18 @@ Event = tuple[str, dict[str, Any]]
         pytest.param([("ADDED", pvc("data", volume_name="pv-1"))], True, id="PVC changed"),
         pytest.param([("ADDED", storage_class("fast"))], True, id="StorageClass added"),
         pytest.param([("ADDED", csi_node("full", {"ebs": 10}))], True, id="CSINode added"),
+        pytest.param([("ADDED", csi_driver("ebs"))], True, id="CSIDriver added"),
+        pytest.param(
+            [("MODIFIED", csi_driver("ebs", storage_capacity=False))], True, id="CSIDriver changed"
+        ),
+        pytest.param([(DELETED, csi_driver("ebs"))], False, id="CSIDriver deleted"),
+        pytest.param([("ADDED", CAPACITY)], True, id="CSIStorageCapacity added"),
+        pytest.param(
+            [("MODIFIED", changed(CAPACITY, lambda c: c.update(capacity="2Gi")))],
+            True,
+            id="CSIStorageCapacity changed",
+        ),
+        pytest.param([(DELETED, CAPACITY)], False, id="CSIStorageCapacity deleted"),
         pytest.param([("ADDED", SERVICE)], True, id="Service added"),
         pytest.param([(DELETED, SERVICE)], True, id="Service deleted"),
         pytest.param([("ADDED", workload("ReplicaSet"))], False, id="ReplicaSet"),

@@ -1,8 +1,8 @@
 """The scheduler cache: the only writer of the cluster state the engine decides on.
 
 Everything the watches report (nodes, placed pods, volumes, storage classes, CSINodes,
-services and controllers, PodDisruptionBudgets, namespaces, PodGroups, the nominations
-of pending pods) and
+CSIDrivers and CSIStorageCapacities, services and controllers, PodDisruptionBudgets,
+namespaces, PodGroups, the nominations of pending pods) and
 everything the scheduler assumes goes through one :class:`SchedulerCache`; nothing else
 writes its :class:`~..engine.cluster.ClusterState`. (Preemption takes victims off the
 cluster inside a decision, in a ``ClusterState.trial`` undone before the decision
@@ -88,7 +88,9 @@ from ..devices import Allocation
 from ..engine.cluster import ClusterState
 from ..engine.predicates.volumes import PodVolumes, bound_to_claim, with_selected_node
 from ..kinds import (
+    CSI_DRIVER,
     CSI_NODE,
+    CSI_STORAGE_CAPACITY,
     DEVICE_CLASS,
     NAMESPACE,
     PERSISTENT_VOLUME,
@@ -171,6 +173,11 @@ _OBJECTS: Final[dict[Kind, tuple[_Setter, _Remover]]] = {
     PERSISTENT_VOLUME_CLAIM: (ClusterState.set_claim, ClusterState.remove_claim),
     STORAGE_CLASS: (ClusterState.set_storage_class, ClusterState.remove_storage_class),
     CSI_NODE: (ClusterState.set_csi_node, ClusterState.remove_csi_node),
+    CSI_DRIVER: (ClusterState.set_csi_driver, ClusterState.remove_csi_driver),
+    CSI_STORAGE_CAPACITY: (
+        ClusterState.set_storage_capacity,
+        ClusterState.remove_storage_capacity,
+    ),
     SERVICE: (ClusterState.set_workload, ClusterState.remove_workload),
     REPLICATION_CONTROLLER: (ClusterState.set_workload, ClusterState.remove_workload),
     REPLICA_SET: (ClusterState.set_workload, ClusterState.remove_workload),

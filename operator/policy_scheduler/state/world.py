@@ -34,6 +34,9 @@ pod placed on a node (bound, or relabelled)     those with a required pod affini
 placed pod deleted, finished, or shrunk         all
 PV, PVC, StorageClass, CSINode, Service         all
 added, changed or deleted
+CSIDriver, CSIStorageCapacity added or changed  all (kube-scheduler v1.30's VolumeBinding
+                                                registers Add and Update, not Delete)
+CSIDriver, CSIStorageCapacity deleted           none
 ReplicationController, ReplicaSet, StatefulSet  none (they only weigh in priorities)
 PodDisruptionBudget, PriorityClass              none (preemption reads them)
 PodGroup added or changed                       its members (scheduler-plugins' Coscheduling
@@ -86,6 +89,7 @@ from ..engine.interface import QueueSortPlugin
 from ..engine.pipeline import run_pre_enqueue
 from ..engine.predicates.interpod import pod_matches_term
 from ..kinds import (
+    CAPACITY_KINDS,
     DRA_KINDS,
     NODE,
     PARSE_ERRORS,
@@ -121,6 +125,8 @@ DELETED = "DELETED"
 #: DRA's classes, slices and claims: v1.34's DynamicResources registers their events), or
 #: let in a pod a PreEnqueue plugin keeps out (a claim made for it).
 WAKING_KINDS = STORAGE_KINDS | {SERVICE} | set(DRA_KINDS)
+#: Kinds whose addition or change (never deletion) may let such a pod fit: storage room.
+WAKING_ON_CHANGE_KINDS = CAPACITY_KINDS
 
 logger = logging.getLogger(__name__)
 
@@ -262,7 +268,7 @@ class World:
             self.priority_classes[obj.name] = obj
         elif kind in OBJECT_KINDS:
             self.cache.set_object(kind, obj)
-            if kind in WAKING_KINDS:
+            if kind in WAKING_KINDS or kind in WAKING_ON_CHANGE_KINDS:
                 self.queue.move_all()  # a volume may now be bindable, a service changed
             elif kind is POD_GROUP:
                 group: PodGroup = obj
