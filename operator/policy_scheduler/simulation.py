@@ -41,9 +41,11 @@ all or nothing: a group's pending members are decided together, and when fewer t
 that did not fit); such decisions carry ``gang`` (the group and its minMember).
 PodDisruptionBudgets (policy/v1 and v1beta1) and the ``status.nominatedNodeName`` of
 pending pods are read as the operator reads them, and so are CSIDrivers and
-CSIStorageCapacities (v1.30's VolumeBinding checks storage capacity with them). A pod that fits nowhere preempts as
-the operator would (see :func:`simulate`); its decision carries ``preemption`` (the node
-and the victims, most important first), null on every other decision.
+CSIStorageCapacities (v1.30's VolumeBinding checks storage capacity with them), and
+DRA's DeviceClasses, ResourceSlices, ResourceClaims and templates (DynamicResources). A
+pod that fits nowhere preempts as the operator would (see :func:`simulate`); its decision
+carries ``preemption`` (the node and the victims, most important first), null on every
+other decision.
 A policy's HTTP extenders are called through the ``extenders`` client the caller passes
 (the CLI builds one; this module does no I/O): their filters and scores count as in the
 operator (preempt calls included, when a pod would preempt); bind calls are never
