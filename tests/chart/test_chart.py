@@ -76,6 +76,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         "bindAddress": "::",
         "healthPort": 9000,
         "volumeBindingTimeout": 120,
+        "allowDefaultScheduler": True,
         "networkPolicy": {
             "enabled": True,
             "metricsFrom": [
@@ -502,6 +503,7 @@ def test_everything_set(rendered: dict[str, Rendered]) -> None:
     assert out.arg("--resync-period") == "0"
     assert out.arg("--shutdown-timeout") == "50"
     assert out.arg("--volume-binding-timeout") == "120"
+    assert "--allow-default-scheduler" in out.args
     assert out.get("ServiceAccount")["metadata"]["name"] == "custom-sa"
     subjects = out.get("ClusterRoleBinding")["subjects"]
     assert subjects == [{"kind": "ServiceAccount", "name": "custom-sa", "namespace": NAMESPACE}]
@@ -735,6 +737,12 @@ def test_values_schema_refuses(chart: helm.Chart, values: dict[str, Any], named:
             id="bind-loopback-v4",
         ),
         pytest.param({"bindAddress": "::1"}, 'bindAddress "::1" is a loopback', id="bind-::1"),
+        pytest.param(
+            {"schedulerName": "default-scheduler"},
+            'schedulerName "default-scheduler" is kube-scheduler\'s own name: set '
+            "allowDefaultScheduler: true to serve it",
+            id="default-scheduler-not-allowed",
+        ),
         pytest.param(
             {"bindAddress": "localhost"}, 'bindAddress "localhost" is a loopback', id="localhost"
         ),
