@@ -287,7 +287,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if len(documents) > 1:
         raise InputError(f"{source}: expected one legacy Policy, found {len(documents)} documents")
     data = legacy_document(documents[0] if documents else None)
-    result = convert_legacy(data, name=args.name, scheduler_name=args.scheduler_name)
+    result = convert_legacy(
+        data, name=args.name, scheduler_name=args.scheduler_name, keep_url_prefixes=True
+    )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     compile_policy(result.policy)

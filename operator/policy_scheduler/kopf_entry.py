@@ -14,9 +14,9 @@ from environment variables, as flags belong to Kopf here:
 ``POLICY_SCHEDULER_RESYNC_PERIOD`` (default 300 s),
 ``POLICY_SCHEDULER_VOLUME_BINDING_TIMEOUT`` (seconds, default 600),
 ``POLICY_SCHEDULER_ALLOW_DEFAULT_SCHEDULER`` ("true" to let a policy serve
-``default-scheduler``) and ``POD_NAMESPACE`` for the Lease. Health: use Kopf's ``--liveness=http://0.0.0.0:8081/healthz``; a probe
-handler makes it fail while a part of the scheduler is broken (the same checks as
-``run``'s /healthz).
+``default-scheduler``) and ``POD_NAMESPACE`` for the Lease. Health: use Kopf's
+``--liveness=http://0.0.0.0:8081/healthz``; a probe handler makes it fail while a part
+of the scheduler is broken (the same checks as ``run``'s /healthz).
 """
 
 from __future__ import annotations

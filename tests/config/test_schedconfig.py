@@ -214,9 +214,7 @@ def test_the_v1_30_example_is_what_convert_writes_for_an_empty_v1_profile() -> N
     # told to serve it); everything else is the empty configuration's default profile.
     example = yaml.safe_load((ROOT / "examples/policies/kube-scheduler-v1.30.yaml").read_text())
     [default] = convert(configuration()).objects
-    assert convert(configuration(profiles=[profile("policy-scheduler-v130")])).objects == (
-        example,
-    )
+    assert convert(configuration(profiles=[profile("policy-scheduler-v130")])).objects == (example,)
     assert example["spec"] | {"schedulerName": "default-scheduler"} == default["spec"]
 
 

@@ -67,7 +67,7 @@ async def served() -> AsyncIterator[tuple[Server, KubeApi, list[float]]]:
 async def test_a_failing_first_list_is_retried_until_it_goes_through(
     served: tuple[Server, KubeApi, list[float]], caplog: pytest.LogCaptureFixture
 ) -> None:
-    fake, api, waits = served
+    fake, api, _ = served
     # More failures than the client's own retries: each LIST fails twice (500, 503).
     fake.answers = [500, 503, 500, 503, 500, 503, 200]
     caplog.set_level(logging.WARNING, logger="policy_scheduler.runtime.access")
@@ -88,7 +88,7 @@ async def test_a_failing_first_list_is_retried_until_it_goes_through(
 async def test_the_backoff_doubles_up_to_a_cap(
     served: tuple[Server, KubeApi, list[float]],
 ) -> None:
-    fake, api, waits = served
+    fake, api, _ = served
     fake.answers = [500] * 20 + [200]
     outer: list[float] = []
 

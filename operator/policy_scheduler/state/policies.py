@@ -247,10 +247,7 @@ class PolicyBook:
 
     def _refused_default(self, policy: CompiledPolicy | None) -> bool:
         """An active policy claiming kube-scheduler's name, which the book may not serve."""
-        return (
-            not self.allow_default_scheduler
-            and _active_name(policy) == KUBE_SCHEDULER_NAME
-        )
+        return not self.allow_default_scheduler and _active_name(policy) == KUBE_SCHEDULER_NAME
 
     @staticmethod
     def _served(record: _Record) -> str | None:
