@@ -114,6 +114,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for pod, why in inputs.skipped:
         print(f"note: skipping pod {pod.key}: {why}", file=sys.stderr)
+    for line in inputs.unreadable:
+        print(f"note: skipping a pod that cannot be read: {line}", file=sys.stderr)
     for scheduler_name, count in sorted(inputs.unserved().items()):
         print(
             f"note: skipping {count} pending pod(s) of schedulerName {scheduler_name!r}: "
