@@ -312,8 +312,9 @@ def inputs_from_objects(
     each serving its schedulerName ahead of the policies among the inputs (not with
     ``policy``). Raises for a malformed object: a preview built on a misread input would
     mislead; a malformed pod is the exception, skipped and listed in ``unreadable``, as
-    the operator reports it and decides the rest. An invalid policy is what the operator meets too, and handles the same way:
-    refused (a warning here, ``Accepted=False`` there), the rest decided.
+    the operator reports it and decides the rest. An invalid policy is what the operator
+    meets too, and handles the same way: refused (a warning here, ``Accepted=False``
+    there), the rest decided.
     """
     if policy is not None and profiles:
         raise ValueError("a policy for every pod and a configuration's profiles exclude each other")

@@ -48,7 +48,7 @@ MIN_DOMAINS = pending(
         ),
         pytest.param(
             pending("greedy", requests={"cpu": "lots"}),
-            "Pod \"default/greedy\": spec.containers[0].resources.requests.cpu: not a "
+            'Pod "default/greedy": spec.containers[0].resources.requests.cpu: not a '
             "quantity: 'lots'",
             id="bad-quantity",
         ),
