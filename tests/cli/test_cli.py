@@ -643,3 +643,18 @@ def test_run_refuses_to_serve_default_scheduler_unless_allowed(
         'error: --scheduler-name "default-scheduler" is kube-scheduler\'s own name: add '
         "--allow-default-scheduler (chart value allowDefaultScheduler: true) to serve it\n"
     )
+
+
+def test_allow_default_scheduler_from_the_flag_and_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from policy_scheduler.cli import build_parser, options_from_args
+    from policy_scheduler.kopf_entry import options_from_environment
+
+    parser = build_parser()
+    assert options_from_args(parser.parse_args(["run"])).allow_default_scheduler is False
+    allowed = parser.parse_args(["run", "--allow-default-scheduler"])
+    assert options_from_args(allowed).allow_default_scheduler is True
+    assert options_from_environment().allow_default_scheduler is False
+    monkeypatch.setenv("POLICY_SCHEDULER_ALLOW_DEFAULT_SCHEDULER", "true")
+    assert options_from_environment().allow_default_scheduler is True
