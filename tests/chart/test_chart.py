@@ -744,6 +744,12 @@ def test_values_schema_refuses(chart: helm.Chart, values: dict[str, Any], named:
             id="default-scheduler-not-allowed",
         ),
         pytest.param(
+            {"defaultPolicy": {"enabled": True, "spec": {"schedulerName": "default-scheduler"}}},
+            'defaultPolicy.spec.schedulerName "default-scheduler" is kube-scheduler\'s own name: '
+            "set allowDefaultScheduler: true to serve it",
+            id="default-policy-serving-default-scheduler-not-allowed",
+        ),
+        pytest.param(
             {"bindAddress": "localhost"}, 'bindAddress "localhost" is a loopback', id="localhost"
         ),
     ],
@@ -824,3 +830,15 @@ def test_the_report_lane_values_become_flags(
     found = {flag: out.arg(flag) for flag in ("--report-qps", "--report-burst") if flag in out.args}
     assert found == {k: v for k, v in args.items() if k != "--report-concurrency"}
     assert out.arg("--report-concurrency") == args.get("--report-concurrency", "8")
+
+
+def test_default_scheduler_renders_when_allowed(chart: helm.Chart) -> None:
+    values = {
+        "allowDefaultScheduler": True,
+        "schedulerName": "default-scheduler",
+        "defaultPolicy": {"enabled": True},
+    }
+    out = Rendered(chart.render(values, name=RELEASE, namespace=NAMESPACE))
+    assert out.arg("--scheduler-name") == "default-scheduler"
+    assert "--allow-default-scheduler" in out.args
+    assert out.get("SchedulingPolicy")["spec"]["schedulerName"] == "default-scheduler"

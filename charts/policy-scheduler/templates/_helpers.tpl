@@ -73,7 +73,8 @@ What the values schema cannot say, refused with a message that says why:
   in flight and skips releasing the leader Lease;
 - a loopback bindAddress: the kubelet's probes (and Prometheus) connect to the pod's IP;
 - schedulerName "default-scheduler" without allowDefaultScheduler: the operator would
-  refuse to start (kube-scheduler's own name is served only when allowed).
+  refuse to start (kube-scheduler's own name is served only when allowed), and a
+  defaultPolicy serving it would be refused (Accepted=False, DefaultSchedulerNotAllowed).
 */}}
 {{- define "policy-scheduler.checkValues" -}}
 {{- if ge (float64 .Values.shutdownTimeout) (float64 .Values.terminationGracePeriodSeconds) }}
@@ -84,5 +85,8 @@ What the values schema cannot say, refused with a message that says why:
 {{- end }}
 {{- if and (eq .Values.schedulerName "default-scheduler") (not .Values.allowDefaultScheduler) }}
 {{- fail "schedulerName \"default-scheduler\" is kube-scheduler's own name: set allowDefaultScheduler: true to serve it" }}
+{{- end }}
+{{- if and .Values.defaultPolicy.enabled (eq (toString (.Values.defaultPolicy.spec | default dict).schedulerName) "default-scheduler") (ne (toString (.Values.defaultPolicy.spec | default dict).mode) "Shadow") (not .Values.allowDefaultScheduler) }}
+{{- fail "defaultPolicy.spec.schedulerName \"default-scheduler\" is kube-scheduler's own name: set allowDefaultScheduler: true to serve it" }}
 {{- end }}
 {{- end }}
