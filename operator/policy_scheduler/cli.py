@@ -30,7 +30,7 @@ from .engine.algorithm import Decision
 from .engine.compiler import CompiledPolicy, compile_policy
 from .engine.interface import Plugin
 from .legacy import convert_legacy, legacy_document
-from .names import V134_PLUGIN_POINTS
+from .names import KUBE_SCHEDULER_NAME, V134_PLUGIN_POINTS
 from .objects import ObjectError
 from .options import Options, default_of
 from .pluginargs import RELEASE_OF
@@ -119,6 +119,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         gate = queue.gated_reason(pod.uid)
         if gate is not None:  # a PreEnqueue plugin keeps it out of the queue
             print(f"note: not scheduling pod {pod.key}: {gate}", file=sys.stderr)
+    for line in inputs.unreadable:
+        print(f"note: skipping a pod that cannot be read: {line}", file=sys.stderr)
     for scheduler_name, count in sorted(inputs.unserved().items()):
         print(
             f"note: skipping {count} pending pod(s) of schedulerName {scheduler_name!r}: "
@@ -292,11 +294,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if len(documents) > 1:
         raise InputError(f"{source}: expected one legacy Policy, found {len(documents)} documents")
     data = legacy_document(documents[0] if documents else None)
-    result = convert_legacy(data, name=args.name, scheduler_name=args.scheduler_name)
+    result = convert_legacy(
+        data, name=args.name, scheduler_name=args.scheduler_name, keep_url_prefixes=True
+    )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     compile_policy(result.policy)
     obj = policy_to_object(result.policy)
+    _warn_kube_scheduler_name([obj])
     if args.output == "json":
         json.dump(obj, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -315,6 +320,7 @@ def _convert_configuration(doc: dict[str, Any], args: argparse.Namespace) -> int
     conversion = _configuration(doc)
     for note in conversion.notes:
         print(f"note: {note}", file=sys.stderr)
+    _warn_kube_scheduler_name(conversion.objects)
     if args.output == "json":
         listing = {"apiVersion": "v1", "kind": "List", "items": list(conversion.objects)}
         json.dump(listing, sys.stdout, indent=2)
@@ -322,6 +328,22 @@ def _convert_configuration(doc: dict[str, Any], args: argparse.Namespace) -> int
     else:
         yaml.safe_dump_all(conversion.objects, sys.stdout, sort_keys=False)
     return 0
+
+
+def _warn_kube_scheduler_name(objects: Sequence[Mapping[str, Any]]) -> None:
+    """A converted policy serving kube-scheduler's name: applied, the operator refuses it
+    unless told to serve that name (state/policies.py). One line each, on stderr."""
+    for obj in objects:
+        spec = obj.get("spec") or {}
+        if spec.get("schedulerName") == KUBE_SCHEDULER_NAME and spec.get("mode") != "Shadow":
+            name = (obj.get("metadata") or {}).get("name", "")
+            print(
+                f'warning: SchedulingPolicy "{name}" serves schedulerName '
+                f'"{KUBE_SCHEDULER_NAME}", kube-scheduler\'s: the operator serves it only '
+                "when run with --allow-default-scheduler (chart value allowDefaultScheduler: "
+                "true); else it is Accepted=False (DefaultSchedulerNotAllowed)",
+                file=sys.stderr,
+            )
 
 
 def _configuration(doc: dict[str, Any]) -> Conversion:
@@ -859,6 +881,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="how long a pod waits for the PV controller to bind its volumes before it "
         "is retried (kube-scheduler's bindTimeoutSeconds)",
     )
+    run.add_argument(
+        "--allow-default-scheduler",
+        action="store_true",
+        default=default_of("allow_default_scheduler"),
+        help='let a SchedulingPolicy (or --scheduler-name) serve "default-scheduler", '
+        "kube-scheduler's own name (without: such a policy is Accepted=False, "
+        "DefaultSchedulerNotAllowed)",
+    )
     run.set_defaults(func=cmd_run)
 
     exp = sub.add_parser("explain", help="why is this pod pending? per-node answer, read-only")
@@ -955,6 +985,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         resync_period=args.resync_period,
         shutdown_timeout=args.shutdown_timeout,
         volume_binding_timeout=args.volume_binding_timeout,
+        allow_default_scheduler=args.allow_default_scheduler,
     )
     if args.lease_namespace:
         options.lease_namespace = args.lease_namespace
@@ -965,6 +996,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .operating import operate, run_loop
 
     options = options_from_args(args)
+    if options.scheduler_name == KUBE_SCHEDULER_NAME and not options.allow_default_scheduler:
+        raise ClusterError(
+            f'--scheduler-name "{KUBE_SCHEDULER_NAME}" is kube-scheduler\'s own name: add '
+            "--allow-default-scheduler (chart value allowDefaultScheduler: true) to serve it"
+        )
     with contextlib.suppress(KeyboardInterrupt), _cluster_errors():
         run_loop(operate(options))
     return 0

@@ -12,10 +12,11 @@ from environment variables, as flags belong to Kopf here:
 ``POLICY_SCHEDULER_LEASE_NAME``
 (default policy-scheduler), ``POLICY_SCHEDULER_API_TIMEOUT`` (default 30 s),
 ``POLICY_SCHEDULER_RESYNC_PERIOD`` (default 300 s),
-``POLICY_SCHEDULER_VOLUME_BINDING_TIMEOUT`` (seconds, default 600) and ``POD_NAMESPACE``
-for the Lease. Health: use Kopf's ``--liveness=http://0.0.0.0:8081/healthz``; a probe
-handler makes it fail while a part of the scheduler is broken (the same checks as
-``run``'s /healthz).
+``POLICY_SCHEDULER_VOLUME_BINDING_TIMEOUT`` (seconds, default 600),
+``POLICY_SCHEDULER_ALLOW_DEFAULT_SCHEDULER`` ("true" to let a policy serve
+``default-scheduler``) and ``POD_NAMESPACE`` for the Lease. Health: use Kopf's
+``--liveness=http://0.0.0.0:8081/healthz``; a probe handler makes it fail while a part
+of the scheduler is broken (the same checks as ``run``'s /healthz).
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ def options_from_environment() -> Options:
         resync_period=float(get("POLICY_SCHEDULER_RESYNC_PERIOD", "resync_period")),
         volume_binding_timeout=float(
             get("POLICY_SCHEDULER_VOLUME_BINDING_TIMEOUT", "volume_binding_timeout")
+        ),
+        allow_default_scheduler=(
+            env.get("POLICY_SCHEDULER_ALLOW_DEFAULT_SCHEDULER", "").lower() == "true"
         ),
     )
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -60,8 +61,10 @@ from policy_scheduler.policy import (
     SchedulingPolicy,
     check_spec,
     format_path,
+    keeping_url_prefixes,
     legacy_names,
     object_name_problem,
+    url_prefix_problem,
 )
 
 LEGACY_KIND: Final = "Policy"
@@ -526,11 +529,15 @@ def convert_legacy(
     *,
     name: str = "default",
     scheduler_name: str = names.DEFAULT_SCHEDULER_NAME,
+    keep_url_prefixes: bool = False,
 ) -> ConversionResult:
     """The SchedulingPolicy that behaves as the legacy Policy ``data`` did, and warnings.
 
     Raises ``PolicyError`` (one ``Policy: path: message`` line per problem) for whatever
-    the legacy scheduler refused.
+    the legacy scheduler refused. ``keep_url_prefixes`` (``convert``): an extender's
+    urlPrefix that is no usable URL (upstream's own fixtures say ``/prefix``; the legacy
+    scheduler only failed at the first call) is kept as written, with a warning, instead
+    of refused; whatever would call it refuses it, naming the field.
     """
     if not isinstance(data, Mapping):
         raise PolicyError([f"{_SUBJECT}: must be an object, got {type(data).__name__}"])
@@ -543,12 +550,23 @@ def convert_legacy(
     warnings: list[str] = []
     legacy = _read_as_go(data, _POLICY, (), warnings)
     spec_data, origins = _to_spec(legacy, scheduler_name, warnings)
-    with legacy_names():
+    with legacy_names(), keeping_url_prefixes() if keep_url_prefixes else nullcontext():
         spec, issues = check_spec(spec_data)
     errors = _duration_errors(legacy)
     if spec is None or errors:
         errors += [f"{_SUBJECT}: {_render(issue, origins)}" for issue in issues]
         raise PolicyError(errors)
+    for index, extender in enumerate(spec.extenders if keep_url_prefixes else ()):
+        problem = url_prefix_problem(
+            extender.urlPrefix, allow_metadata=extender.allowMetadataAddresses
+        )
+        if problem is not None:
+            _warn(
+                warnings,
+                ("extenders", index, "urlPrefix"),
+                f"{problem}; kept as written: `validate` and the operator refuse the policy "
+                "until it is the extender's URL",
+            )
     return ConversionResult(SchedulingPolicy(name=name, spec=spec), tuple(warnings))
 
 

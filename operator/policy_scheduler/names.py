@@ -260,6 +260,9 @@ MAX_PRIORITY: Final = 10
 MAX_WEIGHT: Final = (2**63 - 1) // MAX_PRIORITY
 
 DEFAULT_SCHEDULER_NAME: Final = "policy-scheduler"
+#: kube-scheduler's schedulerName (the API server's default for a pod): served only when
+#: the operator is told to (``run --allow-default-scheduler``).
+KUBE_SCHEDULER_NAME: Final = "default-scheduler"
 
 
 def canonical_predicate(name: str) -> str:

@@ -190,6 +190,7 @@ class Operator:
             default_scheduler_name=options.scheduler_name,
             bind_workers=options.bind_workers,
             volume_binding_timeout=options.volume_binding_timeout,
+            allow_default_scheduler=options.allow_default_scheduler,
             reporter=self.reporter,
             clock=clock,
             metrics=self.metrics,

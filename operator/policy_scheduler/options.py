@@ -73,6 +73,9 @@ class Options:
     #: Seconds a pod waits for the PV controller to bind the volumes the scheduler chose
     #: (kube-scheduler's bindTimeoutSeconds) before it is retried.
     volume_binding_timeout: float = 600.0
+    #: Whether a SchedulingPolicy may serve ``default-scheduler``, kube-scheduler's own
+    #: name (without: Accepted=False, DefaultSchedulerNotAllowed).
+    allow_default_scheduler: bool = False
     identity: str = field(default_factory=_identity)
 
 

@@ -152,6 +152,22 @@ def legacy_names() -> Iterator[None]:
         _LEGACY_NAMES.reset(token)
 
 
+#: Set while ``convert`` reads a legacy Policy: an extender's urlPrefix that is no usable
+#: URL is kept as written (and warned about) instead of refused; everything that would
+#: call it (``validate``, ``simulate``, the operator) still refuses it.
+_KEEP_URL_PREFIX: ContextVar[bool] = ContextVar("keep_url_prefix", default=False)
+
+
+@contextlib.contextmanager
+def keeping_url_prefixes() -> Iterator[None]:
+    """Read extenders' urlPrefix as written: converting loses nothing."""
+    token = _KEEP_URL_PREFIX.set(True)
+    try:
+        yield
+    finally:
+        _KEEP_URL_PREFIX.reset(token)
+
+
 def _plugin_name(name: str) -> bool:
     return not _LEGACY_NAMES.get() and names.is_plugin_name(name)
 
@@ -704,7 +720,7 @@ class Extender(_Model):
     @model_validator(mode="after")
     def _reachable(self) -> Extender:
         problem = url_prefix_problem(self.urlPrefix, allow_metadata=self.allowMetadataAddresses)
-        if problem is not None:
+        if problem is not None and not _KEEP_URL_PREFIX.get():
             raise _fail(problem, "urlPrefix")
         return self
 

@@ -73,6 +73,7 @@ from .engine.plugins import PluginProblem, plugin_class
 from .engine.predicates.volumes import PodVolumes
 from .kinds import (
     DRA_KINDS,
+    POD,
     POD_GROUP,
     PRIORITY_CLASS,
     SCHEDULING_POLICY,
@@ -107,6 +108,9 @@ class Inputs:
     policies: list[SchedulingPolicy] = field(default_factory=list)
     #: Pods the operator would not take, and why.
     skipped: list[tuple[Pod, str]] = field(default_factory=list)
+    #: Pods that cannot be read (an API server would have refused them), one line each
+    #: naming the pod and the field: skipped, as the operator skips them.
+    unreadable: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def unserved(self) -> dict[str, int]:
@@ -312,8 +316,10 @@ def inputs_from_objects(
     then only listed). ``profiles``: a KubeSchedulerConfiguration's (``--config``),
     each serving its schedulerName ahead of the policies among the inputs (not with
     ``policy``). Raises for a malformed object: a preview built on a misread input would
-    mislead. An invalid policy is what the operator meets too, and handles the same way:
-    refused (a warning here, ``Accepted=False`` there), the rest decided.
+    mislead; a malformed pod is the exception, skipped and listed in ``unreadable``, as
+    the operator reports it and decides the rest. An invalid policy is what the operator
+    meets too, and handles the same way: refused (a warning here, ``Accepted=False``
+    there), the rest decided.
     """
     if policy is not None and profiles:
         raise ValueError("a policy for every pod and a configuration's profiles exclude each other")
@@ -364,6 +370,12 @@ def inputs_from_objects(
             )
             continue
         outcome = world.observe("ADDED", doc, kind)
+        if outcome.error is not None and kind is POD:
+            # One pod an API server would refuse (a dump from another version, an edit by
+            # hand) does not stop the others being decided: the operator reports such a
+            # pod and goes on, and so does the preview.
+            inputs.unreadable.append(f"{source}: {outcome.error}")
+            continue
         if outcome.error is not None:
             raise InputError(outcome.error)
         if outcome.skipped is not None:

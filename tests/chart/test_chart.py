@@ -76,6 +76,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         "bindAddress": "::",
         "healthPort": 9000,
         "volumeBindingTimeout": 120,
+        "allowDefaultScheduler": True,
         "networkPolicy": {
             "enabled": True,
             "metricsFrom": [
@@ -522,6 +523,7 @@ def test_everything_set(rendered: dict[str, Rendered]) -> None:
     assert out.arg("--resync-period") == "0"
     assert out.arg("--shutdown-timeout") == "50"
     assert out.arg("--volume-binding-timeout") == "120"
+    assert "--allow-default-scheduler" in out.args
     assert out.get("ServiceAccount")["metadata"]["name"] == "custom-sa"
     subjects = out.get("ClusterRoleBinding")["subjects"]
     assert subjects == [{"kind": "ServiceAccount", "name": "custom-sa", "namespace": NAMESPACE}]
@@ -756,6 +758,18 @@ def test_values_schema_refuses(chart: helm.Chart, values: dict[str, Any], named:
         ),
         pytest.param({"bindAddress": "::1"}, 'bindAddress "::1" is a loopback', id="bind-::1"),
         pytest.param(
+            {"schedulerName": "default-scheduler"},
+            'schedulerName "default-scheduler" is kube-scheduler\'s own name: set '
+            "allowDefaultScheduler: true to serve it",
+            id="default-scheduler-not-allowed",
+        ),
+        pytest.param(
+            {"defaultPolicy": {"enabled": True, "spec": {"schedulerName": "default-scheduler"}}},
+            'defaultPolicy.spec.schedulerName "default-scheduler" is kube-scheduler\'s own name: '
+            "set allowDefaultScheduler: true to serve it",
+            id="default-policy-serving-default-scheduler-not-allowed",
+        ),
+        pytest.param(
             {"bindAddress": "localhost"}, 'bindAddress "localhost" is a loopback', id="localhost"
         ),
     ],
@@ -836,3 +850,15 @@ def test_the_report_lane_values_become_flags(
     found = {flag: out.arg(flag) for flag in ("--report-qps", "--report-burst") if flag in out.args}
     assert found == {k: v for k, v in args.items() if k != "--report-concurrency"}
     assert out.arg("--report-concurrency") == args.get("--report-concurrency", "8")
+
+
+def test_default_scheduler_renders_when_allowed(chart: helm.Chart) -> None:
+    values = {
+        "allowDefaultScheduler": True,
+        "schedulerName": "default-scheduler",
+        "defaultPolicy": {"enabled": True},
+    }
+    out = Rendered(chart.render(values, name=RELEASE, namespace=NAMESPACE))
+    assert out.arg("--scheduler-name") == "default-scheduler"
+    assert "--allow-default-scheduler" in out.args
+    assert out.get("SchedulingPolicy")["spec"]["schedulerName"] == "default-scheduler"

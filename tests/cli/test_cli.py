@@ -159,19 +159,13 @@ def test_simulate_skip_extenders_says_so_on_stderr(
     )
 
 
-BAD_QUANTITY = pod("bad", requests={"cpu": "lots"})
 NAMELESS_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {}, "status": {}}
 
 
 @pytest.mark.parametrize(
     ("docs", "message"),
     [
-        pytest.param(
-            [node("n"), BAD_QUANTITY],
-            'Pod "default/bad": spec.containers[0].resources.requests.cpu: '
-            "not a quantity: 'lots'",
-            id="malformed pod",
-        ),
+        # A malformed pod is skipped with a note (tests/cli/test_unreadable_pods.py).
         pytest.param([NAMELESS_NODE], "Node: metadata.name: is required", id="malformed node"),
         pytest.param(
             [node("n", cpu="four")],
@@ -600,3 +594,67 @@ def test_run_accepts_a_zero_resync_period_and_zero_ports() -> None:
     )
     options = options_from_args(args)
     assert (options.resync_period, options.metrics_port, options.health_port) == (0.0, 0, 0)
+
+
+KUBE_SCHEDULER_WARNING = (
+    'warning: SchedulingPolicy "{name}" serves schedulerName "default-scheduler", '
+    "kube-scheduler's: the operator serves it only when run with --allow-default-scheduler "
+    "(chart value allowDefaultScheduler: true); else it is Accepted=False "
+    "(DefaultSchedulerNotAllowed)\n"
+)
+
+
+def test_convert_warns_when_a_profile_serves_default_scheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "mine"}],
+    }
+    code, out, err = run(["convert", write(tmp_path, "c.yaml", config)], capsys)
+    assert code == 0
+    assert err == KUBE_SCHEDULER_WARNING.format(name="default-scheduler")
+    assert [d["spec"]["schedulerName"] for d in yaml.safe_load_all(out)] == [
+        "default-scheduler",
+        "mine",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("scheduler_name", "warned"), [("default-scheduler", True), ("policy-scheduler", False)]
+)
+def test_convert_of_a_legacy_policy_warns_for_default_scheduler(
+    scheduler_name: str, warned: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    legacy = str(ROOT / "examples" / "legacy-policy.json")
+    code, _, err = run(["convert", legacy, "--scheduler-name", scheduler_name], capsys)
+    assert code == 0
+    assert (KUBE_SCHEDULER_WARNING.format(name="default") in err) is warned
+    assert ("default-scheduler" in err) is warned
+
+
+def test_run_refuses_to_serve_default_scheduler_unless_allowed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(["run", "--scheduler-name", "default-scheduler"], capsys)
+    assert code == 1
+    assert err == (
+        'error: --scheduler-name "default-scheduler" is kube-scheduler\'s own name: add '
+        "--allow-default-scheduler (chart value allowDefaultScheduler: true) to serve it\n"
+    )
+
+
+def test_allow_default_scheduler_from_the_flag_and_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from policy_scheduler.cli import build_parser, options_from_args
+    from policy_scheduler.kopf_entry import options_from_environment
+
+    parser = build_parser()
+    assert options_from_args(parser.parse_args(["run"])).allow_default_scheduler is False
+    allowed = parser.parse_args(["run", "--allow-default-scheduler"])
+    assert options_from_args(allowed).allow_default_scheduler is True
+    assert options_from_environment().allow_default_scheduler is False
+    monkeypatch.setenv("POLICY_SCHEDULER_ALLOW_DEFAULT_SCHEDULER", "true")
+    assert options_from_environment().allow_default_scheduler is True

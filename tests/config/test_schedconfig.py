@@ -209,9 +209,25 @@ def test_an_empty_configuration_is_the_versions_default_profile(
     assert all(s["disabled"] == [{"name": "*"}] for s in got["plugins"].values())
 
 
-def test_the_v1_30_example_is_what_convert_writes_for_an_empty_v1_configuration() -> None:
+def test_the_v1_30_example_is_what_convert_writes_for_an_empty_v1_profile() -> None:
+    # Its own name, not default-scheduler (the operator would refuse that name unless
+    # told to serve it); everything else is the empty configuration's default profile.
     example = yaml.safe_load((ROOT / "examples/policies/kube-scheduler-v1.30.yaml").read_text())
-    assert convert(configuration()).objects == (example,)
+    [default] = convert(configuration()).objects
+    assert convert(configuration(profiles=[profile("policy-scheduler-v130")])).objects == (example,)
+    assert example["spec"] | {"schedulerName": "default-scheduler"} == default["spec"]
+
+
+def test_no_example_a_user_applies_serves_default_scheduler() -> None:
+    # README: `kubectl apply -f examples/policies/` never takes kube-scheduler's pods.
+    for path in sorted((ROOT / "examples").rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not isinstance(doc, dict) or doc.get("kind") != "SchedulingPolicy":
+                continue
+            spec = doc.get("spec") or {}
+            assert spec.get("schedulerName") != "default-scheduler" or spec.get("mode") == (
+                "Shadow"
+            ), path
 
 
 def test_output_is_stable() -> None:

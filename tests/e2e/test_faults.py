@@ -308,6 +308,35 @@ def start_scheduler(kubeconfig: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+async def test_run_waits_out_a_first_list_answered_500_and_schedules(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
+) -> None:
+    """``policy-scheduler run`` once exited at its first LIST of pods answered 500 more
+    often than the client's own retries (``error: listing pods: HTTP 500``, exit 1)."""
+    await emulator.create(node("n1"))
+    await emulator.create(our_pod("web"), namespace)
+    # The first LIST of pods fails 6 times: more than one round of the client's retries.
+    faults = inject(
+        emulator_server,
+        Fault("status", "GET", "/api/v1/pods", status=500, times=6, agents=("OpenAPI-Generator",)),
+    )
+    scheduler = start_scheduler(kubeconfig)
+    try:
+
+        async def bound() -> bool:
+            assert scheduler.poll() is None, "policy-scheduler run exited"
+            return bool((await placements(emulator, namespace)).get("web"))
+
+        await wait_until(bound, timeout=60, interval=0.2, message="web bound")
+    finally:
+        scheduler.send_signal(signal.SIGTERM)
+        _, err = scheduler.communicate(timeout=30)
+    assert scheduler.returncode == 0, err.decode()[-2000:]
+    retries = [line for line in err.decode().splitlines() if "trying again in" in line]
+    assert retries and all("listing pods: HTTP 500" in line for line in retries), retries
+    injected(faults)
+
+
 async def test_killed_and_restarted_it_binds_every_pod_once(
     emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
 ) -> None:

@@ -30,7 +30,8 @@ def by_file(paths: list[Path]) -> list[object]:
 
 
 def test_applying_the_whole_folder_makes_no_conflict() -> None:
-    book = PolicyBook("policy-scheduler")
+    # As the operator judges them by default: without --allow-default-scheduler.
+    book = PolicyBook("policy-scheduler", allow_default_scheduler=False)
     verdicts = {}
     # Created one after the other, in the order kubectl applies a folder (by file name).
     for second, path in enumerate(EXAMPLES):
@@ -42,9 +43,9 @@ def test_applying_the_whole_folder_makes_no_conflict() -> None:
         "bin-packing": ACCEPTED,
         "bin-packing-trial": SHADOW,
         "default": ACCEPTED,
-        # kube-scheduler v1.30's default profile as convert writes it: it serves the name
-        # kube-scheduler serves, which no other example claims.
-        "default-scheduler": ACCEPTED,
+        # kube-scheduler v1.30's default profile as convert writes it, under a name of its
+        # own: applying the folder never takes kube-scheduler's pods.
+        "policy-scheduler-v130": ACCEPTED,
         "gpu": ACCEPTED,
         "legacy-v1-13": ACCEPTED,
         "zone-spread": ACCEPTED,
@@ -53,7 +54,7 @@ def test_applying_the_whole_folder_makes_no_conflict() -> None:
     assert served == {
         "bin-packing": "bin-packing",
         "policy-scheduler": "default",
-        "default-scheduler": "default-scheduler",
+        "policy-scheduler-v130": "policy-scheduler-v130",
         "gpu-scheduler": "gpu",
         "legacy-v1-13": "legacy-v1-13",
         "zone-spread": "zone-spread",

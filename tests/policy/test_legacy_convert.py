@@ -798,3 +798,65 @@ def test_load_legacy_refuses(text: str, expected: str) -> None:
     with pytest.raises(PolicyError) as info:
         load_legacy(text)
     assert info.value.errors[0].startswith(expected), info.value.errors
+
+
+# -- an extender's urlPrefix that is no usable URL ----------------------------------------------
+
+#: upstream's compatibility fixtures (pkg/scheduler/apis/config/... "urlPrefix": "/prefix")
+#: and READMEs' placeholders: the legacy scheduler kept them and failed at the first call.
+UNUSABLE_URLS = [
+    pytest.param("/prefix", id="upstream-fixture"),
+    pytest.param("<your-extender-url>", id="placeholder"),
+]
+
+
+def _with_extender(url: str) -> dict[str, Any]:
+    return {
+        "kind": "Policy",
+        "apiVersion": "v1",
+        "extenders": [{"urlPrefix": url, "filterVerb": "filter", "weight": 1}],
+    }
+
+
+@pytest.mark.parametrize("url", UNUSABLE_URLS)
+def test_convert_keeps_an_unusable_url_prefix_and_warns(url: str) -> None:
+    result = convert_legacy(_with_extender(url), keep_url_prefixes=True)
+    assert policy_to_object(result.policy)["spec"]["extenders"][0]["urlPrefix"] == url
+    assert result.warnings == (
+        f"Policy: extenders[0].urlPrefix: must be an http:// or https:// URL with a host, got "
+        f'"{url}"; kept as written: `validate` and the operator refuse the policy until it is '
+        "the extender's URL",
+    )
+
+
+@pytest.mark.parametrize("url", UNUSABLE_URLS)
+def test_what_would_call_an_unusable_url_prefix_refuses_it(url: str) -> None:
+    # validate and simulate read the legacy file strictly...
+    with pytest.raises(PolicyError) as caught:
+        convert_legacy(_with_extender(url))
+    assert str(caught.value).startswith(
+        "Policy: extenders[0].urlPrefix: must be an http:// or https:// URL with a host"
+    )
+    # ...and the operator refuses the converted SchedulingPolicy, naming the field.
+    converted = policy_to_object(convert_legacy(_with_extender(url), keep_url_prefixes=True).policy)
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(converted)
+    assert str(caught.value).startswith(
+        'SchedulingPolicy "default": spec.extenders[0].urlPrefix: must be an http:// or '
+        "https:// URL with a host"
+    )
+
+
+def test_convert_cli_writes_the_policy_and_the_warning(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from policy_scheduler.cli import main
+
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(_with_extender("/prefix")))
+    assert main(["convert", str(path), "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["spec"]["extenders"][0]["urlPrefix"] == "/prefix"
+    assert "warning: Policy: extenders[0].urlPrefix: must be an http:// or https:// URL" in err
+    assert main(["validate", str(path)]) == 1
+    assert "Policy: extenders[0].urlPrefix: must be" in capsys.readouterr().err

@@ -60,6 +60,16 @@ def test_files_kube_scheduler_refused_are_refused(
     with pytest.raises(PolicyError) as refused:
         convert_legacy(load_legacy((CORPUS / name).read_text()))
     assert refused.value.errors[0].startswith(entry["error"]), refused.value.errors
+    if entry.get("cli") == "converts with a warning":
+        # Converting loses nothing (the value is kept, with a warning); what would call
+        # the extender refuses it, naming the field.
+        assert main(["convert", str(CORPUS / name)]) == 0
+        out, err = capsys.readouterr()
+        assert "kind: SchedulingPolicy" in out
+        assert f"warning: {entry['error']}" in err
+        assert main(["validate", str(CORPUS / name)]) == 1
+        assert entry["error"] in capsys.readouterr().err
+        return
     if entry.get("cli") == "converts a KubeSchedulerConfiguration":
         assert main(["convert", str(CORPUS / name)]) == 0
         assert "kind: SchedulingPolicy" in capsys.readouterr().out

@@ -12,6 +12,7 @@ from policy_scheduler.kinds import parse_policy_object
 from policy_scheduler.state.policies import (
     ACCEPTED,
     CONFLICT,
+    DEFAULT_SCHEDULER_NOT_ALLOWED,
     INVALID,
     NO_ACTIVE_POLICY,
     SHADOW,
@@ -487,3 +488,53 @@ def test_demoting_the_default_names_policy_hands_it_back_to_the_builtin(
     assert "the built-in default policy" in verdict.message
     assert book.policy_for(DEFAULT) is builtin
     assert not book.orphaned(DEFAULT)
+
+
+# -- kube-scheduler's own name -----------------------------------------------------------------
+
+
+def test_serving_default_scheduler_is_refused_unless_allowed() -> None:
+    book = PolicyBook(DEFAULT, allow_default_scheduler=False)
+    [verdict] = apply(book, obj("v130", "default-scheduler"))
+    assert (verdict.accepted, verdict.reason, verdict.serving) == (
+        False,
+        DEFAULT_SCHEDULER_NOT_ALLOWED,
+        None,
+    )
+    assert "--allow-default-scheduler" in verdict.message
+    assert "allowDefaultScheduler: true" in verdict.message
+    assert serving(book, "default-scheduler") is None
+    # Renamed to a name of its own, it serves.
+    [verdict] = apply(book, obj("v130", "v130", generation=2))
+    assert (verdict.accepted, verdict.serving) == (True, "v130")
+
+
+def test_a_shadow_of_default_scheduler_is_accepted_without_the_flag() -> None:
+    # It never binds: comparing with kube-scheduler takes nothing over.
+    book = PolicyBook(DEFAULT, allow_default_scheduler=False)
+    [verdict] = apply(book, obj("v130", "default-scheduler", mode="Shadow"))
+    assert (verdict.accepted, verdict.reason) == (True, NO_ACTIVE_POLICY)
+
+
+def test_serving_default_scheduler_when_allowed() -> None:
+    book = PolicyBook(DEFAULT, allow_default_scheduler=True)
+    [verdict] = apply(book, obj("v130", "default-scheduler"))
+    assert (verdict.accepted, verdict.reason, verdict.serving) == (
+        True,
+        ACCEPTED,
+        "default-scheduler",
+    )
+    assert serving(book, "default-scheduler") == "v130"
+
+
+def test_a_served_policy_renamed_to_default_scheduler_keeps_its_old_name() -> None:
+    # As any refused update: the version in service keeps serving.
+    book = PolicyBook(DEFAULT, allow_default_scheduler=False)
+    apply(book, obj("p", "gpu"))
+    [verdict] = apply(book, obj("p", "default-scheduler", generation=2))
+    assert (verdict.accepted, verdict.reason, verdict.serving) == (
+        False,
+        DEFAULT_SCHEDULER_NOT_ALLOWED,
+        "gpu",
+    )
+    assert serving(book, "gpu") == "p"

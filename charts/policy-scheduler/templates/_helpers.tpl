@@ -71,7 +71,10 @@ What the values schema cannot say, refused with a message that says why:
 - a shutdown timeout the kubelet would cut short: after SIGTERM the operator stops within
   shutdownTimeout, then Kopf stops its watchers; a SIGKILL before that abandons bindings
   in flight and skips releasing the leader Lease;
-- a loopback bindAddress: the kubelet's probes (and Prometheus) connect to the pod's IP.
+- a loopback bindAddress: the kubelet's probes (and Prometheus) connect to the pod's IP;
+- schedulerName "default-scheduler" without allowDefaultScheduler: the operator would
+  refuse to start (kube-scheduler's own name is served only when allowed), and a
+  defaultPolicy serving it would be refused (Accepted=False, DefaultSchedulerNotAllowed).
 */}}
 {{- define "policy-scheduler.checkValues" -}}
 {{- if ge (float64 .Values.shutdownTimeout) (float64 .Values.terminationGracePeriodSeconds) }}
@@ -79,5 +82,11 @@ What the values schema cannot say, refused with a message that says why:
 {{- end }}
 {{- if regexMatch "^(127\\.|localhost$|::1$|\\[::1\\]$)" .Values.bindAddress }}
 {{- fail (printf "bindAddress %q is a loopback address: the kubelet's probes connect to the pod's IP; use \"0.0.0.0\" or \"::\"" .Values.bindAddress) }}
+{{- end }}
+{{- if and (eq .Values.schedulerName "default-scheduler") (not .Values.allowDefaultScheduler) }}
+{{- fail "schedulerName \"default-scheduler\" is kube-scheduler's own name: set allowDefaultScheduler: true to serve it" }}
+{{- end }}
+{{- if and .Values.defaultPolicy.enabled (eq (toString (.Values.defaultPolicy.spec | default dict).schedulerName) "default-scheduler") (ne (toString (.Values.defaultPolicy.spec | default dict).mode) "Shadow") (not .Values.allowDefaultScheduler) }}
+{{- fail "defaultPolicy.spec.schedulerName \"default-scheduler\" is kube-scheduler's own name: set allowDefaultScheduler: true to serve it" }}
 {{- end }}
 {{- end }}

@@ -8,7 +8,11 @@ it as ``error: ...`` and exits 1, instead of a traceback or an operator that ret
 LIST forever.
 
 :func:`check_access` is ``run``'s first call: one LIST of pods (the first thing the
-scheduler needs, cluster-wide), with the usual deadline and retries. Once it went
+scheduler needs, cluster-wide), with the usual deadline and retries. Only what retrying
+cannot fix ends it: no answer at all (the address), 401, 403, another 4xx. A busy or
+restarting API server (429, 5xx) is retried with capped exponential backoff (1 s
+doubling to 30 s, jittered; a 429's ``Retry-After`` honoured by the client), each retry
+logged on one line, for as long as it takes, as client-go's informers do. Once it went
 through, a later failure is the running operator's to retry, not a reason to exit.
 ``explain`` turns the failure of its own LISTs into the same message
 (:func:`access_error`).
@@ -16,10 +20,18 @@ through, a later failure is the running operator's to retry, not a reason to exi
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from ..kinds import POD
-from .kubeapi import ApiError, KubeApi
+from .kubeapi import RETRYABLE, ApiError, KubeApi, backoff
+
+logger = logging.getLogger(__name__)
+
+#: Statuses a later attempt may not meet (a busy or restarting API server). No answer
+#: at all (0) is not one: at startup it means a wrong address far more often.
+TRANSIENT = RETRYABLE - {0}
 
 
 class AccessError(Exception):
@@ -57,19 +69,37 @@ def access_error(exc: ApiError, api: KubeApi, *, needs: str) -> AccessError:
     return AccessError(text)
 
 
-async def check_access(api: KubeApi) -> None:
-    """One page of pods, or :class:`AccessError`: the server answers and lets us in."""
+async def check_access(
+    api: KubeApi, *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+) -> None:
+    """One page of pods, or :class:`AccessError`: the server answers and lets us in.
+
+    A transient failure (429, 5xx) is waited out, never an exit (module docstring)."""
+    attempt = 0
+    while True:
+        try:
+            await _first_page(api)
+            return
+        except ApiError as exc:
+            error = access_error(
+                exc,
+                api,
+                needs="the scheduler's account needs the permissions of the chart's "
+                "ClusterRole (charts/policy-scheduler/templates; `policy-scheduler run` "
+                "lists every pod, cluster-wide)",
+            )
+            if exc.status not in TRANSIENT:
+                raise error from None
+        attempt += 1
+        delay = backoff(attempt, base=1.0, cap=30.0)
+        logger.warning("%s; trying again in %.1f s", error, delay)
+        await sleep(delay)
+
+
+async def _first_page(api: KubeApi) -> None:
     pages = api.list_pages(POD)
     try:
         await anext(pages, None)
-    except ApiError as exc:
-        raise access_error(
-            exc,
-            api,
-            needs="the scheduler's account needs the permissions of the chart's ClusterRole "
-            "(charts/policy-scheduler/templates; `policy-scheduler run` lists every pod, "
-            "cluster-wide)",
-        ) from None
     finally:
         if isinstance(pages, AsyncGenerator):
             await pages.aclose()

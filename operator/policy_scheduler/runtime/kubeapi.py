@@ -20,9 +20,10 @@ Every request has a deadline (``timeout``, 30 s by default, ``--api-timeout``): 
 connection that never answers becomes status 0 after it, never a hung task. Requests
 that are safe to repeat (reads, patches, deletes, and any request the server refused
 with 429 before doing anything) are retried a few times on 0, 429 and 5xx, with
-jittered exponential backoff; a binding or an event creation is not repeated blindly
-(a 5xx may come after the write happened): the caller decides. Lists are paginated
-(``limit``/``continue``), each page a request with its own deadline.
+jittered exponential backoff (after a 429, at least the ``Retry-After`` the server asked
+for, as client-go waits, up to ``MAX_RETRY_AFTER``); a binding or an event creation is
+not repeated blindly (a 5xx may come after the write happened): the caller decides.
+Lists are paginated (``limit``/``continue``), each page a request with its own deadline.
 
 :class:`Api` is the Protocol the runtime codes against; :class:`KubeApi` implements it
 with kubernetes-asyncio; tests pass a fake.
@@ -65,6 +66,8 @@ logger = logging.getLogger(__name__)
 RETRYABLE: frozenset[int] = frozenset({0, 429, 500, 502, 503, 504})
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 3
+#: The longest ``Retry-After`` a 429 is waited for (a larger one is cut to this).
+MAX_RETRY_AFTER = 60.0
 LIST_PAGE = 500
 
 JSON = "application/json"
@@ -245,6 +248,16 @@ def pool_size(burst: int, report_concurrency: int) -> int:
 _Call = Callable[[], Any]
 
 
+def retry_after(headers: Mapping[str, str] | None) -> float:
+    """Seconds a 429's ``Retry-After`` asks to wait (0 when absent or not seconds)."""
+    value = (headers or {}).get("Retry-After", "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return 0.0
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER) if seconds == seconds else 0.0
+
+
 def backoff(attempt: int, *, base: float = 0.2, cap: float = 5.0) -> float:
     """Seconds before retry ``attempt`` (1, 2, ...): exponential, jittered to 50..150%."""
     return float(min(cap, base * 2 ** (attempt - 1)) * (0.5 + random.random()))
@@ -331,8 +344,10 @@ class KubeApi:
 
         return call
 
-    async def _send(self, call: _Call, what: str, *, read: bool) -> tuple[int, bytes]:
-        """One request within the deadline: (status, body); status 0 when none came."""
+    async def _send(self, call: _Call, what: str, *, read: bool) -> tuple[int, bytes, float]:
+        """One request within the deadline: (status, body, the 429's Retry-After
+        seconds); status 0 when none came."""
+        wait = 0.0
         try:
             async with self.lane.slot():
                 # The client's own timeout covers the connection and the body; this one
@@ -342,16 +357,19 @@ class KubeApi:
                     try:
                         status = int(response.status)
                         body = await response.read() if read or status >= 300 else b""
+                        if status == 429:
+                            wait = retry_after(response.headers)
                     finally:
                         response.release()
         except ApiException as exc:
-            return int(exc.status or 0), b""
+            status = int(exc.status or 0)
+            return status, b"", retry_after(exc.headers) if status == 429 else 0.0
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             logger.debug("%s: no answer: %r", what, exc)
-            return 0, b""
+            return 0, b"", 0.0
         if status >= 300:
             logger.debug("%s: HTTP %s %s", what, status, body[:500])
-        return status, body
+        return status, body, wait
 
     async def _request(
         self, call: _Call, what: str, *, repeatable: bool, read: bool = False
@@ -359,12 +377,12 @@ class KubeApi:
         """:meth:`_send`, retried when ``repeatable`` (or refused with 429)."""
         attempt = 0
         while True:
-            status, body = await self._send(call, what, read=read)
+            status, body, wait = await self._send(call, what, read=read)
             retry = status in RETRYABLE if repeatable else status == 429
             if not retry or attempt >= self.retries:
                 return status, body
             attempt += 1
-            await self._sleep(backoff(attempt))
+            await self._sleep(max(backoff(attempt), wait))
 
     # -- plugins -------------------------------------------------------------------------
 

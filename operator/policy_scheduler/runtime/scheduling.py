@@ -292,6 +292,7 @@ class SchedulerRuntime:
         extenders: ExtenderClient | None = None,
         volume_binding_timeout: float = DEFAULT_TIMEOUT,
         extender_concurrency: int = EXTENDER_CONCURRENCY,
+        allow_default_scheduler: bool = True,
     ) -> None:
         self.api = api
         self.health = health or Health(clock=clock)
@@ -302,6 +303,7 @@ class SchedulerRuntime:
             namespaces=namespaces,
             cache=SchedulerCache(clock=clock),
             queue=SchedulingQueue(clock=clock),
+            allow_default_scheduler=allow_default_scheduler,
         )
         self.reporter = reporter or Reporter(api, clock=clock)
         self.metrics: MetricsSink = metrics or NullMetrics()

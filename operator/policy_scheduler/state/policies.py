@@ -5,6 +5,8 @@ Each SchedulingPolicy object the operator sees goes through::
     apply(obj) ──valid, name free──────────> Accepted (serves spec.schedulerName)
         │      ──valid, name claimed by an older policy──> Rejected: SchedulerNameConflict
         │      ──invalid──> Rejected: Invalid (a previously accepted version keeps serving)
+    apply(obj) ──valid, serves "default-scheduler" without the run flag──> Rejected:
+        │         DefaultSchedulerNotAllowed (kube-scheduler's name: see below)
     remove(name) ──> its schedulerName is freed: the oldest policy waiting for the name
                      is accepted in its place; if none, pods with that name wait
                      (the name is remembered as orphaned), except for the default name,
@@ -14,6 +16,12 @@ Each SchedulingPolicy object the operator sees goes through::
 An accepted policy whose predicates leave out one that keeps placements correct
 (``policy.SAFEGUARDS``: resources, ports, selectors, taints, pod affinity, topology spread,
 volumes) is accepted all the same, its message ending with a warning naming them.
+
+``default-scheduler`` is kube-scheduler's own name: an active policy claiming it is
+refused (``DefaultSchedulerNotAllowed``, its message saying how to allow it) unless the
+book is told to serve it (``run --allow-default-scheduler``, the chart's
+``allowDefaultScheduler``), so that applying an example never takes over kube-scheduler's
+pods. A Shadow policy of it is accepted either way: it never binds.
 
 "Older" is by ``metadata.creationTimestamp``, then name, so the outcome does not depend
 on the order events arrive in. Every call returns the :class:`Verdict` of each policy
@@ -43,7 +51,7 @@ from dataclasses import dataclass, replace
 from ..engine.compiler import CompiledPolicy, compile_policy
 from ..engine.interface import Handle
 from ..kinds import PolicyObject
-from ..names import DEFAULT_SCHEDULER_NAME
+from ..names import DEFAULT_SCHEDULER_NAME, KUBE_SCHEDULER_NAME
 from ..policy import PolicyError, SchedulingPolicy, default_policy, missing_safeguards
 
 ACCEPTED = "Accepted"
@@ -53,6 +61,14 @@ CONFLICT = "SchedulerNameConflict"
 SHADOW = "Shadow"
 #: Accepted as a shadow, but no policy serves its name: nothing to compare with.
 NO_ACTIVE_POLICY = "NoActivePolicy"
+#: An active policy serving kube-scheduler's name, without the operator told to serve it.
+DEFAULT_SCHEDULER_NOT_ALLOWED = "DefaultSchedulerNotAllowed"
+#: What a policy refused for serving it is told.
+DEFAULT_SCHEDULER_MESSAGE = (
+    f'schedulerName "{KUBE_SCHEDULER_NAME}" is kube-scheduler\'s: the operator serves it '
+    "only when run with --allow-default-scheduler (chart value allowDefaultScheduler: "
+    "true); use a schedulerName of its own, or allow it"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +129,14 @@ class PolicyBook:
         *,
         serve_all: CompiledPolicy | None = None,
         handle: Handle | None = None,
+        allow_default_scheduler: bool = True,
     ) -> None:
         """``serve_all``: one policy for every schedulerName (``simulate --policy``);
-        ``handle``: what the policies' plugins are given (the scheduler's)."""
+        ``handle``: what the policies' plugins are given (the scheduler's);
+        ``allow_default_scheduler``: whether a policy may serve ``default-scheduler``
+        (the operator's ``--allow-default-scheduler``; offline commands decide anyway)."""
         self.default_scheduler_name = default_scheduler_name
+        self.allow_default_scheduler = allow_default_scheduler
         self._serve_all = serve_all
         self.handle = handle
         self._records: dict[str, _Record] = {}
@@ -199,6 +219,8 @@ class PolicyBook:
             reason = exc.reason
         else:
             reason = obj.reason
+            if error is None and self._refused_default(record.candidate):
+                error, reason = DEFAULT_SCHEDULER_MESSAGE, DEFAULT_SCHEDULER_NOT_ALLOWED
         if error is not None:
             record.candidate = None
             record.wanted_name = None
@@ -222,6 +244,10 @@ class PolicyBook:
         if served is not None:
             self._removed_serving.add(served)
         return self._settle()
+
+    def _refused_default(self, policy: CompiledPolicy | None) -> bool:
+        """An active policy claiming kube-scheduler's name, which the book may not serve."""
+        return not self.allow_default_scheduler and _active_name(policy) == KUBE_SCHEDULER_NAME
 
     @staticmethod
     def _served(record: _Record) -> str | None:

@@ -195,12 +195,17 @@ class World:
         queue: SchedulingQueue | None = None,
         book: PolicyBook | None = None,
         handle: SchedulerHandle | None = None,
+        allow_default_scheduler: bool = True,
     ) -> None:
         self.cache = cache or SchedulerCache()
         self.queue = queue or SchedulingQueue()
         #: What the policies' plugins are given (made before any policy is compiled).
         self.handle = handle or SchedulerHandle(self.cache)
-        self.book = book or PolicyBook(default_scheduler_name, handle=self.handle)
+        self.book = book or PolicyBook(
+            default_scheduler_name,
+            handle=self.handle,
+            allow_default_scheduler=allow_default_scheduler,
+        )
         # The queue asks the pod's policy for its order and its PreEnqueue verdict.
         self.queue.sorter_of = self._sorter_of
         self.queue.pre_enqueue = self._pre_enqueue
