@@ -29,7 +29,16 @@ PACKAGES: dict[Path, tuple[str, frozenset[str]]] = {
     SAMPLE: ("policy_scheduler_sample", frozenset({"Sample"})),
     TEST_PLUGINS: (
         "policy_scheduler_testplugins",
-        frozenset({"TestGate", "TestPreBind", "TestRaiser", "TestHungPostFilter", "TestBroken"}),
+        frozenset(
+            {
+                "TestGate",
+                "TestPreBind",
+                "TestRaiser",
+                "TestHungPostFilter",
+                "TestBroken",
+                "TestHungImport",
+            }
+        ),
     ),
 }
 
