@@ -282,10 +282,12 @@ class Decider:
             ),
             "",
         )
-        message = (
-            f'pod group "{gang.key}": {fitting + gang.placed} of {gang.min_member} '
-            "members would fit; none is placed"
-        ) + (f" ({why})" if why else "")
+        if gang.members is not None and gang.members < gang.min_member:
+            # Not a matter of room: the group's pods are not all there yet.
+            head = f"waiting for members, {gang.members} of {gang.min_member} members exist"
+        else:
+            head = f"{fitting + gang.placed} of {gang.min_member} members would fit"
+        message = f'pod group "{gang.key}": {head}; none is placed' + (f" ({why})" if why else "")
         refusal = Status.unschedulable(message).with_plugin(planner.name)
         for attempt in attempts:
             if attempt.outcome is Outcome.ASSUMED:

@@ -124,9 +124,10 @@ async def test_a_group_short_of_members_waits_for_its_last_member(
             return bool(await failed_scheduling(emulator, namespace, "g-1"))
 
         await wait_until(refused, timeout=15, interval=0.2, message="g-1 refused")
-        assert (
-            "cannot find enough sibling pods, current pods number: 2, minMember of group: 3"
-            in ((await failed_scheduling(emulator, namespace, "g-1"))[-1])
+        said = (await failed_scheduling(emulator, namespace, "g-1"))[-1]
+        assert f'pod group "{namespace}/g": waiting for members, 2 of 3 members exist' in said
+        assert "cannot find enough sibling pods, current pods number: 2, minMember of group: 3" in (
+            said
         )
         assert (await group_status(emulator, namespace, "g")).get("phase") == "Pending"
         await emulator.create(our_member("g-3", "g"), namespace)

@@ -568,12 +568,16 @@ class Gang:
 
     ``key`` names the group (unique in the cluster, e.g. ``namespace/podgroup``);
     ``min_member`` pods of it must be placed together; ``placed``: how many of its
-    members are placed already (bound or assumed), which count towards it.
+    members are placed already (bound or assumed), which count towards it; ``members``:
+    how many of its pods exist (placed or pending, counted up to ``min_member``), or
+    None if the plugin does not say. A group refused while fewer than ``min_member``
+    exist is told it waits for members rather than that they would not fit.
     """
 
     key: str
     min_member: int
     placed: int = 0
+    members: int | None = None
 
 
 class GangPlugin(Plugin):

@@ -146,7 +146,8 @@ class Coscheduling(
         if group is None:
             return None  # in no group, or its PodGroup is missing (PreFilter says so)
         placed = sum(1 for member in self._placed(snapshot, group) if member.uid != pod.uid)
-        return Gang(group.key, group.min_member, placed)
+        members = self._members(snapshot, group, group.min_member)
+        return Gang(group.key, group.min_member, placed, members)
 
     # -- QueueSort -----------------------------------------------------------------------
 
