@@ -186,3 +186,18 @@ def test_a_plugin_whose_import_hangs_costs_the_cli_its_deadline_only(tmp_path: P
         assert "Traceback" not in validated.stderr
     finally:
         hold.unlink(missing_ok=True)
+
+
+def test_a_bad_load_deadline_is_one_warning_and_the_default(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from policy_scheduler.engine.plugins import _load_deadline
+
+    assert _load_deadline("2.5") == 2.5
+    assert _load_deadline(None) == _load_deadline("") == 10.0
+    for bad in ("soon", "0", "-1", "inf"):
+        caplog.clear()
+        assert _load_deadline(bad) == 10.0
+        assert [r.getMessage().split(":")[0] for r in caplog.records] == [
+            "POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT"
+        ]

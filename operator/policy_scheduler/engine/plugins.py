@@ -124,7 +124,30 @@ def installed_entry_points() -> dict[str, EntryPoint]:
 
 #: How long loading an installed plugin (its package's import) may take, in seconds
 #: (environment ``POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT``; default 10).
-LOAD_DEADLINE: float = float(os.environ.get("POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT") or 10.0)
+LOAD_DEADLINE: float = 10.0
+
+
+def _load_deadline(text: str | None) -> float:
+    """The environment's load deadline; a value that is not a positive number is
+    ignored with a one-line warning (the default stands)."""
+    if not text:
+        return LOAD_DEADLINE
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        logger.warning(
+            "POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT: must be a positive number of seconds, "
+            "got %r; using %g",
+            text,
+            LOAD_DEADLINE,
+        )
+        return LOAD_DEADLINE
+    return value
+
+
+LOAD_DEADLINE = _load_deadline(os.environ.get("POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT"))
 
 
 def _site_dirs() -> list[str]:
