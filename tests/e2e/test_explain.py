@@ -319,7 +319,11 @@ async def test_a_pod_waiting_for_its_volumes_is_said_to_be(
 
 
 async def test_explain_of_a_gang_member_runs_the_gangs_plan(
-    emulator: KubeClient, namespace: str, api_client: k8s_client.ApiClient
+    emulator: KubeClient,
+    namespace: str,
+    api_client: k8s_client.ApiClient,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     await emulator.create(node(f"{namespace}-n", cpu="4", memory="8Gi"))
     await emulator.create(policy_object())
@@ -347,6 +351,12 @@ async def test_explain_of_a_gang_member_runs_the_gangs_plan(
         f'Coscheduling: pod group "{namespace}/short": waiting for members, 2 of 3 members '
         "exist; none is placed"
     )
+    # The CLI prints the group's answer.
+    code = await asyncio.to_thread(main, ["explain", "big-1", "-n", namespace])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f'pod group "{namespace}/big": 2 of 3 members would fit; none is placed' in out
+    assert "gang" in out and "minMember 3" in out
     # Nothing was written: every member is still pending.
     for name in ("big-1", "big-2", "big-3", "short-1"):
         assert not (await emulator.get("v1", "Pod", name, namespace))["spec"].get("nodeName")
