@@ -55,7 +55,7 @@ from .engine.builtins import VOLUMES_KEY
 from .engine.compiler import CompiledPolicy
 from .engine.extenders import ExtenderClient, ExtenderError, Victims
 from .engine.functions import CycleState
-from .engine.interface import Gang, Status
+from .engine.interface import Gang, GangPlugin, Status
 from .engine.pipeline import (
     Enabled,
     Observer,
@@ -295,9 +295,15 @@ class Decider:
             ),
             "",
         )
-        if gang.members is not None and gang.members < gang.min_member:
+        plugin = planner.plugin
+        members = (
+            plugin.members_of(attempts[0].queued.pod, gang)
+            if isinstance(plugin, GangPlugin)
+            else None
+        )
+        if members is not None and members < gang.min_member:
             # Not a matter of room: the group's pods are not all there yet.
-            head = f"waiting for members, {gang.members} of {gang.min_member} members exist"
+            head = f"waiting for members, {members} of {gang.min_member} members exist"
         else:
             head = f"{fitting + gang.placed} of {gang.min_member} members would fit"
         message = f'pod group "{gang.key}": {head}; none is placed' + (f" ({why})" if why else "")

@@ -568,16 +568,12 @@ class Gang:
 
     ``key`` names the group (unique in the cluster, e.g. ``namespace/podgroup``);
     ``min_member`` pods of it must be placed together; ``placed``: how many of its
-    members are placed already (bound or assumed), which count towards it; ``members``:
-    how many of its pods exist (placed or pending, counted up to ``min_member``), or
-    None if the plugin does not say. A group refused while fewer than ``min_member``
-    exist is told it waits for members rather than that they would not fit.
+    members are placed already (bound or assumed), which count towards it.
     """
 
     key: str
     min_member: int
     placed: int = 0
-    members: int | None = None
 
 
 class GangPlugin(Plugin):
@@ -594,6 +590,13 @@ class GangPlugin(Plugin):
 
     def gang_of(self, pod: Pod) -> Gang | None:
         raise NotImplementedError
+
+    def members_of(self, pod: Pod, gang: Gang) -> int | None:
+        """How many pods ``gang`` (``pod``'s) has, placed or pending, counted up to its
+        ``min_member``; None if the plugin does not say. Asked only when the group is
+        refused: one short of pods is told it waits for members, not that they would
+        not fit."""
+        return None
 
 
 #: The point classes, by the ``spec.plugins`` name of their point.

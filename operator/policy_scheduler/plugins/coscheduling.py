@@ -146,8 +146,12 @@ class Coscheduling(
         if group is None:
             return None  # in no group, or its PodGroup is missing (PreFilter says so)
         placed = sum(1 for member in self._placed(snapshot, group) if member.uid != pod.uid)
-        members = self._members(snapshot, group, group.min_member)
-        return Gang(group.key, group.min_member, placed, members)
+        return Gang(group.key, group.min_member, placed)
+
+    def members_of(self, pod: Pod, gang: Gang) -> int | None:
+        snapshot = self.handle.snapshot()
+        group = self._group(snapshot, pod)
+        return None if group is None else self._members(snapshot, group, group.min_member)
 
     # -- QueueSort -----------------------------------------------------------------------
 
