@@ -216,12 +216,16 @@ class Decider:
     ) -> list[Attempt]:
         """The gang's pending members decided together, all or nothing."""
         book = self.world.book
+        serving: dict[str, CompiledPolicy | None] = {first.pod.scheduler_name: policy}
 
         def member(pod: Pod) -> bool:
             # A group's pods are its pods whatever their schedulerName (scheduler-plugins
             # counts them by label): those of every policy that plans gangs are planned
             # together, each decided by the policy serving its own name.
-            served = book.policy_for(pod.scheduler_name)
+            name = pod.scheduler_name
+            if name not in serving:
+                serving[name] = book.policy_for(name)
+            served = serving[name]
             if served is None or not served.pipeline.gangs:
                 return False
             found = served.pipeline.gang_of(pod)
@@ -238,7 +242,7 @@ class Decider:
                         Attempt(queued, Outcome.GONE)
                         if self.gone(queued)
                         else await self._cycle(
-                            queued, book.policy_for(queued.pod.scheduler_name) or policy
+                            queued, serving.get(queued.pod.scheduler_name) or policy
                         )
                     )
                     attempt.gang = gang
