@@ -450,6 +450,7 @@ def installed_plugins() -> list[PluginInfo]:
     from .engine.builtins import BUILTIN_PLUGINS
     from .engine.plugins import (
         PluginProblem,
+        begin_load,
         builtin_plugins,
         installed_entry_points,
         plugin_class,
@@ -467,7 +468,10 @@ def installed_plugins() -> list[PluginInfo]:
         for name, cls in sorted(builtins.items())
         if name not in BUILTIN_PLUGINS
     ]
-    for name, entry in sorted(installed_entry_points().items()):
+    installed = installed_entry_points()
+    for name in installed:
+        begin_load(name)  # all at once: a hung import costs one deadline, not one each
+    for name, entry in sorted(installed.items()):
         dist = entry.dist
         source = f"{dist.name} {dist.version}" if dist is not None else entry.module
         if name in builtins:

@@ -55,7 +55,7 @@ from .engine.builtins import VOLUMES_KEY
 from .engine.compiler import CompiledPolicy
 from .engine.extenders import ExtenderClient, ExtenderError, Victims
 from .engine.functions import CycleState
-from .engine.interface import Gang, Status
+from .engine.interface import Gang, GangPlugin, Status
 from .engine.pipeline import (
     Enabled,
     Observer,
@@ -215,12 +215,20 @@ class Decider:
         self, first: QueuedPod, policy: CompiledPolicy, planner: Enabled, gang: Gang
     ) -> list[Attempt]:
         """The gang's pending members decided together, all or nothing."""
-        pipeline = policy.pipeline
+        book = self.world.book
+        serving: dict[str, CompiledPolicy | None] = {first.pod.scheduler_name: policy}
 
         def member(pod: Pod) -> bool:
-            if pod.scheduler_name != first.pod.scheduler_name:
+            # A group's pods are its pods whatever their schedulerName (scheduler-plugins
+            # counts them by label): those of every policy that plans gangs are planned
+            # together, each decided by the policy serving its own name.
+            name = pod.scheduler_name
+            if name not in serving:
+                serving[name] = book.policy_for(name)
+            served = serving[name]
+            if served is None or not served.pipeline.gangs:
                 return False
-            found = pipeline.gang_of(pod)
+            found = served.pipeline.gang_of(pod)
             return found is not None and found[1].key == gang.key
 
         attempts: list[Attempt] = []
@@ -233,13 +241,15 @@ class Decider:
                     attempt = (
                         Attempt(queued, Outcome.GONE)
                         if self.gone(queued)
-                        else await self._cycle(queued, policy)
+                        else await self._cycle(
+                            queued, serving.get(queued.pod.scheduler_name) or policy
+                        )
                     )
                     attempt.gang = gang
                     attempts.append(attempt)
                 placed = [a for a in attempts if a.outcome is Outcome.ASSUMED]
                 if len(placed) + gang.placed < gang.min_member:
-                    self._give_up(attempts, planner, gang, len(placed))
+                    self._give_up(attempts, planner, gang, len(placed), policy)
             except BaseException:
                 # The plan broke off (a bug, or the loop stopping): nothing it assumed
                 # stays, and the members it took go back to the queue (the first pod
@@ -272,7 +282,14 @@ class Decider:
         self.unreserve(attempt.queued.pod.uid, attempt.state, attempt.policy, attempt.node)
         attempt.node = attempt.state = None
 
-    def _give_up(self, attempts: list[Attempt], planner: Enabled, gang: Gang, fitting: int) -> None:
+    def _give_up(
+        self,
+        attempts: list[Attempt],
+        planner: Enabled,
+        gang: Gang,
+        fitting: int,
+        policy: CompiledPolicy,
+    ) -> None:
         """Not enough members fit: undo every member's assumption, refuse them all."""
         why = next(
             (
@@ -282,10 +299,19 @@ class Decider:
             ),
             "",
         )
-        message = (
-            f'pod group "{gang.key}": {fitting + gang.placed} of {gang.min_member} '
-            "members would fit; none is placed"
-        ) + (f" ({why})" if why else "")
+        plugin = planner.plugin
+        members = (
+            plugin.members_of(attempts[0].queued.pod, gang)
+            if isinstance(plugin, GangPlugin)
+            else None
+        )
+        if members is not None and members < gang.min_member:
+            # Not a matter of room: the group's pods are not all there yet.
+            head = f"waiting for members, {members} of {gang.min_member} members exist"
+        else:
+            head = f"{fitting + gang.placed} of {gang.min_member} members would fit"
+        message = f'pod group "{gang.key}": {head}; none is placed' + (f" ({why})" if why else "")
+        message += self._left_out(attempts, gang, policy)
         refusal = Status.unschedulable(message).with_plugin(planner.name)
         for attempt in attempts:
             if attempt.outcome is Outcome.ASSUMED:
@@ -302,6 +328,29 @@ class Decider:
                 attempt.preemption = (
                     Preemption(None, clear=found.clear) if found and found.clear else None
                 )
+
+    def _left_out(self, attempts: list[Attempt], gang: Gang, policy: CompiledPolicy) -> str:
+        """The group's pending pods the plan could not take because no policy that plans
+        gangs serves their schedulerName (or they wait for a policy): "" if none."""
+        planned = {attempt.queued.pod.uid for attempt in attempts}
+        book = self.world.book
+        left: list[str] = []
+        for pod in self.world.pending_pods():
+            if pod.uid in planned:
+                continue
+            served = book.policy_for(pod.scheduler_name)
+            if served is not None and served.pipeline.gangs:
+                continue  # planned with the group when it can be (gated, or in a cycle)
+            found = policy.pipeline.gang_of(pod)
+            if found is not None and found[1].key == gang.key:
+                left.append(f'{pod.key} (schedulerName "{pod.scheduler_name}")')
+        if not left:
+            return ""
+        shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+        return (
+            "; not planned with the group, no policy that plans gangs serves their "
+            f"schedulerName: {shown}"
+        )
 
     async def _cycle(self, queued: QueuedPod, policy: CompiledPolicy) -> Attempt:
         pod = queued.pod

@@ -27,7 +27,8 @@ from typing import Any
 
 import kopf
 
-from .kinds import KINDS, Kind
+from .engine.plugins import load_named, named_in
+from .kinds import KINDS, SCHEDULING_POLICY, Kind
 from .runtime.kubeapi import LIST_PAGE
 from .runtime.scheduling import SchedulerRuntime
 from .runtime.watching import survive_watch_errors
@@ -122,6 +123,9 @@ async def stop_scheduler(memo: Any, **_: Any) -> None:
 def _register(kind: Kind) -> None:
     async def event_handler(event: kopf.RawEvent, memo: Any, **_: Any) -> None:
         runtime: SchedulerRuntime = memo.runtime
+        if kind is SCHEDULING_POLICY:
+            # A plugin's import runs off the loop, within its deadline (engine/plugins.py).
+            await load_named(named_in(event["object"]))
         runtime.handle(event["type"], event["object"], kind)
 
     event_handler.__name__ = f"{kind.plural}_event"

@@ -53,8 +53,9 @@ import kopf
 from kubernetes_asyncio import client, config
 
 from . import handlers
+from .engine.plugins import load_named, named_in
 from .extending import HttpExtenderClient
-from .kinds import KINDS, Kind
+from .kinds import KINDS, SCHEDULING_POLICY, Kind
 from .options import Options
 from .runtime.access import check_access
 from .runtime.health import DEFAULT_STUCK_AFTER, Health
@@ -229,6 +230,9 @@ class Operator:
         # once was the operator's peak (and CPython keeps a peak mapped).
         present: set[str] = set()
         async for page in self.api.list_pages(kind):
+            if kind is SCHEDULING_POLICY:
+                # A plugin's import runs off the loop, within its deadline.
+                await load_named(set().union(*map(named_in, page)))
             present |= self.runtime.file_listed(kind, page, since)
         return self.runtime.forget_unlisted(kind, present, since)
 

@@ -181,7 +181,8 @@ def test_a_group_short_of_members_holds_nothing_and_says_so() -> None:
     got = placements([memory_node(), pod_group("short", 3), *members("s", "short", 2, "50")])
     assert got["s-1"] == (
         None,
-        'Coscheduling: pod group "default/short": 0 of 3 members would fit; none is placed '
+        'Coscheduling: pod group "default/short": waiting for members, 2 of 3 members exist; '
+        "none is placed "
         "(default/s-1: 0/1 nodes are available: pre-filter pod s-1 cannot find enough "
         "sibling pods, current pods number: 2, minMember of group: 3.)",
     )

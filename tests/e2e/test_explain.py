@@ -16,7 +16,10 @@ import pytest
 from kubernetes_asyncio import client as k8s_client
 
 from builders import claim_volume, node, pod, pv, pvc, storage_class
+from coscheduling.gangs import SCHEDULER as GANG_SCHEDULER
+from coscheduling.gangs import policy_object
 from e2e.harness import KubeClient
+from e2e.test_gang_scheduling import our_group, our_member
 from extender_server import ExtenderServer, keep
 from policy_scheduler.cli import main
 from policy_scheduler.extending import HttpExtenderClient
@@ -313,3 +316,47 @@ async def test_a_pod_waiting_for_its_volumes_is_said_to_be(
         "its volume. The scheduler binds the pod once every claim is bound"
     )
     assert "NODE" not in out  # no table: the pod is not waiting for a node
+
+
+async def test_explain_of_a_gang_member_runs_the_gangs_plan(
+    emulator: KubeClient,
+    namespace: str,
+    api_client: k8s_client.ApiClient,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await emulator.create(node(f"{namespace}-n", cpu="4", memory="8Gi"))
+    await emulator.create(policy_object())
+    await emulator.create(our_group("big", 3), namespace)
+    for i in (1, 2, 3):
+        await emulator.create(our_member(f"big-{i}", "big", cpu="2"), namespace)
+    await emulator.create(our_group("short", 3), namespace)
+    for i in (1, 2):
+        await emulator.create(our_member(f"short-{i}", "short", cpu="100m"), namespace)
+
+    # All three members exist; two fit: the group's reason is CPU, not missing members.
+    _, decision = await explain(api_client, namespace, "big-1", GANG_SCHEDULER)
+    assert decision.node is None
+    assert decision.message.startswith(
+        f'Coscheduling: pod group "{namespace}/big": 2 of 3 members would fit; none is placed'
+    )
+    assert "Insufficient cpu" in decision.message
+    assert "current pods number" not in decision.message
+    assert decision.gang is not None and decision.gang.min_member == 3
+
+    # Two of three exist: it says it waits for members.
+    _, decision = await explain(api_client, namespace, "short-1", GANG_SCHEDULER)
+    assert decision.node is None
+    assert decision.message.startswith(
+        f'Coscheduling: pod group "{namespace}/short": waiting for members, 2 of 3 members '
+        "exist; none is placed"
+    )
+    # The CLI prints the group's answer.
+    code = await asyncio.to_thread(main, ["explain", "big-1", "-n", namespace])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f'pod group "{namespace}/big": 2 of 3 members would fit; none is placed' in out
+    assert "gang" in out and "minMember 3" in out
+    # Nothing was written: every member is still pending.
+    for name in ("big-1", "big-2", "big-3", "short-1"):
+        assert not (await emulator.get("v1", "Pod", name, namespace))["spec"].get("nodeName")

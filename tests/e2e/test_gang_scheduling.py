@@ -124,9 +124,10 @@ async def test_a_group_short_of_members_waits_for_its_last_member(
             return bool(await failed_scheduling(emulator, namespace, "g-1"))
 
         await wait_until(refused, timeout=15, interval=0.2, message="g-1 refused")
-        assert (
-            "cannot find enough sibling pods, current pods number: 2, minMember of group: 3"
-            in ((await failed_scheduling(emulator, namespace, "g-1"))[-1])
+        said = (await failed_scheduling(emulator, namespace, "g-1"))[-1]
+        assert f'pod group "{namespace}/g": waiting for members, 2 of 3 members exist' in said
+        assert "cannot find enough sibling pods, current pods number: 2, minMember of group: 3" in (
+            said
         )
         assert (await group_status(emulator, namespace, "g")).get("phase") == "Pending"
         await emulator.create(our_member("g-3", "g"), namespace)
@@ -167,3 +168,37 @@ async def test_a_member_whose_binding_is_refused_is_bound_again_on_its_place(
     assert not [
         e for i in (1, 2, 3, 4) for e in await failed_scheduling(emulator, namespace, f"g-{i}")
     ]
+
+
+async def test_a_group_served_by_two_coscheduling_policies_is_planned_whole(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    # scheduler-plugins counts a group's pods by its label, whatever their schedulerName:
+    # the plan takes them all, each decided by the policy serving its own name.
+    await emulator.create(node("n1", cpu="8", memory="8Gi"))
+    await emulator.create(policy_object())
+    other = policy_object(name="gangs-b")
+    other["spec"]["schedulerName"] = "gangs-b"
+    await emulator.create(other)
+    await emulator.create(our_group("g", 4), namespace)
+    for i in (1, 2, 3, 4):
+        obj = our_member(f"g-{i}", "g")
+        if i > 2:
+            obj["spec"]["schedulerName"] = "gangs-b"
+        await emulator.create(obj, namespace)
+    # A group one of whose pods no gang-planning policy serves is not planned with it.
+    await emulator.create(our_group("h", 2), namespace)
+    await emulator.create(our_member("h-1", "h"), namespace)
+    lone = our_member("h-2", "h")
+    lone["spec"]["schedulerName"] = "nobody"
+    await emulator.create(lone, namespace)
+    async with OperatorThread(kubeconfig):
+        await all_bound(emulator, namespace, ["g-1", "g-2", "g-3", "g-4"], timeout=15)
+
+        async def refused() -> bool:
+            return bool(await failed_scheduling(emulator, namespace, "h-1"))
+
+        await wait_until(refused, timeout=15, interval=0.2, message="h-1 refused")
+        said = (await failed_scheduling(emulator, namespace, "h-1"))[-1]
+        assert f'pod group "{namespace}/h": 1 of 2 members would fit; none is placed' in said
+        assert "h-2" in said and 'schedulerName "nobody"' in said

@@ -30,7 +30,14 @@ PACKAGES: dict[Path, tuple[str, frozenset[str]]] = {
     TEST_PLUGINS: (
         "policy_scheduler_testplugins",
         frozenset(
-            {"TestGate", "TestPreBind", "TestRaiser", "TestHungPostFilter", "TestBroken"}
+            {
+                "TestGate",
+                "TestPreBind",
+                "TestRaiser",
+                "TestHungPostFilter",
+                "TestBroken",
+                "TestHungImport",
+            }
             | {"ScriptA", "ScriptB", "ScriptC"}
         ),
     ),

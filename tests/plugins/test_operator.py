@@ -13,20 +13,24 @@ effect without a restart. Each test runs the operator once and walks through its
 from __future__ import annotations
 
 import re
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import policy_scheduler_testplugins as testplugins
+import pytest
 import yaml
 
 from builders import node
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
+from e2e.test_faults import free_port, healthz
 from e2e.test_kubectl import KUBECTL, Kubectl
 from e2e.test_operator import POLICY_API, SCHEDULER, bound_node, events_for, our_pod, policy_obj
 from plugins.installing import SAMPLE
 from policy_scheduler.engine import pipeline as framework_runner
+from policy_scheduler.engine import plugins as plugin_loading
 
 
 async def event_message(
@@ -258,3 +262,101 @@ async def test_a_failing_prebind_and_a_raising_filter_cost_their_own_pod_only(
         assert await bound_node(emulator, namespace, "calm") == "n1"
         await emulator.create(labelled("after"), namespace)
         assert await bound_node(emulator, namespace, "after") == "n1"
+
+
+async def test_a_plugin_whose_import_hangs_costs_only_its_own_policy(
+    emulator: KubeClient,
+    namespace: str,
+    kubeconfig: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hold = tmp_path / "hold"
+    hold.write_text("the hung plugin's import waits while this file exists")
+    monkeypatch.setenv("POLICY_SCHEDULER_TEST_HANG_FILE", str(hold))
+    monkeypatch.setattr(plugin_loading, "LOAD_DEADLINE", 2.0)
+    # Imported afresh (another test may have imported it without the hold).
+    monkeypatch.setattr(plugin_loading, "_loads", {})
+    monkeypatch.delitem(sys.modules, "policy_scheduler_testplugins.hung", raising=False)
+    await emulator.create(node("n1", cpu="4"))
+    await emulator.create(
+        policy_obj("hung", {**multi_point("TestHungImport"), "schedulerName": "hung"})
+    )
+    await emulator.create(policy_obj("calm", multi_point("TestRaiser")))
+    await emulator.create(
+        our_pod("waits", requests={"cpu": "100m"}, scheduler_name="hung"), namespace
+    )
+    health = free_port()
+    try:
+        async with OperatorThread(kubeconfig, health_port=health):
+            await emulator.create(our_pod("calm", requests={"cpu": "100m"}), namespace)
+            # Everything else goes on: the other policy's pod binds, /healthz answers.
+            assert await bound_node(emulator, namespace, "calm") == "n1"
+            status, body = await healthz(health)
+            assert (status, body["problems"]) == (200, [])
+            # The policy naming the hung plugin is refused, saying why.
+            refused = await policy_status(emulator, "hung", 1, "False")
+            condition = refused["conditions"][0]
+            assert condition["reason"] == "PluginLoadFailed"
+            assert "plugin 'TestHungImport'" in condition["message"]
+            assert "import timed out after 2 s" in condition["message"]
+            assert (await emulator.get("v1", "Pod", "waits", namespace))["spec"].get(
+                "nodeName"
+            ) is None
+            # Once the import finishes, the policy read again is accepted and serves.
+            hold.unlink()
+            await wait_until(
+                lambda: all(load.done.is_set() for load in plugin_loading._loads.values()),
+                timeout=10,
+                message="the hung import to finish",
+            )
+            await emulator.patch(
+                POLICY_API, "SchedulingPolicy", "hung", {"metadata": {"labels": {"retry": "1"}}}
+            )
+            await policy_status(emulator, "hung", 1, "True")
+            assert await bound_node(emulator, namespace, "waits") == "n1"
+    finally:
+        hold.unlink(missing_ok=True)
+
+
+async def test_a_plugin_installed_while_the_operator_runs_is_loaded(
+    emulator: KubeClient,
+    namespace: str,
+    kubeconfig: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What `pip install -e` writes into site-packages: the distribution's metadata (found
+    # at once) and a .pth file naming the source directory (applied by Python only at
+    # start-up). Written after the operator has read the installed plugins.
+    site_dir, source = tmp_path / "site-packages", tmp_path / "src"
+    site_dir.mkdir()
+    source.mkdir()
+    (source / "policy_scheduler_latecomer.py").write_text(
+        "from policy_scheduler.framework import FilterPlugin, Status\n\n\n"
+        "class Latecomer(FilterPlugin):\n"
+        "    def filter(self, state, pod, node):\n"
+        "        return None if node.node.name == 'wanted' else Status.unschedulable('no')\n"
+    )
+    dist_info = site_dir / "policy_scheduler_latecomer-0.1.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: policy-scheduler-latecomer\nVersion: 0.1\n"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        "[policy_scheduler.plugins]\nTestLatecomer = policy_scheduler_latecomer:Latecomer\n"
+    )
+    await emulator.create(node("other", cpu="8"))
+    await emulator.create(node("wanted", cpu="1"))
+    async with OperatorThread(kubeconfig):
+        assert "TestLatecomer" not in plugin_loading.installed_entry_points()
+        (site_dir / "__editable__.policy_scheduler_latecomer-0.1.pth").write_text(f"{source}\n")
+        sites = plugin_loading._site_dirs()
+        monkeypatch.setattr(plugin_loading, "_site_dirs", lambda: [*sites, str(site_dir)])
+        monkeypatch.syspath_prepend(str(site_dir))  # site-packages is on sys.path already
+        await emulator.create(policy_obj("late", multi_point("TestLatecomer")))
+        status = await policy_status(emulator, "late", 1, "True")
+        assert "TestLatecomer" in str(status["plugins"])
+        await emulator.create(our_pod("p", requests={"cpu": "100m"}), namespace)
+        assert await bound_node(emulator, namespace, "p") == "wanted"
+    sys.modules.pop("policy_scheduler_latecomer", None)

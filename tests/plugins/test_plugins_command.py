@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from policy_scheduler_sample import SampleArgs
@@ -147,3 +149,55 @@ def test_a_fresh_process_finds_the_installed_plugin_by_its_entry_point() -> None
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["points"] == ["preFilter", "filter", "score", "preBind"]
+
+
+def test_a_plugin_whose_import_hangs_costs_the_cli_its_deadline_only(tmp_path: Path) -> None:
+    hold = tmp_path / "hold"
+    hold.write_text("the hung plugin's import waits while this file exists")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "apiVersion: policyscheduler.io/v1alpha1\nkind: SchedulingPolicy\n"
+        "metadata: {name: hung}\n"
+        "spec:\n  plugins:\n    multiPoint:\n      enabled: [{name: TestHungImport}]\n"
+    )
+    env = {
+        **os.environ,
+        "POLICY_SCHEDULER_TEST_HANG_FILE": str(hold),
+        "POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT": "1",
+    }
+    timed_out = (
+        "plugin 'TestHungImport' (policy_scheduler_testplugins.hung:HungImport) failed to "
+        "load: its import timed out after 1 s"
+    )
+    try:
+
+        def cli(*args: str) -> subprocess.CompletedProcess[str]:
+            command = [sys.executable, "-m", "policy_scheduler.cli", *args]
+            return subprocess.run(command, capture_output=True, text=True, timeout=30, env=env)
+
+        listed = cli("plugins")
+        assert listed.returncode == 0, listed.stderr
+        assert table_rows(listed.stdout)["TestHungImport"][2] == f"error: {timed_out}"
+        assert table_rows(listed.stdout)["Sample"][0] == "preFilter,filter,score,preBind"
+
+        validated = cli("validate", str(policy))
+        assert validated.returncode == 1
+        assert timed_out in validated.stderr
+        assert "Traceback" not in validated.stderr
+    finally:
+        hold.unlink(missing_ok=True)
+
+
+def test_a_bad_load_deadline_is_one_warning_and_the_default(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from policy_scheduler.engine.plugins import _load_deadline
+
+    assert _load_deadline("2.5") == 2.5
+    assert _load_deadline(None) == _load_deadline("") == 10.0
+    for bad in ("soon", "0", "-1", "inf"):
+        caplog.clear()
+        assert _load_deadline(bad) == 10.0
+        assert [r.getMessage().split(":")[0] for r in caplog.records] == [
+            "POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT"
+        ]

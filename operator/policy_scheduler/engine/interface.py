@@ -595,6 +595,13 @@ class GangPlugin(Plugin):
     def gang_of(self, pod: Pod) -> Gang | None:
         raise NotImplementedError
 
+    def members_of(self, pod: Pod, gang: Gang) -> int | None:
+        """How many pods ``gang`` (``pod``'s) has, placed or pending, counted up to its
+        ``min_member``; None if the plugin does not say. Asked only when the group is
+        refused: one short of pods is told it waits for members, not that they would
+        not fit."""
+        return None
+
 
 #: The point classes, by the ``spec.plugins`` name of their point.
 POINT_CLASSES: dict[str, type[Plugin]] = {

@@ -8,6 +8,20 @@ Two sources, one namespace:
   (``Name = "package.module:Class"``), imported the first time a policy names it. A
   built-in name cannot be taken over by a package.
 
+Loading an installed plugin runs its package's import, which may take any time: it runs
+on a thread of its own (:class:`_Load`, one per entry point), and whoever needs the
+class waits for it until :data:`LOAD_DEADLINE` seconds after the load began, then gets
+``PluginLoadFailed`` ("timed out after N s"). The operator waits without holding its
+event loop (:func:`load_named`, before a policy is compiled), so a hung import costs only
+the policies naming that plugin; the CLI waits on its own thread, so it answers within
+the deadline. A load that finished is kept; one that failed is tried again next time. A
+thread stuck in an import holds the import lock of that module only.
+
+A package installed while the process runs is found: before a load begins, the import
+system's caches are dropped and ``.pth`` files that appeared in a site directory since the
+start (what ``pip install -e`` writes) are applied as ``site`` applies them at start-up
+(:func:`refresh_import_paths`).
+
 :func:`make_plugin` checks a plugin's arguments against its ``Args`` pydantic model
 before the plugin is made, so that bad arguments never reach a running plugin: errors
 name the field (``spec.pluginConfig[0].args.label: field required``). Failures carry the
@@ -18,10 +32,17 @@ not import, or the entry point is not a plugin class), ``InvalidArgs``, ``Plugin
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
-from collections.abc import Mapping
+import os
+import site
+import sys
+import threading
+import time
+from collections.abc import Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
@@ -102,22 +123,194 @@ def installed_entry_points() -> dict[str, EntryPoint]:
     return found
 
 
+#: How long loading an installed plugin (its package's import) may take, in seconds
+#: (environment ``POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT``; default 10).
+LOAD_DEADLINE: float = 10.0
+
+
+def _load_deadline(text: str | None) -> float:
+    """The environment's load deadline; a value that is not a positive number is
+    ignored with a one-line warning (the default stands)."""
+    if not text:
+        return LOAD_DEADLINE
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        logger.warning(
+            "POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT: must be a positive number of seconds, "
+            "got %r; using %g",
+            text,
+            LOAD_DEADLINE,
+        )
+        return LOAD_DEADLINE
+    return value
+
+
+LOAD_DEADLINE = _load_deadline(os.environ.get("POLICY_SCHEDULER_PLUGIN_LOAD_TIMEOUT"))
+
+
+def _site_dirs() -> list[str]:
+    """The directories whose ``.pth`` files Python applies at start-up."""
+    found = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    return found
+
+
+def _pth_files() -> set[Path]:
+    found: set[Path] = set()
+    for directory in _site_dirs():
+        try:
+            found.update(Path(directory).glob("*.pth"))
+        except OSError:
+            continue
+    return found
+
+
+#: The ``.pth`` files applied already (those of the start, read when this module is).
+_applied_pth: set[Path] = _pth_files()
+_refresh_lock = threading.Lock()
+
+
+def refresh_import_paths() -> None:
+    """Make packages installed since the start importable: new ``.pth`` files applied
+    (their paths on ``sys.path``, their ``import`` lines run, as ``site`` does), the
+    import system's and the metadata's caches dropped."""
+    with _refresh_lock:
+        for pth in sorted(_pth_files() - _applied_pth):
+            _applied_pth.add(pth)
+            _apply_pth(pth)
+        importlib.invalidate_caches()
+
+
+def _apply_pth(pth: Path) -> None:
+    try:
+        lines = pth.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return
+    for line in lines:
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            if line.startswith(("import ", "import\t")):
+                exec(line)  # what site.addpackage does with such a line
+                continue
+            path = os.path.join(str(pth.parent), line.rstrip())
+            if path not in sys.path and os.path.exists(path):
+                sys.path.append(path)
+        except Exception:
+            logger.debug("%s: could not apply %r", pth, line, exc_info=True)
+
+
+class _Load:
+    """One entry point's load, on a thread of its own: a hung import holds only it."""
+
+    def __init__(self, name: str, entry: EntryPoint) -> None:
+        self.entry = entry
+        self.started = time.monotonic()
+        self.done = threading.Event()
+        self.loaded: Any = None
+        self.error: BaseException | None = None
+        threading.Thread(target=self._run, name=f"load-plugin-{name}", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self.loaded = self.entry.load()
+        except BaseException as exc:  # a plugin's import may raise anything
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def remaining(self) -> float:
+        return self.started + LOAD_DEADLINE - time.monotonic()
+
+
+_loads: dict[tuple[str, str], _Load] = {}
+_loads_lock = threading.Lock()
+
+
+def _entry(name: str) -> EntryPoint | None:
+    """The installed entry point called ``name``, metadata read again once if missing
+    (a package installed since)."""
+    entry = installed_entry_points().get(name)
+    if entry is None:
+        refresh_import_paths()
+        names.installed_plugin_names(max_age=0)
+        entry = installed_entry_points().get(name)
+    return entry
+
+
+def begin_load(name: str) -> _Load | None:
+    """The load of the installed plugin ``name``, begun now unless under way or done;
+    None for a built-in or unknown name."""
+    if name in BUILTIN_PLUGINS or name in INTREE_CLASSES:
+        return None
+    entry = _entry(name)
+    if entry is None:
+        return None
+    key = (name, entry.value)
+    with _loads_lock:
+        load = _loads.get(key)
+        if load is not None and load.done.is_set() and load.error is not None:
+            load = None  # a failed load is tried again (the package may be fixed)
+        if load is None:
+            refresh_import_paths()
+            load = _loads[key] = _Load(name, entry)
+    return load
+
+
+async def load_named(plugin_names: Iterable[str]) -> None:
+    """Begin loading each installed plugin of ``plugin_names`` and wait, without holding
+    the event loop, until each has loaded or its deadline has passed."""
+    loads = [load for name in set(plugin_names) if (load := begin_load(name)) is not None]
+    for load in loads:
+        while not load.done.is_set() and load.remaining() > 0:
+            await asyncio.sleep(min(0.05, load.remaining()))
+
+
+def named_in(raw: Any) -> set[str]:
+    """Every string under a ``name`` key in a policy object's spec: the plugins it may
+    name (a superset; only installed plugins' names matter to :func:`load_named`)."""
+    found: set[str] = set()
+    stack = [raw.get("spec") if isinstance(raw, Mapping) else None]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            value = item.get("name")
+            if isinstance(value, str):
+                found.add(value)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
 def plugin_class(name: str) -> type[Plugin]:
-    """The class of the plugin called ``name``; :class:`PluginProblem` if there is none."""
+    """The class of the plugin called ``name``; :class:`PluginProblem` if there is none,
+    or if its package has not loaded by its deadline (this waits for it until then)."""
     builtin = BUILTIN_PLUGINS.get(name) or intree_class(name)
     if builtin is not None:
         return builtin
-    entry = installed_entry_points().get(name)
-    if entry is None:
+    load = begin_load(name)
+    if load is None:
         raise PluginProblem(
             f"no plugin {name!r} is installed (`policy-scheduler plugins` lists them)",
             PLUGIN_NOT_FOUND,
         )
-    try:
-        loaded = entry.load()
-    except Exception as exc:
+    entry = load.entry
+    if not load.done.wait(max(0.0, load.remaining())):
+        raise PluginProblem(
+            f"plugin {name!r} ({entry.value}) failed to load: its import timed out after "
+            f"{LOAD_DEADLINE:g} s",
+            PLUGIN_LOAD_FAILED,
+        )
+    loaded = load.loaded
+    if load.error is not None:
+        exc = load.error
         # The one line below is what people read; the traceback is for --log-level debug.
-        logger.debug("plugin %s (%s) failed to load", name, entry.value, exc_info=True)
+        logger.debug("plugin %s (%s) failed to load", name, entry.value, exc_info=exc)
         raise PluginProblem(
             f"plugin {name!r} ({entry.value}) failed to load: {type(exc).__name__}: {exc}",
             PLUGIN_LOAD_FAILED,

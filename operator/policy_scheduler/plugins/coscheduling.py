@@ -148,6 +148,11 @@ class Coscheduling(
         placed = sum(1 for member in self._placed(snapshot, group) if member.uid != pod.uid)
         return Gang(group.key, group.min_member, placed)
 
+    def members_of(self, pod: Pod, gang: Gang) -> int | None:
+        snapshot = self.handle.snapshot()
+        group = self._group(snapshot, pod)
+        return None if group is None else self._members(snapshot, group, group.min_member)
+
     # -- QueueSort -----------------------------------------------------------------------
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

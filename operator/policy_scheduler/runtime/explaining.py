@@ -15,6 +15,12 @@ node, not yet bound by the PV controller or the provisioner), is not judged agai
 decision on a cluster where its own reservations stand would explain nothing.
 :class:`WaitingForVolumes` says what it waits for instead.
 
+A member of a gang (the policy runs a gang plugin, Coscheduling) is decided as the
+operator decides it: with the gang's plan (:class:`~..deciding.Decider`), every pending
+member of its group planned together on the cluster as it is, so the answer is the
+group's (``pod group "ns/g": 2 of 3 members would fit``, or that it waits for members),
+and the table is the pod's own cycle within that plan.
+
 The policy's HTTP extenders are asked as the operator would ask them (filter,
 prioritize, preempt; never bind) through the ``extenders`` client the caller passes;
 without one (``--skip-extenders``) they are left out, and the caller says so.
@@ -22,10 +28,13 @@ without one (``--skip-extenders``) they are left out, and the caller says so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from kubernetes_asyncio import client
 
+from ..deciding import Decider, Outcome
 from ..engine.algorithm import Decision, Scheduler
 from ..engine.cluster import ClusterState
 from ..engine.compiler import CompiledPolicy
@@ -132,6 +141,8 @@ async def explain(
             f'no accepted SchedulingPolicy serves schedulerName "{pod.scheduler_name}"'
         )
     every_node = replace(policy, percentage_of_nodes_to_score=100)
+    if policy.pipeline.gangs and policy.pipeline.gang_of(pod) is not None:
+        return every_node, await _explain_gang_member(world, target, pod, extenders)
     scheduler = Scheduler(extenders=extenders)
     with world.cache.snapshot() as cluster:
         decision = await scheduler.schedule(pod, cluster, every_node)
@@ -142,3 +153,27 @@ async def explain(
             None, reason=f'the policy "{policy.name}" disables it (spec.disablePreemption)'
         )
     return every_node, decision
+
+
+async def _explain_gang_member(
+    world: World, target: Mapping[str, Any], pod: Pod, extenders: ExtenderClient | None
+) -> Decision:
+    """The pod's decision within its gang's plan (the module docstring)."""
+    world.observe(None, target)  # the pod is one of the members its group counts
+    taken = world.queue.take(lambda queued: queued.uid == pod.uid)
+    if not taken:
+        raise InputError(f'pod "{pod.key}" is not waiting in the scheduling queue')
+    decider = Decider(world, explain=True, extenders=extenders)
+    attempts = await decider.decide(taken[0])
+    for attempt in attempts:
+        if attempt.queued.pod.uid != pod.uid or attempt.decision is None:
+            continue
+        decision = attempt.decision
+        decision.gang = attempt.gang
+        if attempt.outcome is Outcome.REJECTED and attempt.status is not None:
+            status = attempt.status
+            decision.node = None
+            text = status.message or "rejected"
+            decision.message = f"{status.plugin}: {text}" if status.plugin else text
+        return decision
+    raise InputError(f'pod "{pod.key}" could not be decided')

@@ -15,6 +15,8 @@ each does to a pod is chosen by the pod's labels, so that one policy serves ever
 * ``TestHungPostFilter`` (PostFilter, deadline 2 s), label ``test-postfilter``: ``hang``
   (never answers); otherwise Unschedulable (nothing to offer).
 * ``TestBroken``: its module raises on import (``PluginLoadFailed``).
+* ``TestHungImport`` (Filter): its module's import hangs while the file named by
+  ``POLICY_SCHEDULER_TEST_HANG_FILE`` exists (``hung.py``); then every node fits.
 
 Every plugin made is recorded in :data:`MADE` with its arguments, so a test can tell
 that arguments a policy was refused for never reached a plugin.
