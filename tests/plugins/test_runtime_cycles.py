@@ -146,3 +146,26 @@ async def test_a_binding_nobody_confirmed_is_unreserved_when_it_expires() -> Non
     runtime.requeue_expired()
     assert testplugins.CALLS == [("reserve", "web", "n1"), ("unreserve", "web", "n1")]
     assert runtime.queue.where(web["metadata"]["uid"]) == "active"
+
+
+async def test_a_permit_wait_with_no_number_of_seconds_is_that_pods_error() -> None:
+    # Status.wait("soon"): a bug of the plugin, for the pod it answered about. The pod
+    # gets an Error (a FailedScheduling event naming the plugin and the timeout), is
+    # unreserved, and the other pods go on.
+    testplugins.reset()
+    api = FakeApi()
+    runtime = SchedulerRuntime(api, clock=asyncio.get_running_loop().time)
+    runtime.handle("ADDED", policy("TestGate"))
+    runtime.handle("ADDED", node("n1", cpu="4"))
+    runtime.handle("ADDED", spod("soon", **{"test-gate": "wait", "test-gate-timeout": "soon"}))
+    runtime.handle("ADDED", spod("other"))
+    async with scheduling(runtime):
+        await until(lambda: bool(failures(api, "soon")), "the pod's error")
+        await until(lambda: "other" in bound(api), "the other pod to be bound")
+    [message] = set(failures(api, "soon"))
+    assert message == (
+        'running Permit plugin "TestGate": Status.wait(\'soon\'): '
+        "the timeout must be a number of seconds"
+    )
+    assert ("unreserve", "soon", "n1") in testplugins.CALLS
+    assert "soon" not in bound(api)
