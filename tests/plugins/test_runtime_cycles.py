@@ -18,6 +18,7 @@ import pytest
 
 from builders import node, pod
 from fakes import FakeApi, FakeClock
+from policy_scheduler.runtime.metrics import Metrics
 from policy_scheduler.runtime.scheduling import SchedulerRuntime
 from policy_scheduler.state.cache import PodState
 
@@ -169,3 +170,26 @@ async def test_a_permit_wait_with_no_number_of_seconds_is_that_pods_error() -> N
     )
     assert ("unreserve", "soon", "n1") in testplugins.CALLS
     assert "soon" not in bound(api)
+
+
+async def test_pods_held_at_permit_are_counted_in_the_pending_pods_gauge() -> None:
+    # scheduler_pending_pods{queue="waitingOnPermit"}: the pods held at Permit now.
+    testplugins.reset()
+    api = FakeApi()
+    metrics = Metrics()
+    runtime = SchedulerRuntime(api, clock=asyncio.get_running_loop().time, metrics=metrics)
+    runtime.handle("ADDED", policy("TestGate"))
+    runtime.handle("ADDED", node("n1", cpu="4"))
+
+    def waiting() -> float | None:
+        return metrics.registry.get_sample_value(
+            "scheduler_pending_pods", {"queue": "waitingOnPermit"}
+        )
+
+    for name in ("held-1", "held-2"):
+        runtime.handle("ADDED", spod(name, **{"test-gate": "wait"}))
+    async with scheduling(runtime):
+        await until(lambda: waiting() == 2, "two pods counted at Permit")
+        runtime.handle("ADDED", spod("release", **{"test-gate": "release"}))
+        await until(lambda: len(bound(api)) == 3, "the pods to be bound")
+        await until(lambda: waiting() == 0, "the gauge to go back to 0")

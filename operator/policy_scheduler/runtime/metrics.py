@@ -76,6 +76,8 @@ from .serving import serve_get
 ATTEMPT_RESULTS = ("scheduled", "unschedulable", "error")
 BINDING_RESULTS = ("success", "conflict", "error")
 QUEUES = ("active", "backoff", "unschedulable")
+#: The gauge's label for pods held at Permit (assumed on their node, not yet bound).
+WAITING_ON_PERMIT = "waitingOnPermit"
 EXTENDER_VERBS = ("filter", "prioritize", "bind", "preempt")
 EXTENDER_RESULTS = ("success", "error")
 #: A shadow attempt's result as ``state/shadows.py`` names it -> the metric's label.
@@ -134,7 +136,7 @@ class Metrics:
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in "
             "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means "
-            "number of pods in unschedulableQ.",
+            "number of pods in unschedulableQ; 'waitingOnPermit' the pods held at Permit.",
             ["queue"],
             registry=r,
         )
@@ -281,16 +283,17 @@ class Metrics:
         self._child(self._e2e_duration, result, profile).observe(seconds)
 
     def pending(self, lengths: Mapping[str, int]) -> None:
-        """Queue lengths, as ``SchedulingQueue.lengths()`` returns them: only the pods
-        this scheduler serves (active, backoff, unschedulable).
+        """Queue lengths, as ``SchedulerRuntime.pending_lengths()`` returns them: only
+        the pods this scheduler serves (active, backoff, unschedulable), and the pods
+        held at Permit (``waitingOnPermit``).
 
         The queue's ``waiting`` part, pods whose schedulerName no policy serves (every
         pending pod of another scheduler), is not exported: kube-scheduler counts only
         its own profiles' pods, and a dashboard summing the gauge would count other
         schedulers' pods as ours. The three queues are always set (a missing one is 0),
-        so an emptied queue does not keep its last value.
+        so an emptied queue does not keep its last value; ``waitingOnPermit`` likewise.
         """
-        for queue in QUEUES:
+        for queue in (*QUEUES, WAITING_ON_PERMIT):
             self._child(self._pending, queue).set(lengths.get(queue, 0))
 
     def phases(self, filter_s: float, score_s: float) -> None:

@@ -542,10 +542,11 @@ class SchedulerRuntime:
                 # A bug must not lose this pod, nor the gang's members acted on after it.
                 logger.exception("scheduling %s failed", attempt.pod_key)
                 self._undo(attempt.queued, attempt)
-        self.metrics.pending(self._pending())
+        self.metrics.pending(self.pending_lengths())
         return attempts[0].decision
 
-    def _pending(self) -> dict[str, int]:
+    def pending_lengths(self) -> dict[str, int]:
+        """The queue's lengths and the pods held at Permit (``scheduler_pending_pods``)."""
         lengths = dict(self.queue.lengths())
         lengths["waitingOnPermit"] = len(self.world.handle.waiting)
         return lengths
