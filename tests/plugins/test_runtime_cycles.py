@@ -193,3 +193,29 @@ async def test_pods_held_at_permit_are_counted_in_the_pending_pods_gauge() -> No
         runtime.handle("ADDED", spod("release", **{"test-gate": "release"}))
         await until(lambda: len(bound(api)) == 3, "the pods to be bound")
         await until(lambda: waiting() == 0, "the gauge to go back to 0")
+
+
+async def test_a_pod_whose_node_was_deleted_while_it_waited_at_permit_is_decided_again() -> None:
+    # Allowed after its node left the cluster, the pod is not bound there (kube-scheduler
+    # would): its binding cycle fails (unreserved, FailedScheduling) and it is decided
+    # again, onto a node that exists.
+    testplugins.reset()
+    api = FakeApi()
+    runtime = SchedulerRuntime(api, clock=asyncio.get_running_loop().time)
+    runtime.handle("ADDED", policy("TestGate"))
+    runtime.handle("ADDED", node("n1", cpu="4"))
+    runtime.handle("ADDED", spod("held", **{"test-gate": "wait"}))
+    async with scheduling(runtime):
+        await until(lambda: bool(runtime.world.handle.waiting), "the pod to wait at Permit")
+        runtime.handle("DELETED", node("n1", cpu="4"))
+        runtime.handle("ADDED", node("n2", cpu="4"))
+        runtime.handle("ADDED", spod("release", **{"test-gate": "release"}))
+        await until(lambda: bool(failures(api, "held")), "the held pod's binding to fail")
+        assert failures(api, "held") == ['node "n1" was deleted while the pod waited at Permit']
+        assert ("unreserve", "held", "n1") in testplugins.CALLS
+        await until(
+            lambda: ("reserve", "held", "n2") in testplugins.CALLS, "the pod decided again"
+        )
+        runtime.handle("ADDED", spod("release-again", **{"test-gate": "release"}))
+        await until(lambda: "held" in bound(api), "the held pod to be bound")
+    assert bound(api) == {"release": "n2", "release-again": "n2", "held": "n2"}

@@ -747,6 +747,10 @@ class SchedulerRuntime:
                 if not self.cache.was_deleted(pod.uid):
                     self._rejected(queued, allowed, profile, 0.0)
                 return
+            if node not in self.cache.cluster.nodes:  # deleted while the pod waited
+                message = f'node "{node}" was deleted while the pod waited at Permit'
+                self._bind_failed(queued, state, policy, node, message)
+                return
         if not self.is_leader():
             # Lost leadership after deciding: another replica will decide again.
             self.decider.unreserve(pod.uid, state, policy, node)
