@@ -172,7 +172,7 @@ async def test_pending_pods_counts_only_the_pods_this_scheduler_serves(
         if family.name == "scheduler_pending_pods"
         for s in family.samples
     }
-    assert pending == {"active": 0, "backoff": 0, "unschedulable": 1}
+    assert pending == {"active": 0, "backoff": 0, "unschedulable": 1, "waitingOnPermit": 0}
 
 
 async def test_the_accepted_message_warns_of_a_left_out_safeguard(

@@ -7,11 +7,11 @@ is in ``tests/e2e/test_faults.py``."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import socket
 import threading
 import time
 import urllib.request
-import copy
 from typing import Any
 
 import pytest

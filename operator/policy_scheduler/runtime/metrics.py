@@ -251,6 +251,13 @@ class Metrics:
             buckets=DURATION_BUCKETS,
             registry=r,
         )
+        self._slow_cycles = Counter(
+            "scheduler_slow_cycles_total",
+            "Scheduling cycles of a policy that held the scheduling loop longer than the "
+            "slow-cycle budget; that policy's pods were held back after each.",
+            ["policy"],
+            registry=r,
+        )
         r.register(_PluginExceptions())
 
     def plugin(self, point: str, plugin: str, status: str, seconds: float) -> None:
@@ -261,6 +268,10 @@ class Metrics:
         """A pod held at Permit was ``allowed`` or ``rejected`` (timeouts included)."""
         _check(result, PERMIT_RESULTS, "result")
         self._child(self._permit_wait, result).observe(seconds)
+
+    def slow_cycle(self, policy: str) -> None:
+        """A cycle of ``policy`` ran past the slow-cycle budget."""
+        self._child(self._slow_cycles, policy).inc()
 
     def _child(self, metric: MetricWrapperBase, *values: str) -> Any:
         """``metric.labels(*values)``, looked up once: prometheus-client checks and locks

@@ -6,7 +6,8 @@ each does to a pod is chosen by the pod's labels, so that one policy serves ever
 
 * ``TestGate`` (Reserve, Permit), label ``test-gate``: ``wait`` (for ``timeoutSeconds``,
   or the label ``test-gate-timeout``; one that is not a number is passed on as it is,
-  as a buggy plugin would: ``Status.wait("soon")``), ``release`` (allow every waiting pod, then pass),
+  as a buggy plugin would: ``Status.wait("soon")``), ``release`` (allow every waiting
+  pod, then pass),
   ``reject-waiting`` (reject every waiting pod, then pass), ``deny`` (refused at once);
   no label: passes. Reserve and Unreserve are recorded in :data:`CALLS`.
 * ``TestPreBind`` (PreBind, deadline 1 s), label ``test-prebind``: ``fail`` (an Error
