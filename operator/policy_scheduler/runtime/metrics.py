@@ -29,6 +29,7 @@ scheduler_plugin_execution_duration_seconds                 histogram  plugin, p
 scheduler_permit_wait_duration_seconds                      histogram  result
 scheduler_plugin_exceptions_total                           counter    plugin, point
 scheduler_events_dropped_total                              counter
+scheduler_slow_cycles_total                                 counter    policy
 ==========================================================  =========  ==================
 
 ``result`` is ``scheduled`` / ``unschedulable`` / ``error`` for attempts ("doesn't fit"
