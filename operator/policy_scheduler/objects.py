@@ -201,8 +201,8 @@ class FrozenLabels(dict[str, str]):
             "labels are shared between pods and read-only; change a copy: dict(pod.labels)"
         )
 
-    __setitem__ = __delitem__ = _read_only  # type: ignore[assignment]
-    clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = _read_only
+    clear = pop = popitem = setdefault = update = __ior__ = _read_only
 
     def __reduce__(self) -> tuple[type[FrozenLabels], tuple[dict[str, str]]]:
         return (FrozenLabels, (dict(self),))
