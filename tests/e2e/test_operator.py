@@ -270,15 +270,21 @@ async def test_a_policy_with_thousands_of_errors_gets_its_verdict_within_the_crd
     spec = {"schedulerName": SCHEDULER, "plugins": {"multiPoint": {"enabled": unknown}}}
     await emulator.create(policy_obj("many", spec))
     async with OperatorThread(kubeconfig):
+        # Judging 2000 unknown plugins takes seconds of its own (each name is looked up).
         obj = await emulator.wait_for(
-            POLICY_API, "SchedulingPolicy", "many", None, lambda o: _accepted(o) == "False"
+            POLICY_API,
+            "SchedulingPolicy",
+            "many",
+            None,
+            lambda o: _accepted(o) == "False",
+            timeout=60,
         )
         assert obj is not None
         message = obj["status"]["conditions"][0]["message"]
         assert len(message) <= 32768
         assert "no plugin 'Nope0' is installed" in message
         assert message.endswith("more")
-        await wait_until(lambda: _policy_warning(emulator, "many", "'Nope0'"), timeout=5)
+        await wait_until(lambda: _policy_warning(emulator, "many", "'Nope0'"), timeout=10)
         [warning] = [
             e
             for e in await emulator.list("v1", "Event", "default")
