@@ -1119,11 +1119,15 @@ def main(argv: Sequence[str] | None = None, *, exit_fast: bool = False) -> int:
     if exiting:
         # The decoded input stays referenced until the process ends: nothing frees it.
         args.retained = []
+    out_of_memory = False
     try:
         code: int = args.func(args)
     except USER_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except MemoryError:
+        # Said once out of this block: by then the input it was reading is freed.
+        out_of_memory = True
     except BrokenPipeError:
         return 0
     except OSError as exc:
@@ -1137,6 +1141,13 @@ def main(argv: Sequence[str] | None = None, *, exit_fast: bool = False) -> int:
             # again and print a traceback-like complaint.
             sys.stderr.flush()
             os._exit(1)
+        return 1
+    if out_of_memory:
+        print(
+            "error: out of memory: the input needs more memory than this process may use "
+            "(ulimit -v, or the container's limit)",
+            file=sys.stderr,
+        )
         return 1
     if exiting:
         _exit_now(code)

@@ -70,7 +70,7 @@ from collections.abc import Hashable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 from .quantities import QuantityError, int_value, milli_value
 from .selectors import (
@@ -188,6 +188,32 @@ def _shared(table: dict[Hashable, _V], key: Hashable, value: _V) -> _V:
     return value
 
 
+class FrozenLabels(dict[str, str]):
+    """A label map shared between objects: read as a dict (at a dict's speed: reads are
+    dict's own), never changed. Pods of one template share one map, so a plugin writing
+    to its pod's labels would write to every twin's: every change raises TypeError.
+    Copied (``dict(labels)``), it is the copier's own."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError(
+            "labels are shared between pods and read-only; change a copy: dict(pod.labels)"
+        )
+
+    __setitem__ = __delitem__ = _read_only
+    clear = pop = popitem = setdefault = update = __ior__ = _read_only
+
+    def __reduce__(self) -> tuple[type[FrozenLabels], tuple[dict[str, str]]]:
+        return (FrozenLabels, (dict(self),))
+
+    def __copy__(self) -> FrozenLabels:
+        return self
+
+    def __deepcopy__(self, memo: object) -> FrozenLabels:
+        return self
+
+
 _RESOURCES: dict[Hashable, Resources] = {}
 _LABEL_MAPS: dict[Hashable, dict[str, str]] = {}
 _FINGERPRINTS: dict[Hashable, bytes] = {}
@@ -197,7 +223,7 @@ _ANNOTATION_MAPS: dict[Hashable, dict[str, str]] = {}
 #: The annotation kubectl apply writes: the whole object again, read by nothing here.
 LAST_APPLIED_ANNOTATION: Final = "kubectl.kubernetes.io/last-applied-configuration"
 #: Shared by every pod without annotations (callers never mutate what they get).
-EMPTY_MAP: Final[Mapping[str, str]] = {}
+EMPTY_MAP: Final[Mapping[str, str]] = FrozenLabels()
 _TUPLES: dict[Hashable, tuple[Any, ...]] = {}
 _IMAGES: dict[Hashable, Any] = {}
 _NAME_SETS: dict[Hashable, frozenset[str]] = {}
@@ -225,8 +251,12 @@ def resources(
 
 
 def shared_labels(labels: dict[str, str]) -> dict[str, str]:
-    """One dict per distinct label map (callers never mutate what they get)."""
-    return _shared(_LABEL_MAPS, tuple(labels.items()), labels)
+    """One read-only map per distinct label map (:class:`FrozenLabels`)."""
+    key = tuple(labels.items())
+    known = _LABEL_MAPS.get(key)
+    if known is not None:
+        return known
+    return _shared(_LABEL_MAPS, key, FrozenLabels(labels))
 
 
 def _plain(value: object) -> Any:

@@ -388,7 +388,7 @@ class Operator:
             self.metrics.cache(
                 len(cluster.nodes), len(cluster.pods), self.runtime.cache.assumed_count
             )
-            self.metrics.pending(self.runtime.queue.lengths())
+            self.metrics.pending(self.runtime.pending_lengths())
 
 
 def configure_logging(level: str, fmt: str) -> None:

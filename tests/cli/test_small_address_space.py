@@ -87,3 +87,33 @@ def test_stdin_is_read_whole_when_it_comes_in_pieces() -> None:
     policy = (EXAMPLES / "policies" / "gpu.yaml").read_bytes()
     done = policy_scheduler("validate", "-", stdin=policy)
     assert done.returncode == 0, done.stderr.decode()
+
+
+def test_an_input_too_big_for_the_memory_is_one_line_of_error(tmp_path: Path) -> None:
+    # 50 MB of profiles decode to more than 500 MB of objects: the command says so in
+    # one line and exits 1, no MemoryError traceback.
+    profile = {
+        "plugins": {"score": {"enabled": [{"name": "PodTopologySpread", "weight": 5}]}},
+        "pluginConfig": [
+            {
+                "name": "PodTopologySpread",
+                "args": {"defaultingType": "List", "defaultConstraints": []},
+            }
+        ],
+    }
+    profiles = [{"schedulerName": f"s{i}", **profile} for i in range(250_000)]
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": profiles,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    del profiles, config
+    assert path.stat().st_size > 50 * 1024**2
+    done = policy_scheduler("convert", str(path))
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [
+        "error: out of memory: the input needs more memory than this process may use "
+        "(ulimit -v, or the container's limit)"
+    ]

@@ -18,6 +18,7 @@ from typing import Any
 import kmock
 
 from builders import node, pod
+from e2e.emulator import EmulatorServer, validator_from_crd
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
 
@@ -255,6 +256,41 @@ async def _policy_warning(kube: KubeClient, name: str, text: str) -> bool:
         and text in e["message"]
         for e in await kube.list("v1", "Event", "default")
     )
+
+
+async def test_a_policy_with_thousands_of_errors_gets_its_verdict_within_the_crds_limits(
+    emulator: KubeClient, emulator_server: EmulatorServer, kubeconfig: Path
+) -> None:
+    # The emulator checks every policy write against the CRD's schema, as the API server
+    # does: a condition message past 32768 characters is refused (422).
+    crds = Path(__file__).resolve().parents[2] / "crds"
+    crd = crds / "schedulingpolicies.policyscheduler.io.yaml"
+    emulator_server.set_validator(validator_from_crd(crd))
+    unknown = [{"name": f"Nope{i}"} for i in range(2000)]
+    spec = {"schedulerName": SCHEDULER, "plugins": {"multiPoint": {"enabled": unknown}}}
+    await emulator.create(policy_obj("many", spec))
+    async with OperatorThread(kubeconfig):
+        # Judging 2000 unknown plugins takes seconds of its own (each name is looked up).
+        obj = await emulator.wait_for(
+            POLICY_API,
+            "SchedulingPolicy",
+            "many",
+            None,
+            lambda o: _accepted(o) == "False",
+            timeout=60,
+        )
+        assert obj is not None
+        message = obj["status"]["conditions"][0]["message"]
+        assert len(message) <= 32768
+        assert "no plugin 'Nope0' is installed" in message
+        assert message.endswith("more")
+        await wait_until(lambda: _policy_warning(emulator, "many", "'Nope0'"), timeout=10)
+        [warning] = [
+            e
+            for e in await emulator.list("v1", "Event", "default")
+            if e["involvedObject"]["name"] == "many"
+        ]
+        assert len(warning["message"]) <= 1024
 
 
 async def test_pods_of_other_schedulers_are_untouched(

@@ -4,7 +4,10 @@ anew, and a malformed pod after a valid twin is refused exactly as on its own.""
 
 from __future__ import annotations
 
+import copy
 import itertools
+import json
+import pickle
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -287,3 +290,31 @@ def test_a_yaml_pod_with_a_date_still_parses() -> None:
     assert first.request.milli_cpu == 260
     assert [h.port for h in second.host_ports] == [8080]
     assert second.tolerations[0].value == "2024-01-01"
+
+
+@pytest.mark.parametrize("labels", [{"app": "web"}, {}], ids=["labelled", "no-labels"])
+def test_a_pods_labels_cannot_be_changed_through_it_so_no_twin_changes(
+    labels: dict[str, str],
+) -> None:
+    # Label maps are shared between pods (and every label-less object shares one): a
+    # plugin writing to its pod's labels would write to every twin's. It is refused.
+    first = parse_pod(pod("first", labels=dict(labels)))
+    second = parse_pod(pod("second", labels=dict(labels)))
+    with pytest.raises(TypeError, match="read-only"):
+        first.labels["app"] = "changed"  # type: ignore[index]
+    for change in (
+        lambda m: m.update(app="changed"),
+        lambda m: m.setdefault("extra", "x"),
+        lambda m: m.pop("app", None),
+        lambda m: m.clear(),
+        lambda m: m.popitem(),
+    ):
+        with pytest.raises(TypeError, match="read-only"):
+            change(first.labels)
+    assert dict(second.labels) == labels == dict(first.labels)
+    # A copy is the plugin's own, and reads as before.
+    own = dict(first.labels) | {"app": "changed"}
+    assert own["app"] == "changed" and dict(second.labels) == labels
+    assert copy.deepcopy(first.labels) == labels
+    assert pickle.loads(pickle.dumps(first.labels)) == labels
+    assert json.loads(json.dumps(first.labels)) == labels

@@ -13,11 +13,14 @@ effect without a restart. Each test runs the operator once and walks through its
 from __future__ import annotations
 
 import re
+import socket
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import policy_scheduler_testplugins as testplugins
 import pytest
 import yaml
@@ -360,3 +363,56 @@ async def test_a_plugin_installed_while_the_operator_runs_is_loaded(
         await emulator.create(our_pod("p", requests={"cpu": "100m"}), namespace)
         assert await bound_node(emulator, namespace, "p") == "wanted"
     sys.modules.pop("policy_scheduler_latecomer", None)
+
+
+async def test_a_slow_filter_costs_its_own_policys_pods_and_health_still_answers(
+    emulator: KubeClient, namespace: str, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Filter taking 0.5 s a node, for real, on the operator's loop: 2 s a cycle on four
+    # nodes. The other policy's pods, queued behind three of the slow policy's, are bound
+    # after one slow cycle, not three (the slow policy's pods wait meanwhile, with a
+    # Warning); /healthz answers within 1 s all along.
+    def slow_filter(self: Any, state: Any, pod: Any, node: Any) -> None:
+        time.sleep(0.5)  # the plugin's own synchronous work
+
+    monkeypatch.setattr(testplugins.Raiser, "filter", slow_filter)
+    for i in range(4):
+        await emulator.create(node(f"n{i}", cpu="8"))
+    slow = multi_point("TestRaiser")
+    slow["schedulerName"] = "slow-scheduler"
+    await emulator.create(policy_obj("slow", slow))
+    await emulator.create(policy_obj("fast", {"schedulerName": SCHEDULER}))
+    for i in range(3):
+        await emulator.create(
+            # Labels of their own: no pod reuses another's Filter answers (equivalence);
+            # a higher priority: first in the queue.
+            our_pod(
+                f"slow-{i}",
+                requests={"cpu": "100m"},
+                labels={"replica": str(i)},
+                scheduler_name="slow-scheduler",
+                priority=10,
+            ),
+            namespace,
+        )
+    for i in range(3):
+        await emulator.create(our_pod(f"fast-{i}", requests={"cpu": "100m"}), namespace)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        health = int(sock.getsockname()[1])
+    async with OperatorThread(kubeconfig, health_port=health):
+        timeout = aiohttp.ClientTimeout(total=1.0)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+
+            async def all_bound() -> bool:
+                async with session.get(f"http://127.0.0.1:{health}/healthz") as response:
+                    assert response.status == 200  # within 1 s, while cycles hold the loop
+                return len({b.pod for b in emulator.bindings if b.status == 201}) == 6
+
+            await wait_until(all_bound, timeout=30, interval=0.2, message="every pod bound")
+        bound_at = {b.pod: b.time for b in emulator.bindings if b.status == 201}
+        # The fast pods were bound after one slow cycle; the slow policy's next cycles
+        # (2 s each) came after them.
+        assert max(bound_at[f"fast-{i}"] for i in range(3)) < bound_at["slow-1"] - 1.0
+        message = await event_message(emulator, namespace, "slow-0", "SlowSchedulingCycle")
+        assert message.startswith("the scheduling cycle of policy slow took 2.")

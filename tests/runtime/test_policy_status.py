@@ -172,7 +172,7 @@ async def test_pending_pods_counts_only_the_pods_this_scheduler_serves(
         if family.name == "scheduler_pending_pods"
         for s in family.samples
     }
-    assert pending == {"active": 0, "backoff": 0, "unschedulable": 1}
+    assert pending == {"active": 0, "backoff": 0, "unschedulable": 1, "waitingOnPermit": 0}
 
 
 async def test_the_accepted_message_warns_of_a_left_out_safeguard(
@@ -189,3 +189,28 @@ async def test_the_accepted_message_warns_of_a_left_out_safeguard(
         "leaves out PodToleratesNodeTaints, MatchInterPodAffinity, EvenPodsSpread"
         in (condition["message"])
     )
+
+
+async def test_a_policy_with_thousands_of_errors_still_gets_its_verdict_in_bounds(
+    api: FakeApi, runtime: SchedulerRuntime
+) -> None:
+    # 2000 unknown plugins: 280 000 characters of errors, past the CRD's 32768 (the API
+    # refused every status write) and the events' 1024.
+    many = scheduling_policy(
+        plugins={"multiPoint": {"enabled": [{"name": f"Nope{i}"} for i in range(2000)]}}
+    )
+    many["metadata"]["generation"] = 2
+    runtime.handle("MODIFIED", many)
+    await runtime.drain()
+    [condition] = (await status(runtime, api))["conditions"]
+    assert (condition["status"], condition["reason"]) == ("False", "PluginNotFound")
+    limit = status_schema()["properties"]["conditions"]["items"]["properties"]["message"]
+    assert len(condition["message"]) <= limit["maxLength"]
+    lines = condition["message"].split("\n")
+    assert "no plugin 'Nope0' is installed" in lines[0]
+    assert lines[-1] == f"... and {2000 - (len(lines) - 1)} more"
+    await runtime.reporter.flush()
+    [warning] = [e for e in api.events if e["type"] == "Warning"]
+    assert len(warning["message"]) <= 1024
+    assert "no plugin 'Nope0' is installed" in warning["message"]
+    assert warning["message"].endswith("more")

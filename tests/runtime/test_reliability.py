@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import socket
+import threading
+import time
+import urllib.request
 from typing import Any
 
 import pytest
@@ -306,3 +310,42 @@ async def test_an_error_in_a_binding_cycle_undoes_and_retries(
     await attempt(runtime)
     assert not runtime.cache.is_placed(uid(web))
     assert runtime.queue.where(uid(web)) == "backoff"
+
+
+@pytest.mark.looptime(False)  # the loop is held for real: a synchronous plugin's time
+async def test_health_answers_while_a_scheduling_cycle_holds_the_loop() -> None:
+    # A slow synchronous plugin holds the operator's loop for seconds; /healthz is served
+    # from its own thread and answers meanwhile (kube-scheduler's is its own goroutine).
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    health = Health()
+    stop = await health.serve("127.0.0.1", port)
+    holding = threading.Event()
+    answers: list[int] = []
+    answered = threading.Event()
+
+    def probe() -> None:
+        holding.wait(10)
+        url = f"http://127.0.0.1:{port}/healthz"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                answers.append(response.status)
+        except OSError as exc:
+            answers.append(-1)
+            raise AssertionError(f"no answer while the loop was held: {exc}") from exc
+        finally:
+            answered.set()
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        holding.set()
+        held_until = time.monotonic() + 5
+        # The "plugin": busy on the loop's thread until the probe was answered (or 5 s).
+        while not answered.is_set() and time.monotonic() < held_until:
+            time.sleep(0.01)
+        assert answers == [200]
+    finally:
+        prober.join(10)
+        await stop()

@@ -435,3 +435,30 @@ async def test_a_create_whose_answer_was_lost_is_not_duplicated(
     names = {body["metadata"]["name"] for _, body in api.of("create_event")}
     assert len(names) == 1  # the same event, sent again
     assert [p["count"] for p in api.event_patches] == [2]
+
+
+# -- bounded messages ------------------------------------------------------------------------
+
+
+async def test_a_long_message_is_bounded_in_the_event_and_in_the_condition(
+    api: FakeApi, reporter: Reporter, web: Pod
+) -> None:
+    # 5000 lines of 20 characters: the event keeps the first lines within 1024, the
+    # condition within 32768, each saying how many lines it left out.
+    lines = [f"problem number {i:05d}" for i in range(5000)]
+    await reporter.unschedulable(web, "\n".join(lines), COMPONENT)
+    await reporter.flush()
+    [event] = api.events
+    [condition] = api.conditions
+    for message, limit in ((event["message"], 1024), (condition["message"], 32768)):
+        assert len(message) <= limit
+        kept = message.split("\n")[:-1]
+        assert kept == lines[: len(kept)]
+        assert message.endswith(f"\n... and {5000 - len(kept)} more")
+        assert len(message) > limit - 40  # as many lines as fit
+
+
+def test_one_line_too_long_alone_is_cut_and_a_short_message_is_left_alone() -> None:
+    assert reporting.bounded_message("short", 10) == "short"
+    cut = reporting.bounded_message("x" * 100, 50)
+    assert len(cut) <= 50 and cut.endswith("x ...")

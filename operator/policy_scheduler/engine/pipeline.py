@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -609,6 +610,15 @@ class PermitOutcome:
     waits: dict[str, float] = field(default_factory=dict)
 
 
+def _wait_seconds(timeout: object) -> float | None:
+    """Permit's Wait in seconds (none: 0, negative: 0); None when it is not a number."""
+    if timeout is None:
+        return 0.0
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or math.isnan(timeout):
+        return None
+    return max(0.0, float(timeout))
+
+
 def run_permit(pipeline: Pipeline, state: CycleState, pod: Pod, node: str) -> PermitOutcome:
     waits: dict[str, float] = {}
     for entry in pipeline.permit:
@@ -622,8 +632,11 @@ def run_permit(pipeline: Pipeline, state: CycleState, pod: Pod, node: str) -> Pe
         if status.is_rejected:
             return PermitOutcome(status)
         if status.code is Code.WAIT:
-            timeout = status.timeout if status.timeout is not None else 0.0
-            waits[entry.name] = max(0.0, timeout)
+            timeout = _wait_seconds(status.timeout)
+            if timeout is None:  # Status.wait("soon"): the plugin's bug, this pod's Error
+                why = f"Status.wait({status.timeout!r}): the timeout must be a number of seconds"
+                return PermitOutcome(_as_error(PERMIT, Status.error(why).with_plugin(entry.name)))
+            waits[entry.name] = timeout
             continue
         return PermitOutcome(_as_error(PERMIT, status))
     return PermitOutcome(None, waits)

@@ -16,13 +16,22 @@ answers 503 (with the reasons, as JSON) as soon as one of them is not:
   restart the process, so ``/healthz`` stays 200 meanwhile).
 
 Everything else (a standby replica, an empty queue) is healthy and ready.
+
+The endpoints are served from a thread of their own, with its own event loop
+(:meth:`Health.serve`), as kube-scheduler answers health on its own goroutine: a
+scheduling cycle that holds the operator's loop (a slow synchronous plugin: a Filter
+taking 1 s a node) does not make ``/healthz`` time out. What they answer is read from
+the loop's state (plain attributes and finished tasks, read only): an attempt running
+past ``stuck_after`` is still reported, by the clock, while it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -124,5 +133,35 @@ class Health:
         )
 
     async def serve(self, host: str, port: int) -> Callable[[], Awaitable[None]]:
-        """Serve ``/healthz`` and ``/readyz`` on host:port; returns what stops them."""
-        return await serve_get({"/healthz": self._handle, "/readyz": self._handle}, host, port)
+        """Serve ``/healthz`` and ``/readyz`` on host:port, from a thread of their own
+        with its own event loop (see the module doc); returns what stops them."""
+        started: concurrent.futures.Future[Callable[[], Awaitable[None]]] = (
+            concurrent.futures.Future()
+        )
+        loop = asyncio.new_event_loop()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                routes = {"/healthz": self._handle, "/readyz": self._handle}
+                stop = loop.run_until_complete(serve_get(routes, host, port))
+            except BaseException as exc:
+                started.set_exception(exc)
+                loop.close()
+                return
+            started.set_result(stop)
+            try:
+                loop.run_forever()
+                loop.run_until_complete(stop())
+            finally:
+                loop.close()
+
+        thread = threading.Thread(target=run, name="health-server", daemon=True)
+        thread.start()
+        await asyncio.wrap_future(started)
+
+        async def stop() -> None:
+            loop.call_soon_threadsafe(loop.stop)
+            await asyncio.to_thread(thread.join, 5.0)
+
+        return stop

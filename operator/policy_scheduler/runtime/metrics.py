@@ -29,6 +29,7 @@ scheduler_plugin_execution_duration_seconds                 histogram  plugin, p
 scheduler_permit_wait_duration_seconds                      histogram  result
 scheduler_plugin_exceptions_total                           counter    plugin, point
 scheduler_events_dropped_total                              counter
+scheduler_slow_cycles_total                                 counter    policy
 ==========================================================  =========  ==================
 
 ``result`` is ``scheduled`` / ``unschedulable`` / ``error`` for attempts ("doesn't fit"
@@ -76,6 +77,8 @@ from .serving import serve_get
 ATTEMPT_RESULTS = ("scheduled", "unschedulable", "error")
 BINDING_RESULTS = ("success", "conflict", "error")
 QUEUES = ("active", "backoff", "unschedulable")
+#: The gauge's label for pods held at Permit (assumed on their node, not yet bound).
+WAITING_ON_PERMIT = "waitingOnPermit"
 EXTENDER_VERBS = ("filter", "prioritize", "bind", "preempt")
 EXTENDER_RESULTS = ("success", "error")
 #: A shadow attempt's result as ``state/shadows.py`` names it -> the metric's label.
@@ -134,7 +137,7 @@ class Metrics:
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in "
             "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means "
-            "number of pods in unschedulableQ.",
+            "number of pods in unschedulableQ; 'waitingOnPermit' the pods held at Permit.",
             ["queue"],
             registry=r,
         )
@@ -249,6 +252,13 @@ class Metrics:
             buckets=DURATION_BUCKETS,
             registry=r,
         )
+        self._slow_cycles = Counter(
+            "scheduler_slow_cycles_total",
+            "Scheduling cycles of a policy that held the scheduling loop longer than the "
+            "slow-cycle budget; that policy's pods were held back after each.",
+            ["policy"],
+            registry=r,
+        )
         r.register(_PluginExceptions())
 
     def plugin(self, point: str, plugin: str, status: str, seconds: float) -> None:
@@ -259,6 +269,10 @@ class Metrics:
         """A pod held at Permit was ``allowed`` or ``rejected`` (timeouts included)."""
         _check(result, PERMIT_RESULTS, "result")
         self._child(self._permit_wait, result).observe(seconds)
+
+    def slow_cycle(self, policy: str) -> None:
+        """A cycle of ``policy`` ran past the slow-cycle budget."""
+        self._child(self._slow_cycles, policy).inc()
 
     def _child(self, metric: MetricWrapperBase, *values: str) -> Any:
         """``metric.labels(*values)``, looked up once: prometheus-client checks and locks
@@ -281,16 +295,17 @@ class Metrics:
         self._child(self._e2e_duration, result, profile).observe(seconds)
 
     def pending(self, lengths: Mapping[str, int]) -> None:
-        """Queue lengths, as ``SchedulingQueue.lengths()`` returns them: only the pods
-        this scheduler serves (active, backoff, unschedulable).
+        """Queue lengths, as ``SchedulerRuntime.pending_lengths()`` returns them: only
+        the pods this scheduler serves (active, backoff, unschedulable), and the pods
+        held at Permit (``waitingOnPermit``).
 
         The queue's ``waiting`` part, pods whose schedulerName no policy serves (every
         pending pod of another scheduler), is not exported: kube-scheduler counts only
         its own profiles' pods, and a dashboard summing the gauge would count other
         schedulers' pods as ours. The three queues are always set (a missing one is 0),
-        so an emptied queue does not keep its last value.
+        so an emptied queue does not keep its last value; ``waitingOnPermit`` likewise.
         """
-        for queue in QUEUES:
+        for queue in (*QUEUES, WAITING_ON_PERMIT):
             self._child(self._pending, queue).set(lengths.get(queue, 0))
 
     def phases(self, filter_s: float, score_s: float) -> None:

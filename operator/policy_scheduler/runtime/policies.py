@@ -22,7 +22,9 @@ back as watch events; comparing first stops the loop). A verdict is written at o
 counts are rewritten by the refresher, every ``interval`` (15 s), except a shadow's,
 which changes with every pod it compares: :meth:`PolicyStatusWriter.touch` marks it and
 the refresher writes it at most once per :data:`SHADOW_STATUS_INTERVAL` (5 s). A
-rejection also gets a Warning event on the policy, once per generation.
+rejection also gets a Warning event on the policy, once per generation. Both messages
+are bounded (``reporting.bounded_message``): a policy with thousands of errors shows the
+first ones and ``... and N more``, within the CRD's 32768 characters (the event's 1024).
 
 Every replica writes verdicts (they judge the same objects the same way), but only the
 leader decides: a standby keeps the counts the leader wrote instead of writing its own
@@ -45,7 +47,13 @@ from ..state.policies import CONFLICT, Verdict
 from ..state.shadows import ShadowRunner, ShadowWindow
 from ..state.world import World
 from .kubeapi import Api
-from .reporting import CLUSTER_EVENTS_NAMESPACE, Reporter, now_rfc3339
+from .reporting import (
+    CLUSTER_EVENTS_NAMESPACE,
+    CONDITION_MESSAGE_LIMIT,
+    Reporter,
+    bounded_message,
+    now_rfc3339,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +95,7 @@ def build_policy_status(
         "type": "Accepted",
         "status": "True" if verdict.accepted else "False",
         "reason": verdict.reason,
-        "message": verdict.message,
+        "message": bounded_message(verdict.message, CONDITION_MESSAGE_LIMIT),
         "observedGeneration": verdict.generation,
         "lastTransitionTime": now,
     }

@@ -37,7 +37,14 @@ event about an object forgotten meanwhile simply starts a new one.
 
 The ``PodScheduled=False`` condition is written with a strategic merge patch keyed by
 condition type, so retries update the one condition instead of adding another, and
-only when its message changes. Event names are made here (the object's name and a
+only when its message changes. Every message written to the API goes through
+:func:`bounded_message` (here, in :meth:`Reporter._record` and
+:meth:`Reporter.pod_condition`, and in ``policies.py`` for the policy's condition): an
+event's at most ``EVENT_MESSAGE_LIMIT`` characters (kube-scheduler's
+``truncateMessage``: the API's note length limit), a condition's at most
+``CONDITION_MESSAGE_LIMIT`` (metav1.Condition's, the CRD's ``maxLength``); a longer
+one keeps its first lines (one error a line) and says ``and N more``, so that a policy
+with 2000 errors still gets its verdict written. Event names are made here (the object's name and a
 unique suffix), so that a create whose answer was lost and is sent again gets 409, an
 answer that it exists, not a second event.
 """
@@ -70,6 +77,10 @@ VOLUME_BINDING_FAILED = "VolumeBindingFailed"
 #: Events waiting to be written at most (client-go's event broadcaster queues 1000);
 #: beyond it the oldest is dropped, and counted.
 MAX_QUEUED_EVENTS = 1000
+#: An event's message at most (kube-scheduler truncates to the API's NoteLengthLimit).
+EVENT_MESSAGE_LIMIT = 1024
+#: A condition's message at most (metav1.Condition's maxLength; the CRD says the same).
+CONDITION_MESSAGE_LIMIT = 32768
 #: Writes in flight at once (the report lane's concurrency, ``--report-concurrency``).
 DEFAULT_WORKERS = 8
 
@@ -85,6 +96,29 @@ def now_rfc3339(moment: datetime | None = None) -> str:
 
 
 _now: list[int | str] = [0, ""]
+
+
+def bounded_message(message: str, limit: int) -> str:
+    """``message`` if it has at most ``limit`` characters; else its first lines (one
+    error a line) that fit, then ``... and N more`` (the lines left out); a first line
+    too long alone is cut and ends with ``...``."""
+    if len(message) <= limit:
+        return message
+    lines = message.split("\n")
+    # Room for the longest tail it could need.
+    room = limit - len(f"\n... and {len(lines)} more")
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        needed = len(line) + (1 if kept else 0)
+        if used + needed > room:
+            break
+        kept.append(line)
+        used += needed
+    if not kept:
+        kept.append(lines[0][: max(room - 4, 0)] + " ...")
+    left = len(lines) - len(kept)
+    return "\n".join(kept) + (f"\n... and {left} more" if left else "")
 
 
 def build_unschedulable_condition(
@@ -302,6 +336,7 @@ class Reporter:
         component: str,
     ) -> None:
         uid = str(involved.get("uid") or involved.get("name"))
+        message = bounded_message(message, EVENT_MESSAGE_LIMIT)
         now = self.clock()
         reported = self._about(uid)
         similar = reported.similar.setdefault(reason, [])
@@ -311,7 +346,7 @@ class Reporter:
             similar.append(now)
             # client-go's EventAggregator: the 10th distinct message is already combined.
             if len(similar) >= MAX_SIMILAR:
-                message = COMBINED_PREFIX + message
+                message = bounded_message(COMBINED_PREFIX + message, EVENT_MESSAGE_LIMIT)
                 key = (event_type, reason, COMBINED_PREFIX, component)
         stamp = now_rfc3339(self.wall())
         sent = reported.sent.get(key)
@@ -480,6 +515,7 @@ class Reporter:
     async def pod_condition(self, pod: Pod, message: str, *, reason: str) -> None:
         """Have PodScheduled=False with ``reason`` and ``message`` written (queued, and
         replacing any not yet written for the pod: only the latest matters)."""
+        message = bounded_message(message, CONDITION_MESSAGE_LIMIT)
         condition = build_unschedulable_condition(
             message, now=now_rfc3339(self.wall()), reason=reason
         )

@@ -40,6 +40,15 @@ policy book and the plugins' handle) and is driven from two sides:
   against the cluster as it has become. A hung extender delays the pods of its own
   policy only; pods of other policies, or that no extender cares about, never wait.
 
+  **Slow cycles**: a cycle runs on the event loop, and its synchronous plugins' calls
+  hold it (a Filter taking 1 s a node holds it 1 s per node). Each cycle of the loop is
+  timed; one longer than ``slow_cycle_seconds`` (1 s) holds its policy's pods back (in
+  backoff, the attempt not counted) for as long as it took, while another policy's pod
+  is ready to be decided (alone, it goes on at once), with a Warning
+  ``SlowSchedulingCycle`` event on the pod and ``scheduler_slow_cycles_total{policy}``:
+  other policies' pods are decided in between, so such a policy takes at most about
+  half of the loop, and costs its own pods first.
+
   A binding refused for sure unreserves (every Reserve plugin's Unreserve, in reverse
   order), forgets the assumption and sends the pod back to the queue with backoff, and
   the room it held wakes the pods unschedulable for want of it (as an assigned pod's
@@ -115,6 +124,10 @@ GANG_BIND_TRIES = 6
 SCHEDULER_ERROR_REASON = "SchedulerError"
 #: The Normal event of a pod a Permit plugin holds.
 WAITING_ON_PERMIT = "WaitingOnPermit"
+#: The Warning event on a pod whose policy's cycle ran past the slow-cycle budget.
+SLOW_CYCLE = "SlowSchedulingCycle"
+#: A scheduling cycle longer than this (seconds) holds its policy's pods back.
+SLOW_CYCLE_SECONDS = 1.0
 #: One attempt in this many is timed per predicate, priority and plugin (kube-scheduler
 #: samples its plugin metrics the same way: pluginMetricsSamplePercent = 10).
 PLUGIN_METRICS_SAMPLE = 10
@@ -178,6 +191,9 @@ class MetricsSink(Protocol):
         return None
 
     def permit_wait(self, result: str, seconds: float) -> None:
+        return None
+
+    def slow_cycle(self, policy: str) -> None:
         return None
 
 
@@ -293,8 +309,10 @@ class SchedulerRuntime:
         volume_binding_timeout: float = DEFAULT_TIMEOUT,
         extender_concurrency: int = EXTENDER_CONCURRENCY,
         allow_default_scheduler: bool = True,
+        slow_cycle_seconds: float = SLOW_CYCLE_SECONDS,
     ) -> None:
         self.api = api
+        self.slow_cycle_seconds = slow_cycle_seconds
         self.health = health or Health(clock=clock)
         #: How policies' extenders are reached; None: they are not called.
         self.extenders = extenders
@@ -361,6 +379,8 @@ class SchedulerRuntime:
         self._clearing: set[str] = set()
         #: The first LIST went through (events of type None now mean a re-list).
         self.primed = False
+        #: Policy -> until when its pods are held back (its last cycle was slow).
+        self._slow_until: dict[str, float] = {}
         #: Called when a watch started over with a LIST (deletions may have been missed).
         self.on_relist: Callable[[], None] | None = None
         self.volume_binder = VolumeBinder(
@@ -481,7 +501,12 @@ class SchedulerRuntime:
                     self._lane_tasks.add(task)
                     task.add_done_callback(self._lane_tasks.discard)
                     continue
+                if policy is not None and self._held_back(queued, policy.name):
+                    continue
+                started = self.clock()
                 await self._attempt(queued)
+                if policy is not None:
+                    self._timed_cycle(queued.pod, policy.name, self.clock() - started)
         finally:
             # Cycles beside the loop stop too (their pods back in the queue), before
             # anything is let go: none of them assumes or holds a pod afterwards.
@@ -496,6 +521,53 @@ class SchedulerRuntime:
             for waiting in list(self.world.handle.waiting):
                 waiting.reject("", "the scheduler stopped leading")
             await self.drain()
+
+    def _held_back(self, queued: QueuedPod, policy: str) -> bool:
+        """Whether the popped pod waits: its policy's last cycle was slow, the wait it
+        earned is not over, and another policy's pod is ready to be decided meanwhile
+        (it goes back to backoff until then; alone, it is decided at once)."""
+        until = self._slow_until.get(policy)
+        if until is None:
+            return False
+        if self.clock() >= until:
+            del self._slow_until[policy]
+            return False
+        if not self.queue.others_ready(queued.pod.scheduler_name):
+            return False
+        self.queue.hold(queued, until)
+        return True
+
+    def _timed_cycle(self, pod: Pod, policy: str, seconds: float) -> None:
+        """A cycle past ``slow_cycle_seconds`` holds its policy's pods back as long as it
+        took, so that other policies' pods are decided in between: a policy whose plugins
+        make its cycles slow costs its own pods first (at most half the loop)."""
+        if seconds <= self.slow_cycle_seconds:
+            return
+        self._slow_until[policy] = self.clock() + seconds
+        self.metrics.slow_cycle(policy)
+        logger.warning(
+            "a scheduling cycle of policy %s took %.1f s (%s); its pods wait %.1f s",
+            policy,
+            seconds,
+            pod.key,
+            seconds,
+        )
+        message = (
+            f"the scheduling cycle of policy {policy} took {seconds:.1f}s, more than "
+            f"{self.slow_cycle_seconds:g}s (a slow plugin?): its pods wait up to "
+            f"{seconds:.1f}s while other policies' pods are decided"
+        )
+        self._report(
+            self.reporter.event(
+                namespace=pod.namespace,
+                involved=pod_reference(pod),
+                event_type="Warning",
+                reason=SLOW_CYCLE,
+                message=message,
+                action="Scheduling",
+                component=pod.scheduler_name,
+            )
+        )
 
     def _in_a_lane(self, policy: CompiledPolicy, pod: Pod) -> bool:
         """Whether an extender of the policy may be asked during this pod's cycle (then
@@ -559,10 +631,11 @@ class SchedulerRuntime:
                 # A bug must not lose this pod, nor the gang's members acted on after it.
                 logger.exception("scheduling %s failed", attempt.pod_key)
                 self._undo(attempt.queued, attempt)
-        self.metrics.pending(self._pending())
+        self.metrics.pending(self.pending_lengths())
         return attempts[0].decision
 
-    def _pending(self) -> dict[str, int]:
+    def pending_lengths(self) -> dict[str, int]:
+        """The queue's lengths and the pods held at Permit (``scheduler_pending_pods``)."""
         lengths = dict(self.queue.lengths())
         lengths["waitingOnPermit"] = len(self.world.handle.waiting)
         return lengths
@@ -794,6 +867,10 @@ class SchedulerRuntime:
                 if not self.cache.was_deleted(pod.uid):
                     self._rejected(queued, allowed, profile, 0.0)
                 self._room_freed(pod, forgot)
+                return
+            if node not in self.cache.cluster.nodes:  # deleted while the pod waited
+                message = f'node "{node}" was deleted while the pod waited at Permit'
+                self._bind_failed(queued, state, policy, node, message)
                 return
         if not self.is_leader():
             # Lost leadership after deciding: another replica will decide again.

@@ -187,6 +187,14 @@ class SchedulingQueue:
             if scheduler_name is None or q.pod.scheduler_name == scheduler_name
         ]
 
+    def others_ready(self, scheduler_name: str) -> bool:
+        """Whether a pod of another schedulerName is ready to be decided now (active)."""
+        parked = (self._backoff, self._unschedulable, self._waiting, self._gated)
+        return any(
+            q.pod.scheduler_name != scheduler_name and not any(uid in part for part in parked)
+            for uid, q in self._pods.items()
+        )
+
     def pending(self) -> Iterator[Pod]:
         """Every pending pod the queue knows: those being scheduled first (a gang's
         members, while it is planned), then the queued ones (any part)."""
@@ -413,6 +421,17 @@ class SchedulingQueue:
             return  # deleted while being scheduled, or already back (re-added)
         self._pods[uid] = queued
         self._push_active(queued)
+
+    def hold(self, queued: QueuedPod, until: float) -> None:
+        """The popped pod is not decided now (its policy's cycles are slow, see
+        ``runtime/scheduling.py``): back off until ``until``, the attempt not counted."""
+        uid = queued.pod.uid
+        if self._in_flight.pop(uid, None) is None or uid in self._pods:
+            return  # deleted while being scheduled, or already back (re-added)
+        queued.attempts = max(0, queued.attempts - 1)
+        self._pods[uid] = queued
+        self._back_off(uid, until)
+        self._wake.set()
 
     def park(self, queued: QueuedPod) -> None:
         """The popped pod's policy is gone: it waits in WAITING for another."""

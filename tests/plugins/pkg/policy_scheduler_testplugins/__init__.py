@@ -5,7 +5,9 @@ by the scheduler through their entry points; written against the public API only
 each does to a pod is chosen by the pod's labels, so that one policy serves every case:
 
 * ``TestGate`` (Reserve, Permit), label ``test-gate``: ``wait`` (for ``timeoutSeconds``,
-  or the label ``test-gate-timeout``), ``release`` (allow every waiting pod, then pass),
+  or the label ``test-gate-timeout``; one that is not a number is passed on as it is,
+  as a buggy plugin would: ``Status.wait("soon")``), ``release`` (allow every waiting
+  pod, then pass),
   ``reject-waiting`` (reject every waiting pod, then pass), ``deny`` (refused at once);
   no label: passes. Reserve and Unreserve are recorded in :data:`CALLS`.
 * ``TestPreBind`` (PreBind, deadline 1 s), label ``test-prebind``: ``fail`` (an Error
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -96,7 +98,11 @@ class Gate(PermitPlugin, ReservePlugin):
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         action = pod.labels.get(GATE_LABEL, "")
         if action == "wait":
-            timeout = float(pod.labels.get(GATE_TIMEOUT_LABEL, self.args.timeoutSeconds))
+            raw = pod.labels.get(GATE_TIMEOUT_LABEL)
+            try:
+                timeout: Any = self.args.timeoutSeconds if raw is None else float(raw)
+            except ValueError:
+                timeout = raw  # a buggy plugin's wait: Status.wait("soon")
             return Status.wait(timeout)
         if action == "release":
             for waiting in self.handle.waiting_pods():
