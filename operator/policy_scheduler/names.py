@@ -408,6 +408,11 @@ def installed_plugin_names(*, max_age: float | None = None) -> frozenset[str]:
     return _installed
 
 
+def installed_names_read_at() -> float:
+    """When :func:`installed_plugin_names` last read the metadata (monotonic seconds)."""
+    return _installed_at
+
+
 def is_plugin_name(name: str) -> bool:
     """A built-in plugin's name, or one an installed package registers."""
     return (

@@ -115,12 +115,25 @@ def intree_class(name: str) -> type[Plugin] | None:
     return found
 
 
+#: (when :func:`names.installed_plugin_names` last read the metadata, what was found):
+#: the entry points are read again only when the names are (a policy naming thousands of
+#: plugins looks each up; reading the metadata costs milliseconds every time).
+_entry_points_cache: tuple[float, dict[str, EntryPoint]] | None = None
+
+
 def installed_entry_points() -> dict[str, EntryPoint]:
-    """The group's entry points by name (metadata only: nothing is imported)."""
+    """The group's entry points by name (metadata only: nothing is imported), read
+    again whenever :func:`names.installed_plugin_names` reads the installed names."""
+    global _entry_points_cache
+    names.installed_plugin_names()
+    read_at = names.installed_names_read_at()
+    if _entry_points_cache is not None and _entry_points_cache[0] == read_at:
+        return dict(_entry_points_cache[1])
     found: dict[str, EntryPoint] = {}
     for entry in entry_points(group=names.PLUGIN_ENTRY_POINT_GROUP):
         found.setdefault(entry.name, entry)
-    return found
+    _entry_points_cache = (read_at, found)
+    return dict(found)
 
 
 #: How long loading an installed plugin (its package's import) may take, in seconds
@@ -231,23 +244,40 @@ _loads: dict[tuple[str, str], _Load] = {}
 _loads_lock = threading.Lock()
 
 
-def _entry(name: str) -> EntryPoint | None:
-    """The installed entry point called ``name``, metadata read again once if missing
-    (a package installed since)."""
+#: How often an unknown name may have the installed packages read again (each read is
+#: some 10-20 ms: a policy naming 2000 unknown plugins must not cost 2000 of them).
+REFRESH_INTERVAL: Final = 1.0
+_last_refresh = float("-inf")
+
+
+def _refresh_installed(*, force: bool = False) -> None:
+    """The installed packages read again (a package installed since), at most once per
+    :data:`REFRESH_INTERVAL` unless ``force``."""
+    global _last_refresh
+    now = time.monotonic()
+    if not force and now - _last_refresh < REFRESH_INTERVAL:
+        return
+    _last_refresh = now
+    refresh_import_paths()
+    names.installed_plugin_names(max_age=0)
+
+
+def _entry(name: str, *, refresh: bool = True) -> EntryPoint | None:
+    """The installed entry point called ``name``; when missing and ``refresh``, the
+    installed packages are read again (rate-limited) and it is looked up once more."""
     entry = installed_entry_points().get(name)
-    if entry is None:
-        refresh_import_paths()
-        names.installed_plugin_names(max_age=0)
+    if entry is None and refresh:
+        _refresh_installed()
         entry = installed_entry_points().get(name)
     return entry
 
 
-def begin_load(name: str) -> _Load | None:
+def begin_load(name: str, *, refresh: bool = True) -> _Load | None:
     """The load of the installed plugin ``name``, begun now unless under way or done;
     None for a built-in or unknown name."""
     if name in BUILTIN_PLUGINS or name in INTREE_CLASSES:
         return None
-    entry = _entry(name)
+    entry = _entry(name, refresh=refresh)
     if entry is None:
         return None
     key = (name, entry.value)
@@ -264,7 +294,11 @@ def begin_load(name: str) -> _Load | None:
 async def load_named(plugin_names: Iterable[str]) -> None:
     """Begin loading each installed plugin of ``plugin_names`` and wait, without holding
     the event loop, until each has loaded or its deadline has passed."""
-    loads = [load for name in set(plugin_names) if (load := begin_load(name)) is not None]
+    wanted = {n for n in set(plugin_names) if n not in BUILTIN_PLUGINS and n not in INTREE_CLASSES}
+    installed = installed_entry_points()
+    if any(name not in installed for name in wanted):
+        _refresh_installed(force=True)  # once for all of them: a package installed since
+    loads = [load for name in wanted if (load := begin_load(name, refresh=False)) is not None]
     for load in loads:
         while not load.done.is_set() and load.remaining() > 0:
             await asyncio.sleep(min(0.05, load.remaining()))
