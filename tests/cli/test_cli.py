@@ -649,12 +649,20 @@ def test_allow_default_scheduler_from_the_flag_and_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from policy_scheduler.cli import build_parser, options_from_args
-    from policy_scheduler.kopf_entry import options_from_environment
 
     parser = build_parser()
     assert options_from_args(parser.parse_args(["run"])).allow_default_scheduler is False
     allowed = parser.parse_args(["run", "--allow-default-scheduler"])
     assert options_from_args(allowed).allow_default_scheduler is True
-    assert options_from_environment().allow_default_scheduler is False
-    monkeypatch.setenv("POLICY_SCHEDULER_ALLOW_DEFAULT_SCHEDULER", "true")
-    assert options_from_environment().allow_default_scheduler is True
+    # kopf_entry in a process of its own: importing it registers its startup handler on
+    # the shared Kopf registry, which every later operator of this process would run.
+    probe = (
+        "from policy_scheduler.kopf_entry import options_from_environment as o; "
+        "print(o().allow_default_scheduler)"
+    )
+    for value, expected in (("", "False"), ("true", "True")):
+        monkeypatch.setenv("POLICY_SCHEDULER_ALLOW_DEFAULT_SCHEDULER", value)
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+        )
+        assert done.stdout.strip() == expected, done.stderr

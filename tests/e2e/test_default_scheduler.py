@@ -23,10 +23,14 @@ def _accepted(obj: dict[str, Any] | None) -> dict[str, Any] | None:
     return None
 
 
-async def _judged(kube: KubeClient, name: str) -> dict[str, Any]:
-    obj = await kube.wait_for(
-        POLICY_API, "SchedulingPolicy", name, None, lambda o: _accepted(o) is not None
-    )
+async def _judged(kube: KubeClient, name: str, status: str | None = None) -> dict[str, Any]:
+    """The policy's Accepted condition once written (with ``status``, once it says that)."""
+
+    def judged(obj: dict[str, Any] | None) -> bool:
+        condition = _accepted(obj)
+        return condition is not None and status in (None, condition["status"])
+
+    obj = await kube.wait_for(POLICY_API, "SchedulingPolicy", name, None, judged)
     condition = _accepted(obj)
     assert condition is not None
     return condition
@@ -36,10 +40,10 @@ async def test_a_policy_serving_default_scheduler_is_refused_and_takes_no_pod(
     emulator: KubeClient, namespace: str, kubeconfig: Path
 ) -> None:
     await emulator.create(node("n1"))
-    await emulator.create(policy_obj("v130", {"schedulerName": KUBE_SCHEDULER}))
+    await emulator.create(policy_obj("v130-refused", {"schedulerName": KUBE_SCHEDULER}))
     await emulator.create(our_pod("theirs", scheduler_name=KUBE_SCHEDULER), namespace)
     async with OperatorThread(kubeconfig):
-        condition = await _judged(emulator, "v130")
+        condition = await _judged(emulator, "v130-refused")
         assert (condition["status"], condition["reason"]) == (
             "False",
             "DefaultSchedulerNotAllowed",
@@ -61,9 +65,9 @@ async def test_with_the_flag_a_policy_serves_default_scheduler(
     emulator: KubeClient, namespace: str, kubeconfig: Path
 ) -> None:
     await emulator.create(node("n1"))
-    await emulator.create(policy_obj("v130", {"schedulerName": KUBE_SCHEDULER}))
+    await emulator.create(policy_obj("v130-allowed", {"schedulerName": KUBE_SCHEDULER}))
     await emulator.create(our_pod("theirs", scheduler_name=KUBE_SCHEDULER), namespace)
     async with OperatorThread(kubeconfig, allow_default_scheduler=True):
-        condition = await _judged(emulator, "v130")
+        condition = await _judged(emulator, "v130-allowed", status="True")
         assert (condition["status"], condition["reason"]) == ("True", "Accepted")
         assert await bound_node(emulator, namespace, "theirs") == "n1"
