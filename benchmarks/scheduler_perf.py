@@ -173,7 +173,9 @@ def pod_affinity(name: str, node_name: str | None, namespace: str) -> dict[str, 
         "namespaces": ["sched-1", "sched-0"],
     }
     affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
-    return _in(namespace, pod_object(name, node_name=node_name, labels={"foo": ""}, affinity=affinity))
+    return _in(
+        namespace, pod_object(name, node_name=node_name, labels={"foo": ""}, affinity=affinity)
+    )
 
 
 def pod_node_affinity(name: str, node_name: str | None) -> dict[str, Any]:
@@ -240,37 +242,75 @@ def _workloads() -> list[Workload]:
     return [
         Workload("SchedulingBasic", 5000, 1000, 1000, (), pod_default, pod_default),
         Workload(
-            "SchedulingPodAntiAffinity", 5000, 1000, 1000, (),
+            "SchedulingPodAntiAffinity",
+            5000,
+            1000,
+            1000,
+            (),
             lambda n, at: pod_anti_affinity(n, at, "sched-0"),
             lambda n, at: pod_anti_affinity(n, at, "sched-1"),
         ),
         Workload(
-            "SchedulingPodMatchingAntiAffinity", 5000, 1000, 1000, (),
+            "SchedulingPodMatchingAntiAffinity",
+            5000,
+            1000,
+            1000,
+            (),
             lambda n, at: pod_anti_affinity(n, at, "sched-0"),
             pod_with_label,
         ),
         Workload(
-            "SchedulingPodAffinity", 5000, 5000, 1000, ("zone1",),
+            "SchedulingPodAffinity",
+            5000,
+            5000,
+            1000,
+            ("zone1",),
             lambda n, at: pod_affinity(n, at, "sched-0"),
             lambda n, at: pod_affinity(n, at, "sched-1"),
         ),
         Workload(
-            "SchedulingNodeAffinity", 5000, 5000, 1000, ("zone1",),
-            pod_node_affinity, pod_node_affinity,
+            "SchedulingNodeAffinity",
+            5000,
+            5000,
+            1000,
+            ("zone1",),
+            pod_node_affinity,
+            pod_node_affinity,
         ),
         Workload(
-            "TopologySpreading", 5000, 5000, 2000, moons, pod_default,
+            "TopologySpreading",
+            5000,
+            5000,
+            2000,
+            moons,
+            pod_default,
             lambda n, at: pod_spreading(n, at, "DoNotSchedule"),
         ),
         Workload(
-            "PreferredTopologySpreading", 5000, 5000, 2000, moons, pod_default,
+            "PreferredTopologySpreading",
+            5000,
+            5000,
+            2000,
+            moons,
+            pod_default,
             lambda n, at: pod_spreading(n, at, "ScheduleAnyway"),
         ),
         Workload(
-            "Unschedulable", 5000, 200, 5000, (), pod_large_cpu, pod_default, init_pending=True,
+            "Unschedulable",
+            5000,
+            200,
+            5000,
+            (),
+            pod_large_cpu,
+            pod_default,
+            init_pending=True,
         ),
         Workload(
-            "PreemptionBasic", 500, 2000, 500, (),
+            "PreemptionBasic",
+            500,
+            2000,
+            500,
+            (),
             lambda n, at: pod_priority(n, at, high=False),
             lambda n, at: pod_priority(n, at, high=True),
         ),
@@ -362,9 +402,11 @@ def run_one(
 def format_table(results: Sequence[dict[str, Any]], policies: Sequence[str]) -> str:
     by = {(r["workload"], r["policy"]): r for r in results}
     names_seen = list(dict.fromkeys(r["workload"] for r in results))
-    head = "| workload | nodes | init | measured | " + " | ".join(
-        f"{p} pods/s" for p in policies
-    ) + " | Go floor |"
+    head = (
+        "| workload | nodes | init | measured | "
+        + " | ".join(f"{p} pods/s" for p in policies)
+        + " | Go floor |"
+    )
     lines = [head, "| --- |" + " ---: |" * (4 + len(policies))]
     for name in [*names_seen, *NOT_RUN]:
         floor = FLOORS.get(name)
