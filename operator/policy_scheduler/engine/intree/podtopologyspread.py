@@ -130,6 +130,9 @@ _PRE_SCORE_KEY: Final = "PreScorePodTopologySpread"
 #: The cycle's last PreScore state: [nodes, fast, state] (the nodes by identity).
 _SCORE_MEMO: Final = "PodTopologySpread.score"
 
+#: How many distinct (namespace, constraints) counts ``cluster.shared_counts`` keeps.
+_SHARED_LIMIT: Final = 256
+
 Pair = tuple[str, str]
 
 
@@ -372,7 +375,50 @@ def _walked_counts(
 def _indexed_counts(
     pod: Pod, cluster: ClusterState, constraints: Sequence[TopologySpreadConstraint]
 ) -> dict[Pair, int]:
-    """The same counts from the indexes, for constraints on distinct keys."""
+    """The same counts from the indexes, for constraints on distinct keys.
+
+    When no inclusion policy can leave a node out, the counts depend only on the
+    constraints, the namespace, the nodes and the placed pods: the last pod that asked
+    the same leaves them in ``cluster.shared_counts``, and the next one, if no node
+    changed since, adds the placed pods indexed and removed since (``pod_journal``)
+    instead of counting them all again.
+    """
+    if any(_filters_nodes(pod, c) for c in constraints):
+        return _counted(pod, cluster, constraints)
+    memo_key = (_FILTER_MEMO, pod.namespace, tuple(constraints))
+    journal = cluster.pod_journal
+    shared = cluster.shared_counts.get(memo_key)
+    if shared is not None:
+        position, generation, counts = shared
+        changes = journal.since(position) if generation == cluster.node_generation else None
+        if changes is not None:
+            counts = dict(counts)
+            qualified = _QualifiedNodes(pod, cluster, constraints)
+            namespace = pod.namespace
+            for sign, existing in changes:
+                if existing.deleting or existing.namespace != namespace:
+                    continue
+                for constraint in constraints:
+                    selector = constraint.selector
+                    if selector.empty or not selector.matches(existing.labels):
+                        continue
+                    counted = qualified.labels(existing.node_name, constraint)
+                    if counted is not None:
+                        key = constraint.topology_key
+                        counts[(key, counted[key])] += sign
+            cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, counts)
+            return dict(counts)
+    counts = _counted(pod, cluster, constraints)
+    if len(cluster.shared_counts) >= _SHARED_LIMIT:
+        cluster.shared_counts.clear()
+    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, counts)
+    return dict(counts)
+
+
+def _counted(
+    pod: Pod, cluster: ClusterState, constraints: Sequence[TopologySpreadConstraint]
+) -> dict[Pair, int]:
+    """The counts from the indexes, every matching placed pod visited."""
     pair_counts: dict[Pair, int] = {}
     values_of = cluster.node_label_values
     total = len(cluster.nodes)
