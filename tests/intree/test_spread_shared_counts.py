@@ -1,8 +1,9 @@
 """PodTopologySpread's shared counts: the next pod asking the same decides as the definition.
 
 The fast path keeps, per (namespace, DoNotSchedule constraints), the counts per domain
-the last pod's PreFilter found, and the next pod asking the same catches up from the
-placed pods changed since (``ClusterState.pod_journal``) instead of counting them all.
+the last pod's PreFilter found (and per ScheduleAnyway constraints those PreScore
+found), and the next pod asking the same catches up from the placed pods changed since
+(``ClusterState.pod_journal``) instead of counting them all.
 Here pods with the same constraints are decided one after another while the cluster
 changes between them in every way a count can miss: matching and non-matching pods
 placed and removed, a pod of another namespace, a pod marked terminating (its update
@@ -11,7 +12,8 @@ arriving under pods already bound to it, a node leaving, preemption's what-if tr
 (pods taken off and put back), and a journal too short to remember. After each change
 every node's reasons with the fast path must equal the definition's (every node
 walked), and where a node passes must follow from the counts (maxSkew 1 on zones and
-hostnames: one count off turns a node's answer).
+hostnames: one count off turns a node's answer); so must the scores, of a pod with
+ScheduleAnyway constraints and of a ReplicaSet's pod under the system defaults.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from builders import add_object
 from policy_scheduler.engine.cluster import ClusterState, PodJournal
 from policy_scheduler.engine.functions import CycleState, PolicySettings
 from policy_scheduler.engine.intree.podtopologyspread import PodTopologySpread
@@ -31,12 +34,16 @@ ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
 
 
-def node(i: int, zone: str) -> dict[str, Any]:
+def node(i: int, zone: str, *, hostname: bool = True) -> dict[str, Any]:
+    """A node in ``zone`` ("": without the zone label)."""
     name = f"node-{i}"
+    labels = {HOSTNAME: name} if hostname else {}
+    if zone:
+        labels[ZONE] = zone
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": {HOSTNAME: name, ZONE: zone}},
+        "metadata": {"name": name, "labels": labels},
         "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}},
     }
 
@@ -48,6 +55,8 @@ def pod(
     app: str = "web",
     namespace: str = "default",
     deleting: bool = False,
+    when: str = "DoNotSchedule",
+    owned: bool = False,
 ) -> Pod:
     selector = {"matchLabels": {"app": "web"}}
     meta: dict[str, Any] = {
@@ -58,18 +67,17 @@ def pod(
     }
     if deleting:
         meta["deletionTimestamp"] = "2024-05-01T00:00:00Z"
-    spec: dict[str, Any] = {
-        "containers": [{"name": "main", "image": "registry.example/app:1"}],
-        "topologySpreadConstraints": [
-            {
-                "maxSkew": 1,
-                "topologyKey": key,
-                "whenUnsatisfiable": "DoNotSchedule",
-                "labelSelector": selector,
-            }
+    spec: dict[str, Any] = {"containers": [{"name": "main", "image": "registry.example/app:1"}]}
+    if owned:
+        # No constraint of its own: the system defaults, over the ReplicaSet's pods.
+        meta["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "controller": True}
+        ]
+    else:
+        spec["topologySpreadConstraints"] = [
+            {"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": when, "labelSelector": selector}
             for key in (ZONE, HOSTNAME)
-        ],
-    }
+        ]
     if node_name:
         spec["nodeName"] = node_name
     return parse_pod({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
@@ -79,6 +87,22 @@ def reasons(state: ClusterState, incoming: Pod, fast: bool) -> list[tuple[str, .
     predicate = PodTopologySpread(None, None).predicate()  # type: ignore[arg-type]
     cycle = CycleState(incoming, state, PolicySettings(fast=fast))
     return [tuple(map(str, predicate(incoming, info, cycle))) for info in state.nodes.values()]
+
+
+def scores(state: ClusterState, incoming: Pod, fast: bool) -> list[int]:
+    priority = PodTopologySpread(None, None).priority()  # type: ignore[arg-type]
+    cycle = CycleState(incoming, state, PolicySettings(fast=fast))
+    return list(priority(incoming, list(state.nodes.values()), cycle))
+
+
+def check_scores(state: ClusterState, step: int) -> None:
+    """The Score side's shared counts: own ScheduleAnyway constraints, and the system
+    defaults of a ReplicaSet's pod, fast as the definition."""
+    for incoming in (
+        pod(f"preferring-{step}", None, when="ScheduleAnyway"),
+        pod(f"replica-{step}", None, owned=True),
+    ):
+        assert scores(state, incoming, True) == scores(state, incoming, False), f"step {step}"
 
 
 def change(state: ClusterState, rng: random.Random, step: int) -> None:
@@ -102,7 +126,7 @@ def change(state: ClusterState, rng: random.Random, step: int) -> None:
     elif kind == 6:
         relabelled = rng.choice(names)
         index = int(relabelled.split("-")[1])
-        state.set_node(parse_node(node(index, rng.choice(("z1", "z2", "z3", "z4")))))
+        state.set_node(parse_node(node(index, rng.choice(("z1", "z2", "z3", "z4", "")))))
     elif kind == 7:
         newcomer = len(names) + step
         state.add_pod(pod(f"early-{step}", f"node-{newcomer}"))
@@ -126,15 +150,29 @@ def test_a_pod_asking_the_same_counts_as_the_definition(seed: int, journal_limit
     rng = random.Random(seed)
     state = ClusterState()
     state.pod_journal = PodJournal(limit=journal_limit)
-    for i in range(12):
+    add_object(
+        state,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web", "namespace": "default", "uid": "rs-web"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}},
+        },
+    )
+    for i in range(11):
         state.set_node(parse_node(node(i, ("z1", "z2", "z3")[i % 3])))
+    # Own constraints require every key: node-11's pods count in no zone, node-12's in
+    # no domain at all; the system defaults count them where the node has the key.
+    state.set_node(parse_node(node(11, "")))
+    state.set_node(parse_node(node(12, "z1", hostname=False)))
     for i in range(10):
-        state.add_pod(pod(f"placed-{i}", f"node-{rng.randrange(12)}"))
+        state.add_pod(pod(f"placed-{i}", f"node-{rng.randrange(13)}"))
     refusals = passes = 0
     for step in range(60):
         incoming = pod(f"pending-{step}", None)
         fast = reasons(state, incoming, True)
         assert fast == reasons(state, incoming, False), f"step {step}"
+        check_scores(state, step)
         refusals += sum(1 for r in fast if r)
         fits = [name for name, r in zip(state.nodes, fast, strict=True) if not r]
         passes += len(fits)

@@ -689,9 +689,109 @@ def _count_candidates(
     require_all: bool,
     pair_counts: dict[Pair, int],
 ) -> tuple[dict[str, int] | None, ...]:
-    """The fast path of the counts: only the placed pods that may match each selector,
-    looked up and matched once for the constraints sharing a selector (the default
-    constraints share the pod's group)."""
+    """The fast path of the counts.
+
+    When no inclusion policy can leave a node out, each constraint's counts over the
+    whole cluster (per node for a hostname key, per (key, value) otherwise) depend only
+    on the constraints, the namespace, ``require_all``, the nodes and the placed pods:
+    they are kept in ``cluster.shared_counts`` and the next pod asking the same catches
+    up from the placed pods changed since (``pod_journal``), as the Filter's counts do;
+    then the registered domains take their counts from them.
+    """
+    if any(_filters_nodes(pod, c) for c in constraints):
+        return _count_candidates_of(pod, cluster, constraints, require_all, pair_counts)
+    memo_key = (_SCORE_MEMO, pod.namespace, tuple(constraints), require_all)
+    journal = cluster.pod_journal
+    shared = cluster.shared_counts.get(memo_key)
+    full: tuple[dict[Any, int], ...] | None = None
+    if shared is not None:
+        position, generation, full = shared
+        changes = journal.since(position) if generation == cluster.node_generation else None
+        if changes is None:
+            full = None
+        else:
+            assert full is not None
+            for sign, existing in changes:
+                if not existing.deleting and existing.namespace == pod.namespace:
+                    _tally(pod, cluster, constraints, require_all, existing, sign, full)
+    if full is None:
+        full = tuple({} for _ in constraints)
+        by_selector: dict[Selector, None] = {}
+        for constraint in constraints:
+            if not constraint.selector.empty:
+                by_selector[constraint.selector] = None
+        seen: set[str] = set()
+        for selector in by_selector:
+            for existing in cluster.candidates((pod.namespace,), (selector,)):
+                if existing.deleting or existing.uid in seen:
+                    continue
+                seen.add(existing.uid)
+                _tally(pod, cluster, constraints, require_all, existing, 1, full)
+        if len(cluster.shared_counts) >= _SHARED_LIMIT:
+            cluster.shared_counts.clear()
+    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, full)
+    host_counts: list[dict[str, int] | None] = []
+    for constraint, counts in zip(constraints, full, strict=True):
+        if constraint.topology_key == HOSTNAME_LABEL:
+            host_counts.append(dict(counts))
+            continue
+        host_counts.append(None)
+        for pair, count in counts.items():
+            if pair in pair_counts:
+                pair_counts[pair] += count
+    return tuple(host_counts)
+
+
+def _tally(
+    pod: Pod,
+    cluster: ClusterState,
+    constraints: Sequence[TopologySpreadConstraint],
+    require_all: bool,
+    existing: Pod,
+    sign: int,
+    full: tuple[dict[Any, int], ...],
+) -> None:
+    """Count one placed pod (of the pod's namespace, not being deleted) in or out of each
+    constraint's counts over the cluster, as :func:`_count_candidates_of` counts it (no
+    inclusion policy leaves a node out here)."""
+    node_name = existing.node_name
+    info = cluster.nodes.get(node_name)
+    if info is None:
+        return
+    labels = info.node.labels
+    keyed: bool | None = None
+    for constraint, counts in zip(constraints, full, strict=True):
+        selector = constraint.selector
+        if selector.empty or not selector.matches(existing.labels):
+            continue
+        key = constraint.topology_key
+        if key == HOSTNAME_LABEL:
+            # Scored on the node's own pods: no key check.
+            count = counts.get(node_name, 0) + sign
+            if count:
+                counts[node_name] = count
+            else:
+                del counts[node_name]
+            continue
+        if require_all:
+            if keyed is None:
+                keyed = has_all_keys(labels, constraints)
+            if not keyed:
+                continue
+        pair = (key, labels.get(key, ""))
+        counts[pair] = counts.get(pair, 0) + sign
+
+
+def _count_candidates_of(
+    pod: Pod,
+    cluster: ClusterState,
+    constraints: Sequence[TopologySpreadConstraint],
+    require_all: bool,
+    pair_counts: dict[Pair, int],
+) -> tuple[dict[str, int] | None, ...]:
+    """The counts from only the placed pods that may match each selector, looked up and
+    matched once for the constraints sharing a selector (the default constraints share
+    the pod's group)."""
     qualified = _QualifiedNodes(pod, cluster, constraints, require_all=require_all)
     host_counts: list[dict[str, int] | None] = [
         {} if c.topology_key == HOSTNAME_LABEL else None for c in constraints
