@@ -13,7 +13,8 @@ arriving under pods already bound to it, a node leaving, preemption's what-if tr
 every node's reasons with the fast path must equal the definition's (every node
 walked), and where a node passes must follow from the counts (maxSkew 1 on zones and
 hostnames: one count off turns a node's answer); so must the scores, of a pod with
-ScheduleAnyway constraints and of a ReplicaSet's pod under the system defaults.
+ScheduleAnyway constraints and of a ReplicaSet's pod under the system defaults; and the
+legacy EvenPodsSpread predicate's, which shares its counts the same way.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from typing import Any
 import pytest
 
 from builders import add_object
+from policy_scheduler import names
+from policy_scheduler.engine import catalogue  # noqa: F401  (registers the legacy names)
 from policy_scheduler.engine.cluster import ClusterState, PodJournal
-from policy_scheduler.engine.functions import CycleState, PolicySettings
+from policy_scheduler.engine.functions import REGISTRY, CycleState, PolicySettings
 from policy_scheduler.engine.intree.podtopologyspread import PodTopologySpread
 from policy_scheduler.objects import Pod, parse_node, parse_pod
 
@@ -83,8 +86,15 @@ def pod(
     return parse_pod({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
 
 
-def reasons(state: ClusterState, incoming: Pod, fast: bool) -> list[tuple[str, ...]]:
-    predicate = PodTopologySpread(None, None).predicate()  # type: ignore[arg-type]
+def reasons(
+    state: ClusterState, incoming: Pod, fast: bool, *, legacy: bool = False
+) -> list[tuple[str, ...]]:
+    """Every node's reasons from PodTopologySpread, or the legacy EvenPodsSpread."""
+    predicate = (
+        REGISTRY.predicates[names.EVEN_PODS_SPREAD]
+        if legacy
+        else PodTopologySpread(None, None).predicate()  # type: ignore[arg-type]
+    )
     cycle = CycleState(incoming, state, PolicySettings(fast=fast))
     return [tuple(map(str, predicate(incoming, info, cycle))) for info in state.nodes.values()]
 
@@ -172,6 +182,8 @@ def test_a_pod_asking_the_same_counts_as_the_definition(seed: int, journal_limit
         incoming = pod(f"pending-{step}", None)
         fast = reasons(state, incoming, True)
         assert fast == reasons(state, incoming, False), f"step {step}"
+        legacy = reasons(state, incoming, True, legacy=True)
+        assert legacy == reasons(state, incoming, False, legacy=True), f"step {step}"
         check_scores(state, step)
         refusals += sum(1 for r in fast if r)
         fits = [name for name, r in zip(state.nodes, fast, strict=True) if not r]

@@ -57,7 +57,15 @@ walking the nodes' labels otherwise. Its scoring reads each key's column of valu
 (a hostname key every node carries is not read; the zone comes from
 ``NodeInfo.zone_key`` when every node is zoned) and computes a total per distinct
 signature of values, the few nodes holding matching pods apart (:func:`_column_scores`).
-Hints: ``never_fails`` for a pod whose constraints (own, or the defaults) hold no
+When no inclusion policy can leave a node out (the usual case: no nodeSelector or
+required node affinity under ``Honor``, taints ``Ignore``d), the counts are shared
+between pods: the Filter's counts per domain and the Score's counts over the cluster
+are kept in ``ClusterState.shared_counts`` under (namespace, constraints), and the next
+pod asking the same adds the placed pods indexed or removed since
+(``ClusterState.pod_journal``) instead of visiting every matching pod again, so a
+decision does not cost more as the replicas of its workload pile up; a node that
+arrived, changed or left since (``node_generation``), or a journal that forgot, means
+counting again. Hints: ``never_fails`` for a pod whose constraints (own, or the defaults) hold no
 DoNotSchedule one, ``fits_everywhere`` when the cluster gives it none (no group for its
 default constraints).
 
