@@ -14,7 +14,8 @@ every node's reasons with the fast path must equal the definition's (every node
 walked), and where a node passes must follow from the counts (maxSkew 1 on zones and
 hostnames: one count off turns a node's answer); so must the scores, of a pod with
 ScheduleAnyway constraints and of a ReplicaSet's pod under the system defaults; and the
-legacy EvenPodsSpread predicate's, which shares its counts the same way.
+legacy EvenPodsSpread predicate's and EvenPodsSpreadPriority's, which share their counts
+the same way.
 """
 
 from __future__ import annotations
@@ -105,14 +106,20 @@ def scores(state: ClusterState, incoming: Pod, fast: bool) -> list[int]:
     return list(priority(incoming, list(state.nodes.values()), cycle))
 
 
+def legacy_scores(state: ClusterState, incoming: Pod, fast: bool) -> list[int]:
+    priority = REGISTRY.priorities[names.EVEN_PODS_SPREAD_PRIORITY]
+    cycle = CycleState(incoming, state, PolicySettings(fast=fast))
+    return list(priority(incoming, list(state.nodes.values()), cycle))
+
+
 def check_scores(state: ClusterState, step: int) -> None:
     """The Score side's shared counts: own ScheduleAnyway constraints, and the system
-    defaults of a ReplicaSet's pod, fast as the definition."""
-    for incoming in (
-        pod(f"preferring-{step}", None, when="ScheduleAnyway"),
-        pod(f"replica-{step}", None, owned=True),
-    ):
+    defaults of a ReplicaSet's pod, fast as the definition; the legacy
+    EvenPodsSpreadPriority's too."""
+    preferring = pod(f"preferring-{step}", None, when="ScheduleAnyway")
+    for incoming in (preferring, pod(f"replica-{step}", None, owned=True)):
         assert scores(state, incoming, True) == scores(state, incoming, False), f"step {step}"
+    assert legacy_scores(state, preferring, True) == legacy_scores(state, preferring, False)
 
 
 def change(state: ClusterState, rng: random.Random, step: int) -> None:
