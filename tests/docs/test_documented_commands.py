@@ -138,6 +138,12 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
         "tests/benchmarks/test_dra_bench_smoke.py::test_more_pods_than_devices_get_each_its_own",
         "tests/benchmarks/test_dra_bench_smoke.py::test_without_claims_every_pod_is_placed",
     ),
+    "python benchmarks/scheduler_perf.py": (
+        "tests/benchmarks/test_scheduler_perf_smoke.py::"
+        "test_every_workload_runs_with_both_policies",
+        "tests/benchmarks/test_scheduler_perf_smoke.py::"
+        "test_the_workloads_decide_what_their_names_say",
+    ),
     "python benchmarks/intree_spread_bench.py": (
         "tests/benchmarks/test_intree_spread_bench_smoke.py::"
         "test_small_run_times_both_sides_for_every_pod",

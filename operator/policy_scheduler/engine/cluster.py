@@ -43,7 +43,12 @@ keep, incrementally, what lets them visit only the pods that can matter:
 * ``node_label_values``: label key -> value -> nodes carrying it (topology domains
   without a walk over the nodes);
 * workloads (Services, controllers) by namespace (:meth:`workloads_in`): the spreading
-  priorities look for those selecting a pod without a walk over every namespace's.
+  priorities look for those selecting a pod without a walk over every namespace's;
+* ``pod_journal``: every placed pod indexed (+1) or unindexed (-1), in order, and
+  ``node_generation``, bumped when a node arrives, changes or leaves. A reader that
+  counted placed pods (PodTopologySpread's counts per domain, kept in ``shared_counts``
+  for the next pod asking the same) catches up by reading the pods changed since,
+  as long as no node changed meanwhile.
 
 The namespace and label indexes hold every placed pod, including pods whose node is not
 known yet; readers skip those by looking the node up in ``nodes``, which is also where
@@ -237,6 +242,38 @@ class NodeJournal:
         return self._names[first:]
 
 
+class PodJournal:
+    """Every placed pod indexed (+1) or unindexed (-1), in order (see :class:`NodeJournal`:
+    the same positions, the oldest half dropped past ``limit`` entries). It holds the
+    pods it names, removed ones too: ``limit`` is small to bound what it keeps alive."""
+
+    __slots__ = ("_dropped", "_entries", "limit")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._entries: list[tuple[int, Pod]] = []
+        self._dropped = 0
+        self.limit = limit
+
+    @property
+    def position(self) -> int:
+        return self._dropped + len(self._entries)
+
+    def record(self, sign: int, pod: Pod) -> None:
+        entries = self._entries
+        entries.append((sign, pod))
+        if len(entries) > self.limit:
+            half = len(entries) // 2
+            del entries[:half]
+            self._dropped += half
+
+    def since(self, position: int) -> list[tuple[int, Pod]] | None:
+        """The entries recorded after ``position``; None if forgotten."""
+        first = position - self._dropped
+        if first < 0:
+            return None
+        return self._entries[first:]
+
+
 class ClusterState:
     """The nodes with their placed pods, the other objects the predicates read, and the
     indexes of the fast paths (see the module docstring). Written only by the cache."""
@@ -293,6 +330,13 @@ class ClusterState:
         self.generation = 0
         #: Every change of a node, in order (what-if copies get their own).
         self.journal = NodeJournal()
+        #: Every placed pod indexed or unindexed, in order; and the nodes' changes'
+        #: count: together what a count over the placed pods must catch up with.
+        self.pod_journal = PodJournal()
+        self.node_generation = 0
+        #: Counts over the placed pods that readers share between decisions, each with
+        #: the ``pod_journal`` position and ``node_generation`` it holds for.
+        self.shared_counts: dict[object, Any] = {}
 
     # -- nodes ---------------------------------------------------------------------
 
@@ -329,6 +373,7 @@ class ClusterState:
                 self._zones.setdefault(info.zone_key, []).append(node.name)
                 self._ordered = None
         self.journal.record(node.name)
+        self.node_generation += 1
         self.generation += 1
 
     def with_node(self, node: Node) -> ClusterState:
@@ -380,6 +425,7 @@ class ClusterState:
             del self._zones[info.zone_key]
         self._ordered = None
         self.journal.record(name)
+        self.node_generation += 1
         self.generation += 1
 
     def _shallow_copy(self) -> ClusterState:
@@ -389,6 +435,8 @@ class ClusterState:
         view.__dict__.update(self.__dict__)
         # Its nodes may differ from this state's: nothing learnt from this journal holds.
         view.journal = NodeJournal()
+        view.pod_journal = PodJournal()
+        view.shared_counts = {}
         return view
 
     def _count_images(self, node: Node, sign: int) -> None:
@@ -446,6 +494,7 @@ class ClusterState:
         return pod
 
     def _index(self, pod: Pod) -> None:
+        self.pod_journal.record(1, pod)
         self._by_namespace.setdefault(pod.namespace, {})[pod.uid] = pod
         if pod.labels:
             keys = self._by_label.setdefault(pod.namespace, {})
@@ -458,6 +507,7 @@ class ClusterState:
                 self._count_pod_terms(pod, info.node.labels, 1)
 
     def _unindex(self, pod: Pod) -> None:
+        self.pod_journal.record(-1, pod)
         in_namespace = self._by_namespace.get(pod.namespace)
         if in_namespace is not None:
             in_namespace.pop(pod.uid, None)

@@ -57,7 +57,15 @@ walking the nodes' labels otherwise. Its scoring reads each key's column of valu
 (a hostname key every node carries is not read; the zone comes from
 ``NodeInfo.zone_key`` when every node is zoned) and computes a total per distinct
 signature of values, the few nodes holding matching pods apart (:func:`_column_scores`).
-Hints: ``never_fails`` for a pod whose constraints (own, or the defaults) hold no
+When no inclusion policy can leave a node out (the usual case: no nodeSelector or
+required node affinity under ``Honor``, taints ``Ignore``d), the counts are shared
+between pods: the Filter's counts per domain and the Score's counts over the cluster
+are kept in ``ClusterState.shared_counts`` under (namespace, constraints), and the next
+pod asking the same adds the placed pods indexed or removed since
+(``ClusterState.pod_journal``) instead of visiting every matching pod again, so a
+decision does not cost more as the replicas of its workload pile up; a node that
+arrived, changed or left since (``node_generation``), or a journal that forgot, means
+counting again. Hints: ``never_fails`` for a pod whose constraints (own, or the defaults) hold no
 DoNotSchedule one, ``fits_everywhere`` when the cluster gives it none (no group for its
 default constraints).
 
@@ -129,6 +137,9 @@ _FILTER_MEMO: Final = "PodTopologySpread.filter"
 _PRE_SCORE_KEY: Final = "PreScorePodTopologySpread"
 #: The cycle's last PreScore state: [nodes, fast, state] (the nodes by identity).
 _SCORE_MEMO: Final = "PodTopologySpread.score"
+
+#: How many distinct (namespace, constraints) counts ``cluster.shared_counts`` keeps.
+_SHARED_LIMIT: Final = 256
 
 Pair = tuple[str, str]
 
@@ -372,7 +383,50 @@ def _walked_counts(
 def _indexed_counts(
     pod: Pod, cluster: ClusterState, constraints: Sequence[TopologySpreadConstraint]
 ) -> dict[Pair, int]:
-    """The same counts from the indexes, for constraints on distinct keys."""
+    """The same counts from the indexes, for constraints on distinct keys.
+
+    When no inclusion policy can leave a node out, the counts depend only on the
+    constraints, the namespace, the nodes and the placed pods: the last pod that asked
+    the same leaves them in ``cluster.shared_counts``, and the next one, if no node
+    changed since, adds the placed pods indexed and removed since (``pod_journal``)
+    instead of counting them all again.
+    """
+    if any(_filters_nodes(pod, c) for c in constraints):
+        return _counted(pod, cluster, constraints)
+    memo_key = (_FILTER_MEMO, pod.namespace, tuple(constraints))
+    journal = cluster.pod_journal
+    shared = cluster.shared_counts.get(memo_key)
+    if shared is not None:
+        position, generation, counts = shared
+        changes = journal.since(position) if generation == cluster.node_generation else None
+        if changes is not None:
+            counts = dict(counts)
+            qualified = _QualifiedNodes(pod, cluster, constraints)
+            namespace = pod.namespace
+            for sign, existing in changes:
+                if existing.deleting or existing.namespace != namespace:
+                    continue
+                for constraint in constraints:
+                    selector = constraint.selector
+                    if selector.empty or not selector.matches(existing.labels):
+                        continue
+                    counted = qualified.labels(existing.node_name, constraint)
+                    if counted is not None:
+                        key = constraint.topology_key
+                        counts[(key, counted[key])] += sign
+            cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, counts)
+            return dict(counts)
+    counts = _counted(pod, cluster, constraints)
+    if len(cluster.shared_counts) >= _SHARED_LIMIT:
+        cluster.shared_counts.clear()
+    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, counts)
+    return dict(counts)
+
+
+def _counted(
+    pod: Pod, cluster: ClusterState, constraints: Sequence[TopologySpreadConstraint]
+) -> dict[Pair, int]:
+    """The counts from the indexes, every matching placed pod visited."""
     pair_counts: dict[Pair, int] = {}
     values_of = cluster.node_label_values
     total = len(cluster.nodes)
@@ -643,9 +697,109 @@ def _count_candidates(
     require_all: bool,
     pair_counts: dict[Pair, int],
 ) -> tuple[dict[str, int] | None, ...]:
-    """The fast path of the counts: only the placed pods that may match each selector,
-    looked up and matched once for the constraints sharing a selector (the default
-    constraints share the pod's group)."""
+    """The fast path of the counts.
+
+    When no inclusion policy can leave a node out, each constraint's counts over the
+    whole cluster (per node for a hostname key, per (key, value) otherwise) depend only
+    on the constraints, the namespace, ``require_all``, the nodes and the placed pods:
+    they are kept in ``cluster.shared_counts`` and the next pod asking the same catches
+    up from the placed pods changed since (``pod_journal``), as the Filter's counts do;
+    then the registered domains take their counts from them.
+    """
+    if any(_filters_nodes(pod, c) for c in constraints):
+        return _count_candidates_of(pod, cluster, constraints, require_all, pair_counts)
+    memo_key = (_SCORE_MEMO, pod.namespace, tuple(constraints), require_all)
+    journal = cluster.pod_journal
+    shared = cluster.shared_counts.get(memo_key)
+    full: tuple[dict[Any, int], ...] | None = None
+    if shared is not None:
+        position, generation, full = shared
+        changes = journal.since(position) if generation == cluster.node_generation else None
+        if changes is None:
+            full = None
+        else:
+            assert full is not None
+            for sign, existing in changes:
+                if not existing.deleting and existing.namespace == pod.namespace:
+                    _tally(pod, cluster, constraints, require_all, existing, sign, full)
+    if full is None:
+        full = tuple({} for _ in constraints)
+        by_selector: dict[Selector, None] = {}
+        for constraint in constraints:
+            if not constraint.selector.empty:
+                by_selector[constraint.selector] = None
+        seen: set[str] = set()
+        for selector in by_selector:
+            for existing in cluster.candidates((pod.namespace,), (selector,)):
+                if existing.deleting or existing.uid in seen:
+                    continue
+                seen.add(existing.uid)
+                _tally(pod, cluster, constraints, require_all, existing, 1, full)
+        if len(cluster.shared_counts) >= _SHARED_LIMIT:
+            cluster.shared_counts.clear()
+    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, full)
+    host_counts: list[dict[str, int] | None] = []
+    for constraint, counts in zip(constraints, full, strict=True):
+        if constraint.topology_key == HOSTNAME_LABEL:
+            host_counts.append(dict(counts))
+            continue
+        host_counts.append(None)
+        for pair, count in counts.items():
+            if pair in pair_counts:
+                pair_counts[pair] += count
+    return tuple(host_counts)
+
+
+def _tally(
+    pod: Pod,
+    cluster: ClusterState,
+    constraints: Sequence[TopologySpreadConstraint],
+    require_all: bool,
+    existing: Pod,
+    sign: int,
+    full: tuple[dict[Any, int], ...],
+) -> None:
+    """Count one placed pod (of the pod's namespace, not being deleted) in or out of each
+    constraint's counts over the cluster, as :func:`_count_candidates_of` counts it (no
+    inclusion policy leaves a node out here)."""
+    node_name = existing.node_name
+    info = cluster.nodes.get(node_name)
+    if info is None:
+        return
+    labels = info.node.labels
+    keyed: bool | None = None
+    for constraint, counts in zip(constraints, full, strict=True):
+        selector = constraint.selector
+        if selector.empty or not selector.matches(existing.labels):
+            continue
+        key = constraint.topology_key
+        if key == HOSTNAME_LABEL:
+            # Scored on the node's own pods: no key check.
+            count = counts.get(node_name, 0) + sign
+            if count:
+                counts[node_name] = count
+            else:
+                del counts[node_name]
+            continue
+        if require_all:
+            if keyed is None:
+                keyed = has_all_keys(labels, constraints)
+            if not keyed:
+                continue
+        pair = (key, labels.get(key, ""))
+        counts[pair] = counts.get(pair, 0) + sign
+
+
+def _count_candidates_of(
+    pod: Pod,
+    cluster: ClusterState,
+    constraints: Sequence[TopologySpreadConstraint],
+    require_all: bool,
+    pair_counts: dict[Pair, int],
+) -> tuple[dict[str, int] | None, ...]:
+    """The counts from only the placed pods that may match each selector, looked up and
+    matched once for the constraints sharing a selector (the default constraints share
+    the pod's group)."""
     qualified = _QualifiedNodes(pod, cluster, constraints, require_all=require_all)
     host_counts: list[dict[str, int] | None] = [
         {} if c.topology_key == HOSTNAME_LABEL else None for c in constraints

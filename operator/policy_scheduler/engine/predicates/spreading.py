@@ -332,10 +332,57 @@ class QualifiedNodes:
 
 
 def _indexed_hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
-    """The same summary as :func:`_hard_spread`, counting only the candidate pods."""
+    """The same summary as :func:`_hard_spread`, counting only the candidate pods.
+
+    When no inclusion policy can leave a node out, the counts are shared with the next
+    pod asking the same (``cluster.shared_counts``, by namespace and constraints), which
+    adds the placed pods indexed or removed since (``cluster.pod_journal``) instead of
+    counting them all again, unless a node changed meanwhile (``node_generation``).
+    """
     constraints = _hard_constraints(pod)
     if not constraints:
         return None
+    if any(filters_nodes(pod, c) for c in constraints):
+        return _summary(pod, constraints, _indexed_counts(pod, cluster, constraints))
+    memo_key = (_SHARED_KEY, pod.namespace, tuple(constraints))
+    journal = cluster.pod_journal
+    shared = cluster.shared_counts.get(memo_key)
+    counts: dict[tuple[str, str], int] | None = None
+    if shared is not None:
+        position, generation, counts = shared
+        changes = journal.since(position) if generation == cluster.node_generation else None
+        if changes is None:
+            counts = None
+        else:
+            assert counts is not None
+            qualified = QualifiedNodes(pod, cluster, constraints)
+            for sign, existing in changes:
+                if existing.namespace != pod.namespace:
+                    continue
+                for constraint in constraints:
+                    if not constraint.selector.matches(existing.labels):
+                        continue
+                    labels = qualified.labels(existing.node_name, constraint)
+                    if labels is not None:
+                        key = constraint.topology_key
+                        counts[(key, labels[key])] += sign
+    if counts is None:
+        counts = _indexed_counts(pod, cluster, constraints)
+        if len(cluster.shared_counts) >= _SHARED_LIMIT:
+            cluster.shared_counts.clear()
+    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, counts)
+    return _summary(pod, constraints, dict(counts))
+
+
+#: ``cluster.shared_counts``' key for EvenPodsSpread's counts, and how many it keeps.
+_SHARED_KEY = "EvenPodsSpread.counts"
+_SHARED_LIMIT = 256
+
+
+def _indexed_counts(
+    pod: Pod, cluster: ClusterState, constraints: Sequence[TopologySpreadConstraint]
+) -> dict[tuple[str, str], int]:
+    """The counts per topology pair from the candidate pods."""
     keys = {c.topology_key for c in constraints}
     pair_counts: dict[tuple[str, str], int] = {}
     # Every counting node contributes its pairs, with a count of 0 until a pod is seen.
@@ -358,7 +405,7 @@ def _indexed_hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
             labels = qualified.labels(existing.node_name, constraint)
             if labels is not None:
                 pair_counts[(key, labels[key])] += 1
-    return _summary(pod, constraints, pair_counts)
+    return pair_counts
 
 
 def _spread_summary(pod: Pod, cycle: CycleState) -> _HardSpread | None:

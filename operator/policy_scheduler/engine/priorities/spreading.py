@@ -71,6 +71,7 @@ from ..predicates.spreading import (
     SCHEDULE_ANYWAY,
     QualifiedNodes,
     counting_constraints,
+    filters_nodes,
     has_all_keys,
     pod_services,
 )
@@ -343,10 +344,69 @@ def _indexed_soft_pair_counts(
     cluster: ClusterState,
     constraints: tuple[TopologySpreadConstraint, ...],
 ) -> dict[tuple[str, str], int]:
-    """The same counts as :func:`_soft_pair_counts`, visiting only the candidate pods."""
+    """The same counts as :func:`_soft_pair_counts`, visiting only the candidate pods.
+
+    When no inclusion policy can leave a node out, the counts over every qualified node
+    are shared with the next pod asking the same (``cluster.shared_counts``, by
+    constraints), which adds the placed pods indexed or removed since
+    (``cluster.pod_journal``) instead of counting them all again, unless a node changed
+    meanwhile (``node_generation``); the scored nodes' pairs take their counts from them.
+    """
     pairs = _scored_pairs(nodes, constraints)
     if not pairs:
         return pairs
+    if any(filters_nodes(pod, c) for c in constraints):
+        full = _candidate_counts(pod, cluster, constraints)
+    else:
+        full = _shared_counts(pod, cluster, constraints)
+    for pair, count in full.items():
+        if pair in pairs:
+            pairs[pair] += count
+    return pairs
+
+
+#: ``cluster.shared_counts``' key for EvenPodsSpreadPriority's counts, and how many it keeps.
+_SHARED_KEY = "EvenPodsSpreadPriority.counts"
+_SHARED_LIMIT = 256
+
+
+def _shared_counts(
+    pod: Pod, cluster: ClusterState, constraints: tuple[TopologySpreadConstraint, ...]
+) -> dict[tuple[str, str], int]:
+    """The counts over the cluster the last pod asking the same left, caught up."""
+    memo_key = (_SHARED_KEY, constraints)
+    journal = cluster.pod_journal
+    shared = cluster.shared_counts.get(memo_key)
+    full: dict[tuple[str, str], int] | None = None
+    if shared is not None:
+        position, generation, full = shared
+        changes = journal.since(position) if generation == cluster.node_generation else None
+        if changes is None:
+            full = None
+        else:
+            assert full is not None
+            qualified = QualifiedNodes(pod, cluster, constraints)
+            for sign, existing in changes:
+                for constraint in constraints:
+                    if not constraint.selector.matches(existing.labels):
+                        continue
+                    node_labels = qualified.labels(existing.node_name, constraint)
+                    if node_labels is not None:
+                        pair = (constraint.topology_key, node_labels[constraint.topology_key])
+                        full[pair] = full.get(pair, 0) + sign
+    if full is None:
+        full = _candidate_counts(pod, cluster, constraints)
+        if len(cluster.shared_counts) >= _SHARED_LIMIT:
+            cluster.shared_counts.clear()
+    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, full)
+    return full
+
+
+def _candidate_counts(
+    pod: Pod, cluster: ClusterState, constraints: tuple[TopologySpreadConstraint, ...]
+) -> dict[tuple[str, str], int]:
+    """Matching pods per pair of the qualified nodes, from the candidate pods."""
+    full: dict[tuple[str, str], int] = {}
     qualified = QualifiedNodes(pod, cluster, constraints)
     for constraint in constraints:
         # Every namespace, as in the definition.
@@ -359,9 +419,8 @@ def _indexed_soft_pair_counts(
             if node_labels is None:
                 continue
             pair = (key, node_labels[key])
-            if pair in pairs:
-                pairs[pair] += 1
-    return pairs
+            full[pair] = full.get(pair, 0) + 1
+    return full
 
 
 def even_pods_spread_priority(pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
