@@ -141,6 +141,18 @@ BAD_INPUTS = [
         "not valid YAML: line 2, column 7: control character #x0001 is not allowed",
         id="control",
     ),
+    pytest.param(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "leaderElection:\n  leaderElect: true\n  resourceName: x\n  leaderElect: false\n",
+        # kube-scheduler's strict decoding refuses a duplicate key, naming it and its line.
+        'not valid YAML: line 6, column 3: key "leaderElect" already set in map',
+        id="duplicate-key",
+    ),
+    pytest.param(
+        '{"kind": "Node", "metadata": {"name": "a", "labels": {}, "name": "b"}}\n',
+        'not valid JSON: key "name" already set in map',
+        id="duplicate-json-key",
+    ),
 ]
 
 
