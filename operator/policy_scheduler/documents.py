@@ -688,7 +688,28 @@ class _Composer:
         return node
 
 
-class _PyLoader(Reader, Scanner, Parser, _Composer, SafeConstructor, Resolver):
+class _StrictConstructor(SafeConstructor):
+    """The safe constructor, refusing a key given twice as the direct builder does."""
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE_TAG:
+                    continue
+                key = (key_node.tag, key_node.value)
+                if key in seen:
+                    raise LimitError(
+                        None,
+                        None,
+                        f"key {_quoted(key_node.value)} already set in map",
+                        key_node.start_mark,
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _PyLoader(Reader, Scanner, Parser, _Composer, _StrictConstructor, Resolver):
     """PyYAML's pure-Python parser, this module's composer, the safe constructor."""
 
     def __init__(self, stream: str) -> None:
@@ -710,7 +731,7 @@ def _c_loader() -> type[Any] | None:
         return None
     from yaml._yaml import CParser
 
-    class _CLoader(_Composer, CParser, SafeConstructor, Resolver):
+    class _CLoader(_Composer, CParser, _StrictConstructor, Resolver):
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
             SafeConstructor.__init__(self)

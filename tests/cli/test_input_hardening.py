@@ -458,3 +458,14 @@ def test_convert_stdin_errors_name_stdin(
     stdin_of(monkeypatch, content.encode())
     code, _, err = run(["convert", "-"], capsys)
     assert code == 1 and err.startswith(message), err
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x: 0\nk: 1\nk: 2\n", "s: !!set {x}\nk: 1\nk: 2\n"],
+    ids=["plain", "explicit-tags"],
+)
+def test_both_yaml_loaders_refuse_a_key_given_twice(loader: str, text: str) -> None:
+    # Both ways of building (straight from events, PyYAML's nodes for explicit tags).
+    with pytest.raises(documents.InputError, match='line 3, column 1: key "k" already set'):
+        documents._yaml_documents(text, "f")
