@@ -58,6 +58,7 @@ from .simulation import (
     load_inputs,
     load_policy_document,
     load_policy_file,
+    out_of_tree_plugins,
     read_documents,
     report_to_json,
     simulate,
@@ -349,7 +350,7 @@ def _warn_kube_scheduler_name(objects: Sequence[Mapping[str, Any]]) -> None:
 def _configuration(doc: dict[str, Any]) -> Conversion:
     """A KubeSchedulerConfiguration's profiles, converted then compiled (the in-tree
     plugins run here: a profile that cannot run is refused, naming it)."""
-    conversion = convert_configuration(doc)
+    conversion = convert_configuration(doc, extra_plugins=out_of_tree_plugins(doc))
     check_profiles(conversion, RELEASE_OF.get(str(doc.get("apiVersion")), ""))
     return conversion
 

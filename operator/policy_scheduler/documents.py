@@ -17,12 +17,17 @@ This is the one door through which the offline commands (``simulate``, ``validat
    get -o json`` output), several JSON values one after another included. That is how
    Kubernetes' own decoders (``YAMLOrJSONDecoder``) tell them apart: JSON indented with
    tabs (which YAML refuses) is read, a trailing comma (which YAML forgives) is an error,
-   and so is a YAML flow mapping ``{a: 1}`` at the top, as kubectl says too.
+   and so is a YAML flow mapping ``{a: 1}`` at the top, as kubectl says too. A key
+   given twice in one object is refused (``key "name" already set in map``), as
+   kube-scheduler's strict decoding refuses it.
 4. **YAML** is parsed by libyaml's C parser when PyYAML was built with it, else by the
    pure-Python one, and built here straight from the parser's events into plain data,
    with PyYAML's *safe* constructors for the scalars (plain data only: no Python
    objects, ever), merge keys and shared objects for aliases, as ``yaml.safe_load``
-   builds them. Building from events skips PyYAML's composed node tree (a node and two
+   builds them, except that a key given twice in one mapping is refused, naming the key
+   and its line (``line 7, column 3: key "leaderElect" already set in map``), as
+   kube-scheduler's strict decoding (sigs.k8s.io/yaml) refuses it. Building from events
+   skips PyYAML's composed node tree (a node and two
    marks per scalar: ``CSafeLoader`` peaks at ~40 times the size of the text, this at
    ~10). A document with explicit collection tags (``!!set``, ``!!omap``, a custom
    ``!tag``) goes PyYAML's way instead: nodes (composed here, with the same limits),
@@ -277,6 +282,8 @@ def load_documents(text: str, source: str) -> list[Any]:
                 raise DocumentError(
                     source, "JSON", f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
                 ) from None
+            except _DuplicateKey as exc:
+                raise DocumentError(source, "JSON", str(exc)) from None
             except (ValueError, RecursionError) as exc:
                 raise DocumentError(source, "JSON", _number_or_depth(exc)) from None
         return _yaml_documents(text, source)
@@ -288,8 +295,24 @@ def read_file_documents(source: str | Path) -> list[Any]:
     return load_documents(read_text(source), name)
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object names a key twice (the decoder's hook has no position to give)."""
+
+
+def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # kube-scheduler's strict decoding refuses a duplicate key; so does this.
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(f"key {_quoted(key)} already set in map")
+            seen.add(key)
+    return obj
+
+
 def _json_documents(text: str, start: int) -> list[Any]:
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=_strict_object)
     documents = []
     end = len(text)
     while start < end:
@@ -341,6 +364,10 @@ def _yaml_documents(text: str, source: str, loader_class: type[Any] | None = Non
         raise DocumentError(source, "YAML", _number_or_depth(exc)) from None
     finally:
         loader.dispose()
+
+
+def _quoted(key: Any) -> str:
+    return json.dumps(key) if isinstance(key, str) else repr(key)
 
 
 def _yaml_error(exc: yaml.YAMLError, text: str) -> str:
@@ -511,6 +538,11 @@ class _Composer:
                         "found unhashable key",
                         event.start_mark,
                     ) from None
+                if value in parent:
+                    # kube-scheduler's strict decoding (sigs.k8s.io/yaml) refuses it so.
+                    raise LimitError(
+                        None, None, f"key {_quoted(value)} already set in map", event.start_mark
+                    )
                 frame[3] = value
             else:
                 if frame[3] is _MERGE:
@@ -656,7 +688,28 @@ class _Composer:
         return node
 
 
-class _PyLoader(Reader, Scanner, Parser, _Composer, SafeConstructor, Resolver):
+class _StrictConstructor(SafeConstructor):
+    """The safe constructor, refusing a key given twice as the direct builder does."""
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE_TAG:
+                    continue
+                key = (key_node.tag, key_node.value)
+                if key in seen:
+                    raise LimitError(
+                        None,
+                        None,
+                        f"key {_quoted(key_node.value)} already set in map",
+                        key_node.start_mark,
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _PyLoader(Reader, Scanner, Parser, _Composer, _StrictConstructor, Resolver):
     """PyYAML's pure-Python parser, this module's composer, the safe constructor."""
 
     def __init__(self, stream: str) -> None:
@@ -678,7 +731,7 @@ def _c_loader() -> type[Any] | None:
         return None
     from yaml._yaml import CParser
 
-    class _CLoader(_Composer, CParser, SafeConstructor, Resolver):
+    class _CLoader(_Composer, CParser, _StrictConstructor, Resolver):
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
             SafeConstructor.__init__(self)

@@ -857,6 +857,17 @@ class _Reader:
             merged, self._points_of(version), base=(*here, "plugins"), unknown=_unknown_in(version)
         )
         issues += framework.issues
+        outside = sorted(
+            {ref.name for s in merged.values() for ref in s.enabled if ref.name in self.extra}
+        )
+        for name in outside:
+            self.notes.append(
+                Issue(
+                    (*here, "plugins"),
+                    f"{name} is not an in-tree plugin of kube-scheduler {RELEASE_OF[version]}: "
+                    "policy-scheduler runs its own (`policy-scheduler plugins` lists it)",
+                )
+            )
         needed = {ref.name for plugin_set in merged.values() for ref in plugin_set.enabled}
         args = self._plugin_config(profile, here, version, needed)
         if len(issues) > before:

@@ -67,7 +67,7 @@ from .documents import InputError, collector_paused, read_file_documents
 from .engine.algorithm import Decision, NodeScore
 from .engine.compiler import CompiledPolicy, compile_policy
 from .engine.extenders import ExtenderClient
-from .engine.interface import Status
+from .engine.interface import Status, points_of
 from .engine.intree.dynamicresources import claimed_devices
 from .engine.plugins import PluginProblem, plugin_class
 from .engine.predicates.volumes import PodVolumes
@@ -219,9 +219,33 @@ def load_configuration(path: str | Path) -> Conversion:
         raise InputError(
             f"{path}: expected one KubeSchedulerConfiguration, found {kinds or 'nothing'}"
         )
-    conversion = convert_configuration(docs[0])
+    conversion = convert_configuration(docs[0], extra_plugins=out_of_tree_plugins(docs[0]))
     check_profiles(conversion, RELEASE_OF.get(str(docs[0].get("apiVersion")), ""))
     return conversion
+
+
+def out_of_tree_plugins(doc: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The plugins a configuration names that are not kube-scheduler's in-tree ones and
+    that a SchedulingPolicy may name (shipped, e.g. Coscheduling, or installed by entry
+    point): name -> the extension points its class implements. A name no class answers
+    to is left for the configuration's reader to refuse."""
+    names: set[str] = set()
+    for profile in doc.get("profiles") or ():
+        if not isinstance(profile, Mapping):
+            continue
+        plugins = profile.get("plugins")
+        for plugin_set in plugins.values() if isinstance(plugins, Mapping) else ():
+            if isinstance(plugin_set, Mapping):
+                for ref in plugin_set.get("enabled") or ():
+                    if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                        names.add(ref["name"])
+    found: dict[str, tuple[str, ...]] = {}
+    for name in sorted(names - set(CATALOGUE)):
+        try:
+            found[name] = points_of(plugin_class(name))
+        except PluginProblem:
+            continue
+    return found
 
 
 def check_profiles(conversion: Conversion, release: str = "") -> None:

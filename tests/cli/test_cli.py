@@ -120,7 +120,8 @@ def test_unquoted_yaml_timestamps_are_read_as_kubectl_reads_them(
     text = yaml.safe_dump_all([node("n"), ours("young"), ours("old")])
     text = text.replace("name: young\n", "name: young\n  creationTimestamp: 2024-06-01T00:00:00Z\n")
     text = text.replace("name: old\n", "name: old\n  creationTimestamp: 2024-01-01T00:00:00Z\n")
-    text = text.replace("name: n\n", "name: n\n  creationTimestamp: 2023-01-01T00:00:00Z\n")
+    # "\n  name: n": the node's own name, not its hostname label (a key given twice is refused).
+    text = text.replace("\n  name: n\n", "\n  name: n\n  creationTimestamp: 2023-01-01T00:00:00Z\n")
     path = tmp_path / "c.yaml"
     path.write_text(text)
     code, out, err = run(["simulate", "-f", str(path), "-o", "json"], capsys)

@@ -141,6 +141,18 @@ BAD_INPUTS = [
         "not valid YAML: line 2, column 7: control character #x0001 is not allowed",
         id="control",
     ),
+    pytest.param(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "leaderElection:\n  leaderElect: true\n  resourceName: x\n  leaderElect: false\n",
+        # kube-scheduler's strict decoding refuses a duplicate key, naming it and its line.
+        'not valid YAML: line 6, column 3: key "leaderElect" already set in map',
+        id="duplicate-key",
+    ),
+    pytest.param(
+        '{"kind": "Node", "metadata": {"name": "a", "labels": {}, "name": "b"}}\n',
+        'not valid JSON: key "name" already set in map',
+        id="duplicate-json-key",
+    ),
 ]
 
 
@@ -446,3 +458,14 @@ def test_convert_stdin_errors_name_stdin(
     stdin_of(monkeypatch, content.encode())
     code, _, err = run(["convert", "-"], capsys)
     assert code == 1 and err.startswith(message), err
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x: 0\nk: 1\nk: 2\n", "s: !!set {x}\nk: 1\nk: 2\n"],
+    ids=["plain", "explicit-tags"],
+)
+def test_both_yaml_loaders_refuse_a_key_given_twice(loader: str, text: str) -> None:
+    # Both ways of building (straight from events, PyYAML's nodes for explicit tags).
+    with pytest.raises(documents.InputError, match='line 3, column 1: key "k" already set'):
+        documents._yaml_documents(text, "f")

@@ -355,3 +355,47 @@ def test_weights_carry_to_priorities(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, out, _ = run(["convert", write(tmp_path, data)], capsys)
     assert code == 0
     assert yaml.safe_load(out)["spec"]["priorities"] == [{"name": "ImageLocality", "weight": 7}]
+
+
+# -- scheduler-plugins' configurations (issue 29 item 6) ----------------------------------
+
+SCHEDULER_PLUGINS = sorted((Path(__file__).parent / "scheduler-plugins").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SCHEDULER_PLUGINS, ids=lambda p: p.stem)
+def test_scheduler_plugins_configurations_validate_and_convert_as_they_are(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["validate", str(path)], capsys)
+    assert code == 0, err
+    assert "is valid" in out
+    assert "Coscheduling is not an in-tree plugin of kube-scheduler" in err
+    code, out, err = run(["convert", str(path)], capsys)
+    assert code == 0, err
+    (policy,) = list(yaml.safe_load_all(out))
+    plugins = policy["spec"]["plugins"]
+    assert {"name": "Coscheduling"} in plugins["queueSort"]["enabled"]
+    config = {entry["name"]: entry["args"] for entry in policy["spec"]["pluginConfig"]}
+    assert config["Coscheduling"]["permitWaitingTimeSeconds"] == 10
+
+
+def test_a_scheduler_plugins_args_model_validates_its_plugin_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = Path(__file__).parent / "scheduler-plugins" / "coscheduling-v1-multipoint.yaml"
+    path = tmp_path / "bad.yaml"
+    path.write_text(text.read_text().replace("Seconds: 10", "Seconds: -1"))
+    code, _, err = run(["validate", str(path)], capsys)
+    assert code == 1
+    assert "pluginConfig[0].args.permitWaitingTimeSeconds" in err, err
+
+
+def test_a_plugin_nobody_has_is_still_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = configuration(
+        {"schedulerName": "x", "plugins": {"multiPoint": {"enabled": [{"name": "NoSuchPlugin"}]}}}
+    )
+    code, _, err = run(["validate", write(tmp_path, data)], capsys)
+    assert code == 1
+    assert 'unknown plugin "NoSuchPlugin"' in err, err

@@ -542,3 +542,15 @@ def test_the_guides_replay_recipe_runs_as_written(
         "default/web-0",
         "default/web-1",
     ]
+
+
+@pytest.mark.parametrize("name", ["coscheduling-v1beta3.yaml", "coscheduling-v1-multipoint.yaml"])
+def test_scheduler_plugins_configurations_simulate_as_they_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    config = str(Path(__file__).parent / "scheduler-plugins" / name)
+    scheduler = yaml.safe_load(Path(config).read_text())["profiles"][0]["schedulerName"]
+    objects = write(tmp_path, "objects.yaml", *same_nodes(2), pod("p", schedulerName=scheduler))
+    code, out, err = run(["simulate", "--config", config, "-f", objects, "-o", "json"], capsys)
+    assert code == 0, err
+    assert placements(out) == ["node-0"] or placements(out) == ["node-1"], out
