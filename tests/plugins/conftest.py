@@ -1,12 +1,13 @@
 """Fixtures of the plugin tests: the plugin packages installed with pip, the e2e harness.
 
 The sample plugin (``examples/plugins/sample``) and the test-only plugins
-(``tests/plugins/pkg``) are installed into this environment when this conftest loads,
-unless they already are (``installing.py``): before the test modules, which import them,
-are collected. Every test here finds them by entry point, as the scheduler finds any
-third-party plugin. ``made`` (autouse) resets the test plugins' records. The operator
-tests reuse the e2e fixtures (the emulator, a namespace, a kubeconfig) and, as every
-e2e test, run in real time.
+(``tests/plugins/pkg``) are installed with the project, as the README's test command
+installs them (``pip install -e '.[dev]' -e examples/plugins/sample -e
+tests/plugins/pkg``); this conftest only checks that they are, before the test modules
+that import them are collected, and says what to run when they are not. Every test here
+finds them by entry point, as the scheduler finds any third-party plugin. ``made``
+(autouse) resets the test plugins' records. The operator tests reuse the e2e fixtures
+(the emulator, a namespace, a kubeconfig) and, as every e2e test, run in real time.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from e2e.conftest import (  # noqa: F401  (fixtures, used by name)
     policy_validator,
     watch_window,
 )
-from plugins.installing import SAMPLE, TEST_PLUGINS, ensure_installed
+from plugins.installing import SAMPLE, TEST_PLUGINS, require_installed
 
 E2E_TESTS = Path(__file__).parent / "test_operator.py"
 
@@ -35,7 +36,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.looptime(False))
 
 
-ensure_installed(SAMPLE, TEST_PLUGINS)
+require_installed(SAMPLE, TEST_PLUGINS)
 
 
 @pytest.fixture(autouse=True)

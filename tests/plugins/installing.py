@@ -1,12 +1,15 @@
-"""Install plugin packages into the test environment, as a user would: with pip.
+"""Plugin packages in the test environment, installed as a user would: with pip.
 
 The scheduler must find them the way it finds any plugin, by their entry points in the
-group ``policy_scheduler.plugins``; nothing here registers a class by hand. A package
-already installed (``.ci/run`` installs the sample plugin after the scheduler) is left
-as it is. Otherwise ``pip install -e PATH --no-deps`` runs in this interpreter's
-environment, and this process is made to see it at once: the editable install's
-``.pth`` file (read by Python only at start-up) is applied, the import system's caches
-are dropped, and the scheduler's cached list of installed plugin names is read again.
+group ``policy_scheduler.plugins``; nothing here registers a class by hand. The README's
+test command installs the sample and the tests' plugins with the project;
+:func:`require_installed` checks that it did (the plugin tests' conftest), and
+:func:`ensure_installed` installs one that is missing, for a test about installing. A
+package already installed is left as it is. Otherwise ``pip install -e PATH
+--no-deps`` runs in this interpreter's environment, and this process is made to see it
+at once: the editable install's ``.pth`` file (read by Python only at start-up) is
+applied, the import system's caches are dropped, and the scheduler's cached list of
+installed plugin names is read again.
 """
 
 from __future__ import annotations
@@ -46,6 +49,21 @@ PACKAGES: dict[Path, tuple[str, frozenset[str]]] = {
 
 def registered() -> set[str]:
     return {ep.name for ep in entry_points(group=names.PLUGIN_ENTRY_POINT_GROUP)}
+
+
+def require_installed(*packages: Path) -> None:
+    """Each package's plugins registered, as the README's test command installs them;
+    else the test session stops with what to run (nothing is installed here)."""
+    import pytest
+
+    missing = [path for path in packages if not PACKAGES[path][1] <= registered()]
+    if missing:
+        paths = " ".join(f"-e {path.relative_to(ROOT)}" for path in missing)
+        raise pytest.UsageError(
+            f"the tests' plugin packages are not installed (or are older than their "
+            f"entry points): run `.venv/bin/pip install -q {paths}`, as the README's test "
+            "command does"
+        )
 
 
 def ensure_installed(*packages: Path) -> None:
