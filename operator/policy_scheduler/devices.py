@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Final
 
-from .objects import ObjectError, _metadata, _Reader
+from .objects import ObjectError, _controller_uid, _metadata, _Reader
 from .quantities import parse_quantity
 from .selectors import NodeSelectorTerm, SelectorError, node_selector_terms
 
@@ -430,14 +430,6 @@ def parse_resource_claim(raw: Mapping[str, Any]) -> ResourceClaim:
         deleting=bool(meta.get("deletionTimestamp")),
         controller_uid=_controller_uid(r, meta.get("ownerReferences")),
     )
-
-
-def _controller_uid(r: _Reader, raw: object) -> str:
-    for i, item in enumerate(r.items(raw, "metadata.ownerReferences")):
-        ref = r.mapping(item, f"metadata.ownerReferences[{i}]")
-        if ref.get("controller") is True:
-            return r.string(ref.get("uid"), f"metadata.ownerReferences[{i}].uid")
-    return ""
 
 
 def parse_resource_claim_template(raw: Mapping[str, Any]) -> ResourceClaimTemplate:

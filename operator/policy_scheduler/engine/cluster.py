@@ -61,7 +61,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from ..devices import Allocation, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ..objects import (
@@ -274,6 +274,10 @@ class PodJournal:
         return self._entries[first:]
 
 
+#: How many (question, counts) pairs :attr:`ClusterState.shared_counts` keeps.
+SHARED_LIMIT: Final = 256
+
+
 class ClusterState:
     """The nodes with their placed pods, the other objects the predicates read, and the
     indexes of the fast paths (see the module docstring). Written only by the cache."""
@@ -427,6 +431,25 @@ class ClusterState:
         self.journal.record(name)
         self.node_generation += 1
         self.generation += 1
+
+    def shared_since(self, key: object) -> tuple[Any, list[tuple[int, Pod]]] | None:
+        """What the last pod asking ``key`` left in :attr:`shared_counts`, with the placed
+        pods added (+1) and removed (-1) since; None when nothing usable is there (none
+        left, a node changed since, or the journal no longer reaches back)."""
+        shared = self.shared_counts.get(key)
+        if shared is None:
+            return None
+        position, generation, value = shared
+        if generation != self.node_generation:
+            return None
+        changes = self.pod_journal.since(position)
+        return None if changes is None else (value, changes)
+
+    def share(self, key: object, value: Any) -> None:
+        """Leave ``value`` under ``key`` for the next pod asking the same, as of now."""
+        if key not in self.shared_counts and len(self.shared_counts) >= SHARED_LIMIT:
+            self.shared_counts.clear()
+        self.shared_counts[key] = (self.pod_journal.position, self.node_generation, value)
 
     def _shallow_copy(self) -> ClusterState:
         """A copy sharing every container with this state: the caller replaces those the

@@ -139,7 +139,6 @@ _PRE_SCORE_KEY: Final = "PreScorePodTopologySpread"
 _SCORE_MEMO: Final = "PodTopologySpread.score"
 
 #: How many distinct (namespace, constraints) counts ``cluster.shared_counts`` keeps.
-_SHARED_LIMIT: Final = 256
 
 Pair = tuple[str, str]
 
@@ -394,32 +393,27 @@ def _indexed_counts(
     if any(_filters_nodes(pod, c) for c in constraints):
         return _counted(pod, cluster, constraints)
     memo_key = (_FILTER_MEMO, pod.namespace, tuple(constraints))
-    journal = cluster.pod_journal
-    shared = cluster.shared_counts.get(memo_key)
+    shared = cluster.shared_since(memo_key)
     if shared is not None:
-        position, generation, counts = shared
-        changes = journal.since(position) if generation == cluster.node_generation else None
-        if changes is not None:
-            counts = dict(counts)
-            qualified = _QualifiedNodes(pod, cluster, constraints)
-            namespace = pod.namespace
-            for sign, existing in changes:
-                if existing.deleting or existing.namespace != namespace:
+        counts, changes = shared
+        counts = dict(counts)
+        qualified = _QualifiedNodes(pod, cluster, constraints)
+        namespace = pod.namespace
+        for sign, existing in changes:
+            if existing.deleting or existing.namespace != namespace:
+                continue
+            for constraint in constraints:
+                selector = constraint.selector
+                if selector.empty or not selector.matches(existing.labels):
                     continue
-                for constraint in constraints:
-                    selector = constraint.selector
-                    if selector.empty or not selector.matches(existing.labels):
-                        continue
-                    counted = qualified.labels(existing.node_name, constraint)
-                    if counted is not None:
-                        key = constraint.topology_key
-                        counts[(key, counted[key])] += sign
-            cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, counts)
-            return dict(counts)
+                counted = qualified.labels(existing.node_name, constraint)
+                if counted is not None:
+                    key = constraint.topology_key
+                    counts[(key, counted[key])] += sign
+        cluster.share(memo_key, counts)
+        return dict(counts)
     counts = _counted(pod, cluster, constraints)
-    if len(cluster.shared_counts) >= _SHARED_LIMIT:
-        cluster.shared_counts.clear()
-    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, counts)
+    cluster.share(memo_key, counts)
     return dict(counts)
 
 
@@ -709,19 +703,14 @@ def _count_candidates(
     if any(_filters_nodes(pod, c) for c in constraints):
         return _count_candidates_of(pod, cluster, constraints, require_all, pair_counts)
     memo_key = (_SCORE_MEMO, pod.namespace, tuple(constraints), require_all)
-    journal = cluster.pod_journal
-    shared = cluster.shared_counts.get(memo_key)
+    shared = cluster.shared_since(memo_key)
     full: tuple[dict[Any, int], ...] | None = None
     if shared is not None:
-        position, generation, full = shared
-        changes = journal.since(position) if generation == cluster.node_generation else None
-        if changes is None:
-            full = None
-        else:
-            assert full is not None
-            for sign, existing in changes:
-                if not existing.deleting and existing.namespace == pod.namespace:
-                    _tally(pod, cluster, constraints, require_all, existing, sign, full)
+        full, changes = shared
+        assert full is not None
+        for sign, existing in changes:
+            if not existing.deleting and existing.namespace == pod.namespace:
+                _tally(pod, cluster, constraints, require_all, existing, sign, full)
     if full is None:
         full = tuple({} for _ in constraints)
         by_selector: dict[Selector, None] = {}
@@ -735,9 +724,7 @@ def _count_candidates(
                     continue
                 seen.add(existing.uid)
                 _tally(pod, cluster, constraints, require_all, existing, 1, full)
-        if len(cluster.shared_counts) >= _SHARED_LIMIT:
-            cluster.shared_counts.clear()
-    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, full)
+    cluster.share(memo_key, full)
     host_counts: list[dict[str, int] | None] = []
     for constraint, counts in zip(constraints, full, strict=True):
         if constraint.topology_key == HOSTNAME_LABEL:

@@ -345,38 +345,29 @@ def _indexed_hard_spread(pod: Pod, cluster: ClusterState) -> _HardSpread | None:
     if any(filters_nodes(pod, c) for c in constraints):
         return _summary(pod, constraints, _indexed_counts(pod, cluster, constraints))
     memo_key = (_SHARED_KEY, pod.namespace, tuple(constraints))
-    journal = cluster.pod_journal
-    shared = cluster.shared_counts.get(memo_key)
+    shared = cluster.shared_since(memo_key)
     counts: dict[tuple[str, str], int] | None = None
     if shared is not None:
-        position, generation, counts = shared
-        changes = journal.since(position) if generation == cluster.node_generation else None
-        if changes is None:
-            counts = None
-        else:
-            assert counts is not None
-            qualified = QualifiedNodes(pod, cluster, constraints)
-            for sign, existing in changes:
-                if existing.namespace != pod.namespace:
+        counts, changes = shared
+        qualified = QualifiedNodes(pod, cluster, constraints)
+        for sign, existing in changes:
+            if existing.namespace != pod.namespace:
+                continue
+            for constraint in constraints:
+                if not constraint.selector.matches(existing.labels):
                     continue
-                for constraint in constraints:
-                    if not constraint.selector.matches(existing.labels):
-                        continue
-                    labels = qualified.labels(existing.node_name, constraint)
-                    if labels is not None:
-                        key = constraint.topology_key
-                        counts[(key, labels[key])] += sign
+                labels = qualified.labels(existing.node_name, constraint)
+                if labels is not None:
+                    key = constraint.topology_key
+                    counts[(key, labels[key])] += sign
     if counts is None:
         counts = _indexed_counts(pod, cluster, constraints)
-        if len(cluster.shared_counts) >= _SHARED_LIMIT:
-            cluster.shared_counts.clear()
-    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, counts)
+    cluster.share(memo_key, counts)
     return _summary(pod, constraints, dict(counts))
 
 
-#: ``cluster.shared_counts``' key for EvenPodsSpread's counts, and how many it keeps.
+#: ``cluster.shared_counts``' key for EvenPodsSpread's counts.
 _SHARED_KEY = "EvenPodsSpread.counts"
-_SHARED_LIMIT = 256
 
 
 def _indexed_counts(

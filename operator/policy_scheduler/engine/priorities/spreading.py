@@ -367,7 +367,6 @@ def _indexed_soft_pair_counts(
 
 #: ``cluster.shared_counts``' key for EvenPodsSpreadPriority's counts, and how many it keeps.
 _SHARED_KEY = "EvenPodsSpreadPriority.counts"
-_SHARED_LIMIT = 256
 
 
 def _shared_counts(
@@ -375,30 +374,23 @@ def _shared_counts(
 ) -> dict[tuple[str, str], int]:
     """The counts over the cluster the last pod asking the same left, caught up."""
     memo_key = (_SHARED_KEY, constraints)
-    journal = cluster.pod_journal
-    shared = cluster.shared_counts.get(memo_key)
+    shared = cluster.shared_since(memo_key)
     full: dict[tuple[str, str], int] | None = None
     if shared is not None:
-        position, generation, full = shared
-        changes = journal.since(position) if generation == cluster.node_generation else None
-        if changes is None:
-            full = None
-        else:
-            assert full is not None
-            qualified = QualifiedNodes(pod, cluster, constraints)
-            for sign, existing in changes:
-                for constraint in constraints:
-                    if not constraint.selector.matches(existing.labels):
-                        continue
-                    node_labels = qualified.labels(existing.node_name, constraint)
-                    if node_labels is not None:
-                        pair = (constraint.topology_key, node_labels[constraint.topology_key])
-                        full[pair] = full.get(pair, 0) + sign
+        full, changes = shared
+        assert full is not None
+        qualified = QualifiedNodes(pod, cluster, constraints)
+        for sign, existing in changes:
+            for constraint in constraints:
+                if not constraint.selector.matches(existing.labels):
+                    continue
+                node_labels = qualified.labels(existing.node_name, constraint)
+                if node_labels is not None:
+                    pair = (constraint.topology_key, node_labels[constraint.topology_key])
+                    full[pair] = full.get(pair, 0) + sign
     if full is None:
         full = _candidate_counts(pod, cluster, constraints)
-        if len(cluster.shared_counts) >= _SHARED_LIMIT:
-            cluster.shared_counts.clear()
-    cluster.shared_counts[memo_key] = (journal.position, cluster.node_generation, full)
+    cluster.share(memo_key, full)
     return full
 
 
