@@ -887,6 +887,22 @@ def build_parser() -> argparse.ArgumentParser:
         "is retried (kube-scheduler's bindTimeoutSeconds)",
     )
     run.add_argument(
+        "--pod-initial-backoff-seconds",
+        type=_positive_seconds,
+        default=default_of("pod_initial_backoff"),
+        metavar="SECONDS",
+        help="a pod whose attempt failed waits this long before it is tried again, "
+        "doubling with each failure (kube-scheduler's podInitialBackoffSeconds)",
+    )
+    run.add_argument(
+        "--pod-max-backoff-seconds",
+        type=_positive_seconds,
+        default=default_of("pod_max_backoff"),
+        metavar="SECONDS",
+        help="the longest such wait (kube-scheduler's podMaxBackoffSeconds); at least "
+        "--pod-initial-backoff-seconds",
+    )
+    run.add_argument(
         "--allow-default-scheduler",
         action="store_true",
         default=default_of("allow_default_scheduler"),
@@ -990,6 +1006,8 @@ def options_from_args(args: argparse.Namespace) -> Options:
         resync_period=args.resync_period,
         shutdown_timeout=args.shutdown_timeout,
         volume_binding_timeout=args.volume_binding_timeout,
+        pod_initial_backoff=args.pod_initial_backoff_seconds,
+        pod_max_backoff=args.pod_max_backoff_seconds,
         allow_default_scheduler=args.allow_default_scheduler,
     )
     if args.lease_namespace:
@@ -1001,6 +1019,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .operating import operate, run_loop
 
     options = options_from_args(args)
+    if options.pod_max_backoff < options.pod_initial_backoff:
+        raise ClusterError(
+            f"--pod-max-backoff-seconds must be at least --pod-initial-backoff-seconds "
+            f"({options.pod_initial_backoff:g}), got {options.pod_max_backoff:g}"
+        )
     if options.scheduler_name == KUBE_SCHEDULER_NAME and not options.allow_default_scheduler:
         raise ClusterError(
             f'--scheduler-name "{KUBE_SCHEDULER_NAME}" is kube-scheduler\'s own name: add '

@@ -13,6 +13,8 @@ from environment variables, as flags belong to Kopf here:
 (default policy-scheduler), ``POLICY_SCHEDULER_API_TIMEOUT`` (default 30 s),
 ``POLICY_SCHEDULER_RESYNC_PERIOD`` (default 300 s),
 ``POLICY_SCHEDULER_VOLUME_BINDING_TIMEOUT`` (seconds, default 600),
+``POLICY_SCHEDULER_POD_INITIAL_BACKOFF_SECONDS`` / ``POLICY_SCHEDULER_POD_MAX_BACKOFF_SECONDS``
+(default 1 and 10),
 ``POLICY_SCHEDULER_ALLOW_DEFAULT_SCHEDULER`` ("true" to let a policy serve
 ``default-scheduler``) and ``POD_NAMESPACE`` for the Lease. Health: use Kopf's
 ``--liveness=http://0.0.0.0:8081/healthz``; a probe handler makes it fail while a part
@@ -62,6 +64,10 @@ def options_from_environment() -> Options:
         volume_binding_timeout=float(
             get("POLICY_SCHEDULER_VOLUME_BINDING_TIMEOUT", "volume_binding_timeout")
         ),
+        pod_initial_backoff=float(
+            get("POLICY_SCHEDULER_POD_INITIAL_BACKOFF_SECONDS", "pod_initial_backoff")
+        ),
+        pod_max_backoff=float(get("POLICY_SCHEDULER_POD_MAX_BACKOFF_SECONDS", "pod_max_backoff")),
         allow_default_scheduler=(
             env.get("POLICY_SCHEDULER_ALLOW_DEFAULT_SCHEDULER", "").lower() == "true"
         ),

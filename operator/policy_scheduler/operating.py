@@ -191,6 +191,8 @@ class Operator:
             default_scheduler_name=options.scheduler_name,
             bind_workers=options.bind_workers,
             volume_binding_timeout=options.volume_binding_timeout,
+            pod_initial_backoff=options.pod_initial_backoff,
+            pod_max_backoff=options.pod_max_backoff,
             allow_default_scheduler=options.allow_default_scheduler,
             reporter=self.reporter,
             clock=clock,

@@ -73,6 +73,10 @@ class Options:
     #: Seconds a pod waits for the PV controller to bind the volumes the scheduler chose
     #: (kube-scheduler's bindTimeoutSeconds) before it is retried.
     volume_binding_timeout: float = 600.0
+    #: The backoff of a pod whose attempt failed: its first, then doubling up to the most
+    #: (kube-scheduler's podInitialBackoffSeconds / podMaxBackoffSeconds), in seconds.
+    pod_initial_backoff: float = 1.0
+    pod_max_backoff: float = 10.0
     #: Whether a SchedulingPolicy may serve ``default-scheduler``, kube-scheduler's own
     #: name (without: Accepted=False, DefaultSchedulerNotAllowed).
     allow_default_scheduler: bool = False

@@ -514,6 +514,38 @@ class ConfigurationModel(_Strict):
     metricsBindAddress: str | None = None  # v1beta2 only
 
 
+#: The configuration's fields for the whole scheduler process, and what becomes of them
+#: here (each one written draws a note from validate, convert and simulate).
+PROCESS_FIELDS: Final[dict[str, str]] = {
+    "podInitialBackoffSeconds": (
+        "the operator's backoff is set with `run --pod-initial-backoff-seconds` "
+        "(chart value podInitialBackoffSeconds)"
+    ),
+    "podMaxBackoffSeconds": (
+        "the operator's backoff is set with `run --pod-max-backoff-seconds` "
+        "(chart value podMaxBackoffSeconds)"
+    ),
+    "parallelism": (
+        "policy-scheduler evaluates nodes on one thread (its fast path replaces "
+        "kube-scheduler's 16 goroutines); nothing to set"
+    ),
+    "leaderElection": (
+        "leader election is set with `run --leader-elect` / `--lease-name` / "
+        "`--lease-namespace` (chart values replicaCount and leaderElection.*)"
+    ),
+    "clientConnection": (
+        "the API client is set with `run --qps`, `--burst`, `--api-timeout` (chart values "
+        "apiClient.*); the kubeconfig is the operator's own"
+    ),
+    "healthzBindAddress": "health is served on `run --bind-address` / `--health-port`",
+    "metricsBindAddress": "metrics are served on `run --bind-address` / `--metrics-port`",
+    "enableProfiling": "policy-scheduler serves no profiling endpoint",
+    "enableContentionProfiling": "policy-scheduler serves no profiling endpoint",
+    "delayCacheUntilActive": (
+        "every replica fills its cache at start, as delayCacheUntilActive: false does"
+    ),
+}
+
 #: Fields of one version only: (path pattern, the versions that have it).
 _VERSIONED_FIELDS: Final[tuple[tuple[str, frozenset[str]], ...]] = (
     ("delayCacheUntilActive", frozenset({V1})),
@@ -598,6 +630,7 @@ class _Reader:
                 )
             )
         self._check_global(config)
+        self._process_notes(raw)
         extenders = self._extenders(config, raw)
         profiles = list(config.profiles) or [ProfileModel()]
         if len(profiles) == 1 and profiles[0].schedulerName is None:
@@ -621,6 +654,13 @@ class _Reader:
         return Conversion(tuple(policies), tuple(objects), notes)
 
     # -- the configuration --------------------------------------------------------------------
+
+    def _process_notes(self, raw: Mapping[str, Any]) -> None:
+        """A note for each field written in the file that is the whole process's, not a
+        profile's: none is carried into the policies, none is dropped in silence."""
+        for name, why in PROCESS_FIELDS.items():
+            if name in raw:
+                self.notes.append(Issue((name,), f"not carried into the policies: {why}"))
 
     def _version_fields(self, raw: dict[str, Any], version: str) -> None:
         """Fields of another version are unknown fields of this one."""

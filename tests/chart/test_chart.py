@@ -347,6 +347,8 @@ def test_default_args(rendered: dict[str, Rendered]) -> None:
         "--resync-period", "300",
         "--shutdown-timeout", "20",
         "--volume-binding-timeout", "600",
+        "--pod-initial-backoff-seconds", "1",
+        "--pod-max-backoff-seconds", "10",
     ]  # fmt: skip
 
 
@@ -365,6 +367,10 @@ def test_default_args(rendered: dict[str, Rendered]) -> None:
         pytest.param(
             "--volume-binding-timeout", "volume_binding_timeout", id="volume-binding-timeout"
         ),
+        pytest.param(
+            "--pod-initial-backoff-seconds", "pod_initial_backoff", id="pod-initial-backoff"
+        ),
+        pytest.param("--pod-max-backoff-seconds", "pod_max_backoff", id="pod-max-backoff"),
     ],
 )
 def test_chart_defaults_are_the_operators(

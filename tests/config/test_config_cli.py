@@ -399,3 +399,34 @@ def test_a_plugin_nobody_has_is_still_refused(
     code, _, err = run(["validate", write(tmp_path, data)], capsys)
     assert code == 1
     assert 'unknown plugin "NoSuchPlugin"' in err, err
+
+
+PROCESS_CONFIG = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+parallelism: 32
+podInitialBackoffSeconds: 2
+podMaxBackoffSeconds: 20
+profiles: [{schedulerName: policy-scheduler}]
+"""
+
+
+@pytest.mark.parametrize("command", ["validate", "convert"])
+def test_the_whole_process_fields_of_a_configuration_each_draw_a_note(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(PROCESS_CONFIG)
+    capsys.readouterr()
+    assert main([command, str(path)]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    prefix = "note: KubeSchedulerConfiguration: "
+    assert notes == [
+        f"{prefix}podInitialBackoffSeconds: not carried into the policies: the operator's "
+        "backoff is set with `run --pod-initial-backoff-seconds` (chart value "
+        "podInitialBackoffSeconds)",
+        f"{prefix}podMaxBackoffSeconds: not carried into the policies: the operator's backoff "
+        "is set with `run --pod-max-backoff-seconds` (chart value podMaxBackoffSeconds)",
+        f"{prefix}parallelism: not carried into the policies: policy-scheduler evaluates nodes "
+        "on one thread (its fast path replaces kube-scheduler's 16 goroutines); nothing to set",
+    ]

@@ -742,6 +742,7 @@ class FakeBinder(Ports):
 
     def __init__(self, fail: str | None = None) -> None:
         self.calls: list[tuple[str, Any]] = []
+        self.timeouts: list[float | None] = []
         self.fail = fail
 
     def assume_volumes(self, pod: Pod, volumes: PodVolumes) -> None:
@@ -750,8 +751,11 @@ class FakeBinder(Ports):
     def forget_volumes(self, pod: Pod) -> None:
         self.calls.append(("forget", pod.uid))
 
-    async def bind_volumes(self, state: Any, pod: Pod, volumes: PodVolumes) -> Status | None:
+    async def bind_volumes(
+        self, state: Any, pod: Pod, volumes: PodVolumes, *, timeout: float | None = None
+    ) -> Status | None:
         self.calls.append(("bind", (pod.uid, volumes)))
+        self.timeouts.append(timeout)
         if self.fail is not None:
             return Status.unschedulable(f"binding volumes: {self.fail}")
         return None
@@ -808,6 +812,25 @@ def test_a_failed_binding_is_the_binders_status() -> None:
     plugin.reserve(public, the_pod, "node-a")
     got = asyncio.run(plugin.pre_bind(public, the_pod, "node-a"))
     assert got == Status.unschedulable('binding volumes: PersistentVolume "small" changed')
+
+
+@pytest.mark.parametrize(
+    ("args", "timeout"),
+    [
+        pytest.param({"bindTimeoutSeconds": 7}, 7.0, id="the-policys-own"),
+        pytest.param({}, None, id="none-given-the-operators-flag"),
+    ],
+)
+def test_the_policys_bind_timeout_is_what_the_binder_waits(
+    args: dict[str, Any], timeout: float | None
+) -> None:
+    _state, the_pod, public = reserve_world()
+    binder = FakeBinder()
+    parsed = pluginargs.VolumeBindingArgs.model_validate(args)
+    plugin = VolumeBinding(parsed, FakeHandle(binder))  # type: ignore[arg-type]
+    plugin.reserve(public, the_pod, "node-a")
+    assert asyncio.run(plugin.pre_bind(public, the_pod, "node-a")) is None
+    assert binder.timeouts == [timeout]
 
 
 def test_all_bound_claims_need_no_binder() -> None:

@@ -506,3 +506,38 @@ async def test_an_unbound_immediate_claim_keeps_the_pod_waiting_until_it_is_boun
     runtime.handle("ADDED", bound_pv)
     runtime.handle("MODIFIED", bound_claim(data, "pv-9", "51"))
     assert runtime.queue.where(uid(db)) in ("active", "backoff")
+
+
+@pytest.mark.looptime
+async def test_a_policys_bind_timeout_cuts_the_wait_before_the_operators(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    # kube-scheduler v1.30's VolumeBinding with bindTimeoutSeconds: 5; the operator's own
+    # --volume-binding-timeout is 30: the policy's pods wait 5 s, as its args say.
+    runtime = make_runtime(api, clock, volume_binding_timeout=30)
+    runtime.handle(
+        "ADDED",
+        {
+            "apiVersion": "policyscheduler.io/v1alpha1",
+            "kind": "SchedulingPolicy",
+            "metadata": {"name": "v130", "creationTimestamp": "2024-01-01T00:00:00Z"},
+            "spec": {
+                "schedulerName": "policy-scheduler",
+                "predicates": [{"name": "VolumeBinding"}],
+                "priorities": [],
+                "pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 5}}],
+            },
+        },
+    )
+    runtime.handle("ADDED", claim("cache", "fast"))
+    runtime.handle("ADDED", vpod("db", "cache"))
+    await decide_next(runtime)
+    await until(lambda: runtime.volume_binder.waiting == 1)
+    await asyncio.sleep(4)
+    assert volume_failures(api) == []
+    await asyncio.sleep(2)
+    await runtime.drain()
+    assert volume_failures(api) == [
+        "binding volumes: timed out after 5s waiting for "
+        'PersistentVolumeClaim "default/cache" to be bound'
+    ]

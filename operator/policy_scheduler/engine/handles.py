@@ -37,8 +37,11 @@ class Ports:
     def forget_volumes(self, pod: Pod) -> None:
         """Unreserve: give them back."""
 
-    async def bind_volumes(self, state: Any, pod: Pod, volumes: PodVolumes) -> Status | None:
-        """PreBind: write the claimRefs / selected-node, wait for the PV controller."""
+    async def bind_volumes(
+        self, state: Any, pod: Pod, volumes: PodVolumes, *, timeout: float | None = None
+    ) -> Status | None:
+        """PreBind: write the claimRefs / selected-node, wait for the PV controller
+        (``timeout`` seconds; None: the scheduler's own, ``--volume-binding-timeout``)."""
         return None
 
     def assume_allocations(self, allocations: Mapping[str, Allocation]) -> None:

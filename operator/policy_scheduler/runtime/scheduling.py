@@ -98,7 +98,7 @@ from ..objects import Pod
 from ..state.cache import VOLUME_KINDS, PodState, SchedulerCache
 from ..state.handles import CachePorts
 from ..state.policies import PolicyBook
-from ..state.queueing import QueuedPod, SchedulingQueue
+from ..state.queueing import INITIAL_BACKOFF, MAX_BACKOFF, QueuedPod, SchedulingQueue
 from ..state.shadows import ShadowAttempt, ShadowRunner
 from ..state.world import DELETED, World
 from ..state.world import Outcome as WorldOutcome
@@ -209,11 +209,13 @@ class RuntimePorts(CachePorts):
         super().__init__(runtime.cache)
         self.runtime = runtime
 
-    async def bind_volumes(self, state: Any, pod: Pod, volumes: PodVolumes) -> Status | None:
+    async def bind_volumes(
+        self, state: Any, pod: Pod, volumes: PodVolumes, *, timeout: float | None = None
+    ) -> Status | None:
         binder = self.runtime.volume_binder
         try:
             written = await binder.write(volumes)
-            await binder.wait(pod, volumes, written)
+            await binder.wait(pod, volumes, written, timeout=timeout)
         except VolumeBindingError as exc:
             state.write(VOLUME_ERROR_KEY, exc)
             return Status.unschedulable(f"binding volumes: {exc}")
@@ -310,6 +312,8 @@ class SchedulerRuntime:
         extender_concurrency: int = EXTENDER_CONCURRENCY,
         allow_default_scheduler: bool = True,
         slow_cycle_seconds: float = SLOW_CYCLE_SECONDS,
+        pod_initial_backoff: float = INITIAL_BACKOFF,
+        pod_max_backoff: float = MAX_BACKOFF,
     ) -> None:
         self.api = api
         self.slow_cycle_seconds = slow_cycle_seconds
@@ -320,7 +324,9 @@ class SchedulerRuntime:
             default_scheduler_name=default_scheduler_name,
             namespaces=namespaces,
             cache=SchedulerCache(clock=clock),
-            queue=SchedulingQueue(clock=clock),
+            queue=SchedulingQueue(
+                clock=clock, initial_backoff=pod_initial_backoff, max_backoff=pod_max_backoff
+            ),
             allow_default_scheduler=allow_default_scheduler,
         )
         self.reporter = reporter or Reporter(api, clock=clock)

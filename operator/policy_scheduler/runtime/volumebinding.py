@@ -288,14 +288,19 @@ class VolumeBinder:
         self.feed(answer, kind)
         return _version(answer)
 
-    async def wait(self, pod: Pod, volumes: PodVolumes, written: Written) -> None:
-        """Until :meth:`check` says bound; VolumeBindingError on failure or timeout."""
+    async def wait(
+        self, pod: Pod, volumes: PodVolumes, written: Written, *, timeout: float | None = None
+    ) -> None:
+        """Until :meth:`check` says bound; VolumeBindingError on failure or timeout
+        (``timeout`` seconds: the policy's VolumeBinding ``bindTimeoutSeconds``; None:
+        ``--volume-binding-timeout``)."""
+        seconds = self.timeout if timeout is None else timeout
         keys = set(written)
         keys |= {(PERSISTENT_VOLUME_CLAIM, pvc.key) for pvc, _ in volumes.matched}
         waiter = _Waiter(pod.uid, frozenset(keys), stopped=self._stopped)
         self._waiters[pod.uid] = waiter
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout
+        deadline = loop.time() + seconds
         try:
             while True:
                 if waiter.stopped is not None:
@@ -308,9 +313,7 @@ class VolumeBinder:
                 waiter.keys = waiter.keys | self._claimed_pvs(volumes)
                 remaining = deadline - loop.time()
                 if remaining <= 0:
-                    raise VolumeBindingError(
-                        f"timed out after {self.timeout:g}s waiting for {pending}"
-                    )
+                    raise VolumeBindingError(f"timed out after {seconds:g}s waiting for {pending}")
                 try:
                     await asyncio.wait_for(waiter.wake.wait(), remaining)
                 except TimeoutError:

@@ -41,8 +41,9 @@ VolumeCapacityPriority gate), as upstream's ``volumebinding`` plugin and its
   PV controller (BindPodVolumes). The assuming and the writing are the legacy volume
   binder's, unchanged: the plugin reaches them through the handle's ports
   (``engine/handles.py``: the cache's ``assume_volumes`` / ``forget_volumes``, the
-  runtime's ``VolumeBinder``, which keeps ``--volume-binding-timeout``); offline
-  (``simulate``) the assumption stands for the binding.
+  runtime's ``VolumeBinder``), waiting the policy's ``bindTimeoutSeconds`` when its
+  ``pluginConfig`` gives one, else ``--volume-binding-timeout``; offline (``simulate``)
+  the assumption stands for the binding.
 * **Score** only with the VolumeCapacityPriority feature gate (alpha, off in v1.30):
   per class of the PVs matched on the node, the utilisation ``requested * 100 /
   capacity`` through the ``shape`` (scores 0..10 scaled to 0..100), averaged over the
@@ -499,6 +500,10 @@ class VolumeBinding(
         super().__init__(args, handle)
         timeout = getattr(args, "bindTimeoutSeconds", None)
         self.bind_timeout_seconds = float(timeout if timeout is not None else 600)
+        #: The policy's own bindTimeoutSeconds, when its pluginConfig gives one: its
+        #: pods' volumes are waited for that long (else ``--volume-binding-timeout``).
+        given = "bindTimeoutSeconds" in getattr(args, "model_fields_set", ())
+        self.policy_bind_timeout: float | None = self.bind_timeout_seconds if given else None
         self.shape = scaled_shape(_shape_of(args)) if self.volume_capacity_priority else None
 
     # -- engine shapes
@@ -577,7 +582,9 @@ class VolumeBinding(
             return Status.error(f"no pod volumes found for node {go_quote(node_name)}")
         # The scheduler's volume binder: the writes, then the wait for the PV controller
         # (it keeps bindTimeoutSeconds); offline (simulate) the assumption stands.
-        return await ports_of(self.handle).bind_volumes(state, pod, found.volumes)
+        return await ports_of(self.handle).bind_volumes(
+            state, pod, found.volumes, timeout=self.policy_bind_timeout
+        )
 
 
 def _zero(pod: Pod, node: NodeInfo, cycle: CycleState) -> int:
