@@ -22,6 +22,7 @@ import pytest
 
 from builders import node, pod
 from fakes import Call, FakeApi
+from plugins.test_runtime_cycles import policy, until
 from policy_scheduler.runtime.scheduling import SchedulerRuntime
 
 pytestmark = pytest.mark.looptime
@@ -30,18 +31,6 @@ SCHEDULER = "policy-scheduler"
 #: How long after the room is freed the waiter must be bound (well under the 60 s flush
 #: and the 10 s maximum backoff).
 PROMPTLY = 1.5
-
-
-def policy(*plugins: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "policyscheduler.io/v1alpha1",
-        "kind": "SchedulingPolicy",
-        "metadata": {"name": "plugged", "creationTimestamp": "2024-01-01T00:00:00Z"},
-        "spec": {
-            "schedulerName": SCHEDULER,
-            "plugins": {"multiPoint": {"enabled": [{"name": name} for name in plugins]}},
-        },
-    }
 
 
 def spod(name: str, cpu: str, *, priority: int = 0, **labels: str) -> dict[str, Any]:
@@ -68,16 +57,6 @@ def bound(api: FakeApi) -> list[str]:
     """The pods whose binding succeeded (201)."""
     refused = api.refuse if isinstance(api, Api) else {}
     return [name.split("/")[1] for name, _ in api.bindings if name.split("/")[1] not in refused]
-
-
-async def until(done: Callable[[], bool], what: str, timeout: float = 110) -> float:
-    """Wait (on the loop's clock) until ``done()``; returns when it became true."""
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    while not done():
-        assert loop.time() - started < timeout, f"still waiting for {what}"
-        await asyncio.sleep(0.05)
-    return loop.time()
 
 
 @contextlib.asynccontextmanager

@@ -11,8 +11,6 @@ time is the loop's (looptime).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ import yaml
 
 from builders import node, pod
 from fakes import FakeApi
+from plugins.test_runtime_cycles import scheduling, until
 from policy_scheduler.runtime.scheduling import SchedulerRuntime
 
 pytestmark = pytest.mark.looptime
@@ -45,24 +44,6 @@ def spod(name: str, priority: int, **labels: str) -> dict[str, Any]:
     return pod(
         name, requests={"cpu": "1500m"}, priority=priority, labels=labels, schedulerName=SCHEDULER
     )
-
-
-@contextlib.asynccontextmanager
-async def scheduling(runtime: SchedulerRuntime) -> AsyncIterator[None]:
-    task = asyncio.create_task(runtime.run())
-    try:
-        yield
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-
-async def until(done: Callable[[], bool], what: str, timeout: float = 120) -> None:
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    while not done():
-        assert loop.time() - started < timeout, f"still waiting for {what}"
-        await asyncio.sleep(0.05)
 
 
 async def test_a_victim_waiting_on_permit_is_rejected_not_deleted() -> None:
