@@ -339,3 +339,34 @@ def test_a_malformed_slice_is_one_line_naming_the_field(
             "of int, bool, string, version"
         )
     )
+
+
+@pytest.mark.parametrize(
+    ("reserved", "placed"),
+    [
+        pytest.param(256, False, id="256-others-in-use"),
+        pytest.param(255, True, id="255-others-room-for-one-more"),
+    ],
+)
+def test_a_claim_reserved_for_256_other_pods_is_in_use(
+    reserved: int, placed: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = claim("shared")
+    shared["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": DRIVER, "pool": "gpu-1", "device": "gpu-0"}
+                ]
+            }
+        },
+        "reservedFor": [
+            {"resource": "pods", "name": f"o{i}", "uid": f"o{i}"} for i in range(reserved)
+        ],
+    }
+    objects = [node("gpu-1"), gpu_class(), gpus("gpu-1", 1), shared, pod("p", 0, uses("shared"))]
+    decisions, _ = simulate(tmp_path, capsys, objects)
+    if placed:
+        assert decisions["p"]["node"] == "gpu-1"
+    else:
+        assert decisions["p"]["message"] == "0/1 nodes are available: resourceclaim in use."

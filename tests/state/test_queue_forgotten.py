@@ -12,7 +12,8 @@ import pytest
 from builders import pod
 from fakes import FakeClock
 from policy_scheduler.objects import Pod, parse_pod
-from policy_scheduler.state.queueing import QueuedPod, SchedulingQueue
+from policy_scheduler.state.queueing import SchedulingQueue
+from state.test_queueing import pop
 
 
 def make(name: str, *, priority: int | None = None) -> Pod:
@@ -27,12 +28,6 @@ def clock() -> FakeClock:
 @pytest.fixture
 def queue(clock: FakeClock) -> SchedulingQueue:
     return SchedulingQueue(clock=clock)
-
-
-def pop(queue: SchedulingQueue) -> QueuedPod:
-    queued = queue.pop_nowait()
-    assert queued is not None, f"nothing to pop: {queue.lengths()}"
-    return queued
 
 
 def test_the_waiting_pods_are_woken_the_forgotten_pod_excepted(
