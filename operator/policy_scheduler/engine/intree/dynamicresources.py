@@ -14,11 +14,13 @@ the active queue until that changes; PreFilter refuses it (UnschedulableAndUnres
 as every refusal of this plugin is).
 
 **PreFilter.** Skip for a pod without claims. An allocated claim (by the API, or by this
-scheduler and still in flight) that is reserved for 256 pods and not this one: ``resourceclaim
-in use``; an allocated claim restricts the pod to its allocation's nodes. A claim not yet
-allocated but in flight for another pod: ``resource claim NS/NAME is in the process of
-being allocated``; every request's device class must exist: ``request REQ: device class
-CLASS does not exist``. The claims to allocate get an allocator over every ResourceSlice
+scheduler and still in flight) that is reserved for 256 pods and not this one:
+``resourceclaim in use``; an allocated claim restricts the pod to its allocation's nodes.
+(Upstream makes a pod whose claim is in flight for another pod wait, ``resource claim
+NS/NAME is in the process of being allocated``; here the allocation in flight counts as
+made, which ``simulate``, where nothing is ever written, needs.) For a claim to allocate,
+every request's device class must exist: ``request REQ: device class CLASS does not
+exist``. The claims to allocate get an allocator over every ResourceSlice
 and the devices in use (allocated claims' and those in flight), once per cycle.
 
 **Filter.** Per node: the allocator must give every claim to allocate its devices there
