@@ -284,7 +284,7 @@ async def test_reading_stops_at_the_limit() -> None:
 
 MEMORY_PROBE = textwrap.dedent(
     """
-    import asyncio, json, resource, sys
+    import asyncio, json, sys
     from aiohttp import web
     from builders import parsed_node, parsed_pod
     from policy_scheduler.engine.extenders import CompiledExtender, ExtenderError
@@ -304,6 +304,14 @@ MEMORY_PROBE = textwrap.dedent(
             pass
         return response
 
+    def peak_kib():
+        # VmHWM is this process's own peak; ru_maxrss would carry the parent's peak
+        # across exec (a pytest process of 500 MB made the probe report 515 MB).
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+        raise RuntimeError("no VmHWM in /proc/self/status")
+
     async def main():
         app = web.Application()
         app.router.add_post("/scheduler/{verb}", huge)
@@ -317,13 +325,13 @@ MEMORY_PROBE = textwrap.dedent(
         )
         async with HttpExtenderClient() as client:
             # One small call first: what the client itself costs is in the baseline.
-            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            before = peak_kib()
             try:
                 await client.filter(target, parsed_pod("p"), [parsed_node("n1")])
                 outcome = "read"
             except ExtenderError as exc:
                 outcome = str(exc)
-            after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            after = peak_kib()
         print(json.dumps({"before_kib": before, "after_kib": after, "outcome": outcome}))
         await runner.cleanup()
 
@@ -333,7 +341,7 @@ MEMORY_PROBE = textwrap.dedent(
 
 
 def test_a_300_mb_reply_leaves_the_memory_of_the_process_bounded() -> None:
-    """Measured in a process of its own (ru_maxrss is the process's peak): reading the
+    """Measured in a process of its own (VmHWM is the process's peak): reading the
     whole reply took the operator from 98 to 998 MB, twice the chart's memory limit."""
     done = subprocess.run(
         [sys.executable, "-c", MEMORY_PROBE],
