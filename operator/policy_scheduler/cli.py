@@ -928,6 +928,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="table: simulate's per-node table; json: simulate -o json's shape",
     )
     exp.add_argument(
+        "--allow-default-scheduler",
+        action="store_true",
+        default=default_of("allow_default_scheduler"),
+        help="answer as an operator run with --allow-default-scheduler: a policy may serve "
+        "kube-scheduler's default-scheduler (without: such pods are kube-scheduler's)",
+    )
+    exp.add_argument(
         "--skip-extenders",
         action="store_true",
         help="do not call the policy's HTTP extenders (their filters and scores are left out)",
@@ -1101,8 +1108,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
     async def go() -> tuple[CompiledPolicy, Decision]:
         api_client = await load_client(10)  # a handful of LISTs: a small pool
         try:
+            allow = args.allow_default_scheduler
             if args.skip_extenders:
-                return await explain(api_client, args.namespace, args.pod, args.scheduler_name)
+                return await explain(
+                    api_client,
+                    args.namespace,
+                    args.pod,
+                    args.scheduler_name,
+                    allow_default_scheduler=allow,
+                )
             async with HttpExtenderClient() as extenders:
                 return await explain(
                     api_client,
@@ -1110,6 +1124,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                     args.pod,
                     args.scheduler_name,
                     extenders=extenders,
+                    allow_default_scheduler=allow,
                 )
         finally:
             await api_client.close()

@@ -105,6 +105,46 @@ async def test_explain_uses_the_policy_that_serves_the_pods_scheduler_name(
     assert {small, big} <= set(labelled.nodes)
 
 
+async def test_explain_leaves_default_scheduler_pods_to_kube_scheduler_unless_allowed(
+    emulator: KubeClient, namespace: str, api_client: k8s_client.ApiClient
+) -> None:
+    """As the operator: a policy serving ``default-scheduler`` counts only when allowed."""
+    small, big = await small_and_big(emulator, namespace)
+    policy_name = f"{namespace}-takes-default"
+    await emulator.create(
+        {
+            "apiVersion": POLICY_API,
+            "kind": "SchedulingPolicy",
+            "metadata": {"name": policy_name},
+            "spec": {
+                "schedulerName": "default-scheduler",
+                "predicates": [{"name": "PodFitsResources"}],
+                "priorities": [{"name": "EqualPriority", "weight": 1}],
+            },
+        }
+    )
+    await emulator.create(
+        # Too big for any node: on a real cluster kube-scheduler leaves it pending too.
+        pending_pod("kube", scheduler_name="default-scheduler", requests={"cpu": "1000"}),
+        namespace,
+    )
+
+    with pytest.raises(InputError) as info:
+        await explain(api_client, namespace, "kube", SCHEDULER)
+    assert str(info.value) == (
+        f'pod "{namespace}/kube" asks for schedulerName "default-scheduler", '
+        "kube-scheduler's: the operator leaves its pods to kube-scheduler unless run with "
+        "--allow-default-scheduler (explain answers as such an operator would when given "
+        "--allow-default-scheduler too)"
+    )
+
+    policy, decision = await explain(
+        api_client, namespace, "kube", SCHEDULER, allow_default_scheduler=True
+    )
+    assert policy.name == policy_name
+    assert decision.failed[small] == decision.failed[big] == ["Insufficient cpu"]
+
+
 @pytest.mark.parametrize(
     "setup, expected",
     [

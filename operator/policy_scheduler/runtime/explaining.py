@@ -3,7 +3,9 @@
 It LISTs the cluster with the user's credentials (nothing is written) and feeds every
 object through the scheduler's own door (:class:`~..state.world.World`), so the pod is
 judged by the same admission rule and the same policy as the operator would use (oldest
-valid claim wins; the built-in default serves the default name). It then runs one
+valid claim wins; the built-in default serves the default name; a policy serving
+kube-scheduler's ``default-scheduler`` counts only with ``allow_default_scheduler``, the
+operator's ``--allow-default-scheduler``). It then runs one
 decision with every node evaluated (``percentageOfNodesToScore`` is raised to 100 so the
 table covers the whole cluster) and, when no node fits, asks preemption whether evicting
 lower-priority pods would make room, and whom (nothing is evicted). The output is
@@ -42,6 +44,7 @@ from ..engine.extenders import ExtenderClient
 from ..engine.predicates.volumes import ANN_SELECTED_NODE, PVC
 from ..engine.preemption import Preemption
 from ..kinds import KINDS, PARSE_ERRORS, POD
+from ..names import KUBE_SCHEDULER_NAME
 from ..objects import Pod
 from ..simulation import InputError
 from ..state.admission import Admission, admit
@@ -94,8 +97,12 @@ async def explain(
     default_scheduler_name: str,
     *,
     extenders: ExtenderClient | None = None,
+    allow_default_scheduler: bool = False,
 ) -> tuple[CompiledPolicy, Decision]:
-    world = World(default_scheduler_name=default_scheduler_name)
+    world = World(
+        default_scheduler_name=default_scheduler_name,
+        allow_default_scheduler=allow_default_scheduler,
+    )
     target = None
     api = KubeApi(api_client)
     try:
@@ -136,6 +143,13 @@ async def explain(
             f"`kubectl describe pvc -n {namespace}` shows what the controllers say."
         )
     policy = world.book.policy_for(pod.scheduler_name)
+    if policy is None and pod.scheduler_name == KUBE_SCHEDULER_NAME:
+        raise InputError(
+            f'pod "{namespace}/{name}" asks for schedulerName "{KUBE_SCHEDULER_NAME}", '
+            "kube-scheduler's: the operator leaves its pods to kube-scheduler unless run "
+            "with --allow-default-scheduler (explain answers as such an operator would "
+            "when given --allow-default-scheduler too)"
+        )
     if policy is None:
         raise InputError(
             f'no accepted SchedulingPolicy serves schedulerName "{pod.scheduler_name}"'
