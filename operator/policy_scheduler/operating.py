@@ -69,7 +69,7 @@ from .runtime.kubeapi import (
     critical_connections,
     pool_size,
 )
-from .runtime.leadership import LeaderElector
+from .runtime.leadership import LeaderElector, elect_on_own_thread
 from .runtime.metrics import Metrics
 from .runtime.reporting import Reporter
 from .runtime.scheduling import SchedulerRuntime
@@ -122,6 +122,12 @@ def env_concerns(url: str) -> bool:
         return netrc.netrc(path).authenticators(host) is not None
     except (OSError, netrc.NetrcParseError):
         return False
+
+
+def trusts_env(api_client: client.ApiClient) -> bool:
+    """Whether the client's session looks up proxy variables and ~/.netrc (untrust_env)."""
+    session = getattr(api_client.rest_client, "pool_manager", None)
+    return bool(getattr(session, "_trust_env", True))
 
 
 def untrust_env(api_client: client.ApiClient) -> None:
@@ -206,6 +212,14 @@ class Operator:
         self.runtime.on_relist = self._relisted.set
         self._loop_task: asyncio.Task[None] | None = None
         self._stoppers: list[Callable[[], Awaitable[None]]] = []
+
+    async def _lease_api(self) -> tuple[KubeApi, Callable[[], Awaitable[None]]]:
+        """An API client of the election's own (made on its thread's loop): the Lease's
+        calls never wait behind the scheduler's, nor for its loop."""
+        lease_client = client.ApiClient(self.api_client.configuration)
+        if not trusts_env(self.api_client):
+            untrust_env(lease_client)
+        return KubeApi(lease_client, timeout=self.options.api_timeout), lease_client.close
 
     def is_leader(self) -> bool:
         return self.elector is None or self.elector.is_leader
@@ -329,8 +343,12 @@ class Operator:
         supervise("housekeeping", self._housekeeping())
         supervise("resync", self._resyncing())
         if self.elector is not None:
+            # Renewed on a thread of its own: a cycle holding this loop keeps the Lease.
             supervise(
-                "leader election", self.elector.run(self.start_scheduling, self.stop_scheduling)
+                "leader election",
+                elect_on_own_thread(
+                    self.elector, self._lease_api, self.start_scheduling, self.stop_scheduling
+                ),
             )
         else:
             supervise("scheduling", self._lead_always())

@@ -416,3 +416,46 @@ async def test_a_slow_filter_costs_its_own_policys_pods_and_health_still_answers
         assert max(bound_at[f"fast-{i}"] for i in range(3)) < bound_at["slow-1"] - 1.0
         message = await event_message(emulator, namespace, "slow-0", "SlowSchedulingCycle")
         assert message.startswith("the scheduling cycle of policy slow took 2.")
+
+
+async def test_a_cycle_longer_than_the_renew_deadline_keeps_the_lease(
+    emulator: KubeClient,
+    namespace: str,
+    kubeconfig: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Leader election on, renew deadline 1.5 s; a Filter taking 0.6 s a node, for real, on
+    # the operator's loop, on four nodes: 2.4 s a cycle. The Lease is renewed on a thread
+    # of its own, so the leader keeps it and binds what it decided. (Renewed on the loop,
+    # every cycle outlived the deadline: the leader lost the Lease, dropped the decision,
+    # took the Lease back and decided the same pod again; no pod was ever bound.)
+    def slow_filter(self: Any, state: Any, pod: Any, node: Any) -> None:
+        time.sleep(0.6)  # the plugin's own synchronous work
+
+    monkeypatch.setattr(testplugins.Raiser, "filter", slow_filter)
+    for i in range(4):
+        await emulator.create(node(f"n{i}", cpu="8"))
+    await emulator.create(policy_obj("slow", multi_point("TestRaiser")))
+    for i in range(2):
+        await emulator.create(
+            our_pod(f"slow-{i}", requests={"cpu": "100m"}, labels={"replica": str(i)}), namespace
+        )
+    election = dict(
+        leader_elect=True,
+        lease_name=f"{namespace}-slow",
+        lease_duration=2.0,
+        renew_deadline=1.5,
+        retry_period=0.3,
+    )
+    caplog.set_level("INFO", logger="policy_scheduler.runtime.leadership")
+    async with OperatorThread(kubeconfig, identity="slow-leader", **election):
+        for i in range(2):
+            await bound_node(emulator, namespace, f"slow-{i}", timeout=20)
+        lease = await emulator.get(
+            "coordination.k8s.io/v1", "Lease", f"{namespace}-slow", "default"
+        )
+    assert lease is not None and lease["spec"]["holderIdentity"] == "slow-leader"
+    said = [record.getMessage() for record in caplog.records]
+    assert "leader election: slow-leader acquired lease default/" + f"{namespace}-slow" in said
+    assert not [line for line in said if "lost lease" in line], said

@@ -41,6 +41,15 @@ gap still cannot bind a pod twice (the API server answers 409 to a second bindin
 worst it places one pod from a slightly stale view of the cluster, which the kubelet
 checks again on admission.
 
+The Lease is renewed on a thread of its own (:func:`elect_on_own_thread`), with its own
+event loop and its own API client, as kube-scheduler renews on a goroutine of its own: a
+scheduling cycle that holds the operator's loop (a slow synchronous plugin, a Filter
+taking 1 s a node) no longer outlives ``renew_deadline`` and loses the Lease (before, a
+cycle longer than 10 s lost it, and the leader dropped what it decided, took the Lease
+back and decided the same pods again, forever). ``on_started`` and ``on_stopped`` run on
+the operator's loop, handed over thread-safely; ``is_leader`` is read from that loop and
+stays time-based, so a renewal the thread could not make still stops the bindings.
+
 ``on_started`` runs while renewals continue (it may take time, e.g. to list the
 cluster) and is cancelled if leadership is lost before it returns. ``on_stopped`` is
 awaited before anything else happens (no renewal, no re-acquisition, no release): it
@@ -52,8 +61,11 @@ gives ``hostname_uuid`` as kube-scheduler does).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import logging
 import math
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
@@ -120,6 +132,8 @@ class LeaderElector:
                 f"leader election: retry_period ({retry_period}) must be positive "
                 f"and less than renew_deadline ({renew_deadline})"
             )
+        #: The API the Lease is read and written through (replaced by one made on the
+        #: election's own loop by :func:`elect_on_own_thread`).
         self.api = api
         self.namespace = namespace
         self.name = name
@@ -406,3 +420,76 @@ class LeaderElector:
             "leader election: %s released lease %s/%s", self.identity, self.namespace, self.name
         )
         return True
+
+
+async def elect_on_own_thread(
+    elector: LeaderElector,
+    make_api: Callable[[], Awaitable[tuple[Api, Callable[[], Awaitable[None]]]]],
+    on_started: Callable[[], Awaitable[None]],
+    on_stopped: Callable[[], Awaitable[None]],
+) -> None:
+    """:meth:`LeaderElector.run` on a thread of its own (module docstring), until cancelled.
+
+    ``make_api`` is called on that thread's loop and returns the API the Lease is read
+    and written through, and what closes it (an API client belongs to the loop it was
+    made on). ``on_started`` and ``on_stopped`` run on the caller's loop; the election
+    waits for them as it waits for them in :meth:`LeaderElector.run`. Cancelling this
+    coroutine cancels the election and waits for it to step down and release the Lease
+    (``on_stopped`` included, run here); an election that fails ends this coroutine
+    with its error.
+    """
+    home = asyncio.get_running_loop()
+
+    def on_home(step: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
+        async def run_there() -> None:
+            async def call() -> None:
+                await step()
+
+            # Cancelling the wrapper (leadership lost while starting) cancels the step.
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call(), home))
+
+        return run_there
+
+    loop = asyncio.new_event_loop()
+    ended: concurrent.futures.Future[None] = concurrent.futures.Future()
+    electing: list[asyncio.Task[None]] = []
+
+    async def elect() -> None:
+        api, close = await make_api()
+        elector.api = api
+        try:
+            await elector.run(on_home(on_started), on_home(on_stopped))
+        finally:
+            await close()
+
+    def thread_main() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            task = loop.create_task(elect(), name="leader-election")
+            electing.append(task)
+            loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            ended.set_result(None)  # cancelled by the caller: the election stepped down
+        except BaseException as exc:  # the election's failure, whatever it is, is reported
+            ended.set_exception(exc)
+        else:
+            ended.set_result(None)
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=thread_main, name="leader-election", daemon=True)
+    thread.start()
+    done = asyncio.wrap_future(ended)
+    try:
+        await asyncio.shield(done)
+    except asyncio.CancelledError:
+        if not ended.done():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: it ended
+                loop.call_soon_threadsafe(lambda: [task.cancel() for task in electing])
+        # on_stopped runs on this loop meanwhile: wait without blocking it.
+        await asyncio.wait([done])
+        if not done.cancelled() and done.exception() is not None:
+            logger.error("leader election: stepping down failed: %r", done.exception())
+        raise
+    finally:
+        await asyncio.to_thread(thread.join, 5.0)
