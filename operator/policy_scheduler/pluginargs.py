@@ -720,6 +720,29 @@ CATALOGUE: Final[dict[str, InTreePlugin]] = {
 }
 
 
+#: The points the catalogue lists (v1.30's) that a plugin gained in a later release than
+#: v1.27: (plugin, point) -> the release that added it. VolumeBinding's PreScore (which
+#: skips its Score when nothing is scored) is v1.30's, so a v1beta3 (v1.28) or v1beta2
+#: (v1.27) profile does not list VolumeBinding at preScore.
+POINT_ADDED_IN: Final[dict[tuple[str, str], str]] = {
+    (VOLUME_BINDING, names.PRE_SCORE): "v1.30",
+}
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.removeprefix("v").split("."))
+
+
+def points_in(plugin: InTreePlugin, version: str) -> tuple[str, ...]:
+    """The points ``plugin`` implements in the release that reads ``version`` (RELEASE_OF)."""
+    release = _release(RELEASE_OF[version])
+    return tuple(
+        point
+        for point in plugin.points
+        if _release(POINT_ADDED_IN.get((plugin.name, point), "v1.0")) <= release
+    )
+
+
 # -- decoding ------------------------------------------------------------------------------
 
 

@@ -848,7 +848,7 @@ class _Reader:
 
     def _points_of(self, version: str) -> dict[str, tuple[str, ...]]:
         known = {
-            name: plugin.points
+            name: pluginargs.points_in(plugin, version)
             for name, plugin in CATALOGUE.items()
             if version in plugin.versions and plugin.points
         }

@@ -140,6 +140,12 @@ EXPANDED_V1 = {
     "postBind": [],
 }
 
+#: v1.28 (v1beta3): VolumeBinding has no PreScore before v1.30.
+EXPANDED_V1BETA3 = {
+    **EXPANDED_V1,
+    "preScore": [name for name in EXPANDED_V1["preScore"] if name != "VolumeBinding"],
+}
+
 EXPANDED_V1BETA2 = {
     **EXPANDED_V1,
     "preFilter": [
@@ -193,7 +199,7 @@ DEFAULT_ARGS = {
     ("version", "expanded"),
     [
         pytest.param(V1, EXPANDED_V1, id="v1 (v1.30)"),
-        pytest.param(V1BETA3, EXPANDED_V1, id="v1beta3 (v1.28)"),
+        pytest.param(V1BETA3, EXPANDED_V1BETA3, id="v1beta3 (v1.28)"),
         pytest.param(V1BETA2, EXPANDED_V1BETA2, id="v1beta2 (v1.27)"),
     ],
 )
@@ -1181,3 +1187,13 @@ def test_two_profiles_as_upstreams_scheduler_defaults_test() -> None:
     assert [
         {e["name"]: e["args"] for e in obj["spec"]["pluginConfig"]} for obj in result.objects
     ] == [DEFAULT_ARGS, DEFAULT_ARGS]
+
+
+@pytest.mark.parametrize("version", [V1BETA3, V1BETA2])
+def test_volume_binding_has_no_prescore_before_v1_30(version: str) -> None:
+    plugins = {"preScore": {"enabled": [{"name": "VolumeBinding"}]}}
+    assert refused(one(plugins, version=version)) == [
+        'profiles[0].plugins.preScore.enabled[0].name: "VolumeBinding" does not implement '
+        "preScore (it implements preFilter, filter, score, reserve, preBind)"
+    ]
+    convert(one(plugins))  # v1 (v1.30): it does
