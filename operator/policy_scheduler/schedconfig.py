@@ -66,6 +66,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from policy_scheduler import names, pluginargs
+from policy_scheduler.engine.pluginsets import PluginSet, Ref, expand_point, merge_plugin_set
 from policy_scheduler.pluginargs import (
     CATALOGUE,
     CONFIG_VERSIONS,
@@ -117,24 +118,6 @@ _POLICY_POINTS: Final = tuple(
 # -- plugin sets ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Ref:
-    """A plugin named in a PluginSet: its weight (None: unset) and where the file wrote it
-    (None: a default of the version)."""
-
-    name: str
-    weight: int | None = None
-    path: Path | None = None
-
-
-@dataclass(frozen=True)
-class PluginSet:
-    """A point's plugins: those enabled, in order, and the names disabled (``*``: all)."""
-
-    enabled: tuple[Ref, ...] = ()
-    disabled: tuple[str, ...] = ()
-
-
 def _refs(*entries: str | tuple[str, int]) -> tuple[Ref, ...]:
     return tuple(Ref(e) if isinstance(e, str) else Ref(e[0], e[1]) for e in entries)
 
@@ -181,31 +164,6 @@ DEFAULT_PLUGINS: Final[dict[str, dict[str, PluginSet]]] = {
         names.BIND: PluginSet(_refs("DefaultBinder")),
     },
 }  # fmt: skip
-
-
-def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
-    """``mergePluginSet``: the custom set merged into a point's defaults.
-
-    ``"*"`` in ``custom.disabled`` drops every default, a name drops that default. A
-    custom entry named as a (kept) default replaces it in place (the last such entry
-    does, when a name is enabled twice); the other custom entries follow, in order.
-    The disabled names of both are kept for the multiPoint expansion.
-    """
-    disabled = set(custom.disabled) | set(default.disabled)
-    last: dict[str, int] = {ref.name: index for index, ref in enumerate(custom.enabled)}
-    replaced: set[int] = set()
-    enabled: list[Ref] = []
-    if _ALL not in disabled:
-        for ref in default.enabled:
-            if ref.name in disabled:
-                continue
-            index = last.get(ref.name)
-            if index is not None:
-                ref = custom.enabled[index]
-                replaced.add(index)
-            enabled.append(ref)
-    enabled += [ref for index, ref in enumerate(custom.enabled) if index not in replaced]
-    return PluginSet(tuple(enabled), custom.disabled + default.disabled)
 
 
 def merge_plugins(
@@ -302,28 +260,24 @@ def expand_plugins(
             if _ALL in point_set.disabled:
                 continue
             explicit = framework.points[point]
-            overrides: set[str] = set()
-            expanded: list[str] = []
-            for ref in known:
-                if point not in points_of[ref.name] or ref.name in point_set.disabled:
-                    continue
-                if ref.name in explicit:
-                    overrides.add(ref.name)
-                elif ref.name in expanded:
-                    if ref.path not in twice:
-                        twice.add(ref.path)
-                        issues.append(
-                            Issue(
-                                at(ref, names.MULTI_POINT),
-                                f"{show(ref.name)} is enabled twice in multiPoint",
-                            )
+            here = [
+                ref
+                for ref in known
+                if point in points_of[ref.name] and ref.name not in point_set.disabled
+            ]
+            seen: set[str] = set()
+            for ref in here:
+                if ref.name in seen and ref.name not in explicit and ref.path not in twice:
+                    twice.add(ref.path)
+                    issues.append(
+                        Issue(
+                            at(ref, names.MULTI_POINT),
+                            f"{show(ref.name)} is enabled twice in multiPoint",
                         )
-                else:
-                    expanded.append(ref.name)
-            framework.points[point] = (
-                [name for name in explicit if name in overrides]
-                + expanded
-                + [name for name in explicit if name not in overrides]
+                    )
+                seen.add(ref.name)
+            framework.points[point] = expand_point(
+                explicit, [ref.name for ref in here], point_set.disabled
             )
 
     for ref in (*plugins.get(names.SCORE, empty).enabled, *multi.enabled):

@@ -68,6 +68,7 @@ from .pipeline import (
     score_priority,
 )
 from .plugins import WRONG_EXTENSION_POINT, PluginProblem, check_args, make_plugin, plugin_class
+from .pluginsets import ALL, expand_point
 
 #: v1.30's volume binding plugin (in-tree): it reserves and binds as CheckVolumeBinding.
 VOLUME_BINDING = "VolumeBinding"
@@ -477,10 +478,10 @@ def _pipeline(
     score_plugins: list[Enabled],
     binds_volumes: bool,
 ) -> tuple[Pipeline, list[Enabled], list[Enabled]]:
-    """Each point's plugins: its defaults, merged with ``spec.plugins`` as kube-scheduler
-    merges a profile's PluginSet with the defaults (module docstring); then what
-    ``multiPoint`` adds. Returns the pipeline and the Filter / Score plugins multiPoint
-    adds after ``predicates`` / ``priorities``."""
+    """Each point's plugins: its defaults and ``spec.plugins``, merged and expanded by
+    kube-scheduler's rules (engine/pluginsets.py, the configuration's too). Returns the
+    pipeline and the Filter / Score plugins multiPoint adds after ``predicates`` /
+    ``priorities``."""
 
     def default(name: str, point: str) -> Enabled | None:
         return plugins.at(name, f"the default {point} plugin {name}", point)
@@ -509,44 +510,17 @@ def _pipeline(
     configured = spec.plugins
     sets = dict(configured.sets()) if configured is not None else {}
     multi = sets.pop(names.MULTI_POINT, None)
-    result: dict[str, list[Enabled]] = {}
-    explicit: dict[str, set[str]] = {}
     multi_disabled = {ref.name for ref in multi.disabled} if multi is not None else set()
-    if "*" in multi_disabled:
+    if ALL in multi_disabled:
         plugins.fail(
             'spec.plugins.multiPoint.disabled: "*" is not allowed here; disable a point\'s '
             "defaults in that point's own set",
             INVALID,
         )
-    for point in _SET_POINTS:
-        entries = [e for e in defaults[point] if e.name not in multi_disabled]
-        explicit[point] = set()
-        plugin_set = sets.get(point)
-        if plugin_set is not None:
-            disabled = {ref.name for ref in plugin_set.disabled}
-            if "*" in disabled:
-                entries = []
-            else:
-                entries = [e for e in entries if e.name not in disabled]
-            for index, ref in enumerate(plugin_set.enabled):
-                where = f"spec.plugins.{point}.enabled[{index}].name"
-                if ref.name == "*":
-                    plugins.fail(f'{where}: "*" only disables', INVALID)
-                    continue
-                if ref.name in explicit[point]:
-                    plugins.fail(f"{where}: {ref.name!r} is already enabled at {point}", INVALID)
-                    continue
-                enabled = plugins.at(ref.name, where, point)
-                if enabled is None:
-                    continue
-                explicit[point].add(ref.name)
-                at = next((i for i, e in enumerate(entries) if e.name == ref.name), None)
-                if at is None:
-                    entries.append(enabled)
-                else:
-                    entries[at] = enabled  # a default named again keeps its place
-        result[point] = entries
 
+    # multiPoint's own plugins, at every point each implements (its Filter and Score
+    # after the lists); the other points' lists are made below, with the defaults.
+    offered: dict[str, list[Enabled]] = {point: [] for point in _SET_POINTS}
     more_filters: list[Enabled] = []
     more_scores: list[Enabled] = []
     if multi is not None:
@@ -570,20 +544,39 @@ def _pipeline(
                     if ref.name not in have_filters:
                         more_filters.append(enabled)
                         have_filters.add(ref.name)
-                    continue
-                if point == names.SCORE:
+                elif point == names.SCORE:
                     if ref.name not in have_scores:
                         more_scores.append(enabled)
                         have_scores.add(ref.name)
+                else:
+                    offered[point].append(enabled)
+
+    # Each point: the policy's defaults stand where a v1 profile's do (in multiPoint,
+    # before the policy's own multiPoint entries), then kube-scheduler's expansion
+    # (engine/pluginsets.py) orders them with the point's own enabled entries.
+    result: dict[str, list[Enabled]] = {}
+    for point in _SET_POINTS:
+        multi_here = [e for e in defaults[point] if e.name not in multi_disabled]
+        multi_here += [e for e in offered[point] if all(d.name != e.name for d in multi_here)]
+        explicit: dict[str, Enabled] = {}
+        plugin_set = sets.get(point)
+        disabled: set[str] = set()
+        if plugin_set is not None:
+            disabled = {ref.name for ref in plugin_set.disabled}
+            for index, ref in enumerate(plugin_set.enabled):
+                where = f"spec.plugins.{point}.enabled[{index}].name"
+                if ref.name == ALL:
+                    plugins.fail(f'{where}: "*" only disables', INVALID)
                     continue
-                plugin_set = sets.get(point)
-                if plugin_set is not None and ref.name in {r.name for r in plugin_set.disabled}:
+                if ref.name in explicit:
+                    plugins.fail(f"{where}: {ref.name!r} is already enabled at {point}", INVALID)
                     continue
-                if ref.name in explicit[point] or any(e.name == ref.name for e in result[point]):
-                    continue
-                result[point].append(enabled)
-    elif configured is not None and configured.multiPoint is None:
-        pass
+                named_here = plugins.at(ref.name, where, point)
+                if named_here is not None:
+                    explicit[ref.name] = named_here
+        chosen = {e.name: e for e in multi_here} | explicit
+        order = expand_point(list(explicit), [e.name for e in multi_here], disabled)
+        result[point] = [chosen[name] for name in order]
 
     used = {e.name for entries in result.values() for e in entries}
     used |= {e.name for e in [*named, *more_filters, *more_scores]}
