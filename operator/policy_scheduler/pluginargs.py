@@ -66,7 +66,7 @@ V1BETA2: Final = f"{GROUP}/v1beta2"
 #: Every version read, newest first.
 CONFIG_VERSIONS: Final[tuple[str, ...]] = (V1, V1BETA3, V1BETA2)
 #: The kube-scheduler release each version is read as: the last one that served it.
-RELEASE_OF: Final[dict[str, str]] = {V1: "v1.30", V1BETA3: "v1.28", V1BETA2: "v1.27"}
+RELEASE_OF: Final[dict[str, str]] = {V1: "v1.34", V1BETA3: "v1.28", V1BETA2: "v1.27"}
 
 # -- plugin names ------------------------------------------------------------------------
 
@@ -122,6 +122,30 @@ _INT64_MAX: Final = 2**63 - 1
 
 Int32 = Annotated[int, Field(ge=_INT32_MIN, le=_INT32_MAX)]
 Int64 = Annotated[int, Field(ge=_INT64_MIN, le=_INT64_MAX)]
+
+
+_DURATION_PART: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION: Final = re.compile(r"^[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$")
+_UNITS: Final = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in a Go duration (``time.ParseDuration``: a sign allowed, "0" alone), or None."""
+    if text in ("0", "+0", "-0"):
+        return 0.0
+    if not _DURATION.match(text):
+        return None
+    seconds = sum(float(n) * _UNITS[u] for n, u in _DURATION_PART.findall(text))
+    return -seconds if text.startswith("-") else seconds
 
 
 class _Args(BaseModel):
@@ -608,6 +632,29 @@ class VolumeBindingArgs(_Args):
         return issues
 
 
+# -- DynamicResources (v1.34) ------------------------------------------------------------
+
+
+class DynamicResourcesArgs(_Args):
+    """DynamicResources (v1.34): how long its Filter may search a node for devices."""
+
+    filterTimeout: str = "10s"
+
+    def problems(self, *, volume_capacity_priority: bool = False) -> list[Issue]:
+        """``ValidateDynamicResourcesArgs``: a duration, zero (no limit) or positive."""
+        seconds = parse_duration(self.filterTimeout)
+        if seconds is None:
+            return [
+                Issue(
+                    ("filterTimeout",),
+                    f"must be a duration such as 10s or 500ms, got {show(self.filterTimeout)}",
+                )
+            ]
+        if seconds < 0:
+            return [Issue(("filterTimeout",), f"must not be negative, got {self.filterTimeout}")]
+        return []
+
+
 PluginArgs = (
     NodeResourcesFitArgs
     | NodeResourcesBalancedAllocationArgs
@@ -616,6 +663,7 @@ PluginArgs = (
     | NodeAffinityArgs
     | DefaultPreemptionArgs
     | VolumeBindingArgs
+    | DynamicResourcesArgs
 )
 
 #: The args model of each plugin that takes arguments (kube-scheduler's ``<Name>Args``).
@@ -627,6 +675,7 @@ ARGS_MODELS: Final[dict[str, type[PluginArgs]]] = {
     NODE_AFFINITY: NodeAffinityArgs,
     DEFAULT_PREEMPTION: DefaultPreemptionArgs,
     VOLUME_BINDING: VolumeBindingArgs,
+    DYNAMIC_RESOURCES: DynamicResourcesArgs,
 }
 
 
@@ -646,8 +695,10 @@ class InTreePlugin:
     args: type[PluginArgs] | None = None
     #: policy-scheduler runs it (False: SelectorSpread, the plugins gone before v1.25).
     runs: bool = True
-    #: A feature gate without which kube-scheduler registers it as a no-op, off by default.
+    #: A feature gate without which kube-scheduler registers it as a no-op, off by default
+    #: in the releases that read ``inert_in``.
     inert_without: str = ""
+    inert_in: frozenset[str] = frozenset()
     #: What happened to it (for the names a version refuses or we do not run).
     history: str = ""
 
@@ -655,8 +706,23 @@ class InTreePlugin:
 _ALL: Final = frozenset(CONFIG_VERSIONS)
 _BETA: Final = frozenset({V1BETA2, V1BETA3})
 
+#: The in-tree volume limits of volume plugins migrated to CSI: kube-scheduler v1.31
+#: removed them (NodeVolumeLimits counts those volumes through their CSI driver).
+_NON_CSI_LIMITS: Final = frozenset({EBS_LIMITS, GCE_PD_LIMITS, AZURE_DISK_LIMITS, CINDER_LIMITS})
+
 _RUNNING: Final = {
-    name: InTreePlugin(name, points, _ALL, ARGS_MODELS.get(name))
+    name: InTreePlugin(
+        name,
+        points,
+        _BETA if name in _NON_CSI_LIMITS else _ALL,
+        ARGS_MODELS.get(name),
+        history=(
+            "kube-scheduler v1.31 removed it with the in-tree volume plugins: NodeVolumeLimits "
+            "counts those volumes through their CSI driver"
+            if name in _NON_CSI_LIMITS
+            else ""
+        ),
+    )
     for name, points in names.IN_TREE_PLUGIN_POINTS.items()
 }
 
@@ -685,22 +751,14 @@ CATALOGUE: Final[dict[str, InTreePlugin]] = {
     **_RUNNING,
     DYNAMIC_RESOURCES: InTreePlugin(
         DYNAMIC_RESOURCES,
-        (
-            names.PRE_ENQUEUE,
-            names.PRE_FILTER,
-            names.FILTER,
-            names.POST_FILTER,
-            names.PRE_SCORE,
-            names.RESERVE,
-            names.PRE_BIND,
-            names.POST_BIND,
-        ),
+        names.V134_PLUGIN_POINTS[DYNAMIC_RESOURCES],
         _ALL,
-        runs=False,
+        DynamicResourcesArgs,
         inert_without="DynamicResourceAllocation",
+        inert_in=_BETA,
         history=(
             "kube-scheduler v1.26-v1.30 registers it as a no-op unless the alpha "
-            "DynamicResourceAllocation feature gate is on (off by default)"
+            "DynamicResourceAllocation feature gate is on (off by default); v1.34 runs it"
         ),
     ),
     SELECTOR_SPREAD: InTreePlugin(

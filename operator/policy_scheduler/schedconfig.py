@@ -58,7 +58,6 @@ import base64
 import binascii
 import difflib
 import ipaddress
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -76,6 +75,7 @@ from policy_scheduler.pluginargs import (
     V1BETA3,
     Int32,
     Int64,
+    parse_duration,
 )
 from policy_scheduler.policy import (
     Issue,
@@ -130,11 +130,21 @@ _V1_28_MULTI_POINT: Final = _refs(
     ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), "DefaultBinder",
 )  # fmt: skip
 
+#: v1.34's (v1): SchedulingGates first (as since v1.29), the in-tree volume limits of
+#: CSI-migrated volume plugins gone (v1.31), DynamicResources before DefaultPreemption
+#: (DRA is GA and on: PostFilter frees an idle claim before evicting a pod).
+_V1_34_MULTI_POINT: Final = _refs("SchedulingGates") + tuple(
+    ref
+    for ref in _V1_28_MULTI_POINT
+    if ref.name not in ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
+    for ref in ((Ref("DynamicResources"), ref) if ref.name == "DefaultPreemption" else (ref,))
+)
+
 #: Each version's default plugins (``getDefaultPlugins`` with default feature gates:
 #: PodSchedulingReadiness on from v1.27, so SchedulingGates is in; VolumeCapacityPriority
-#: and DynamicResourceAllocation off).
+#: off; DynamicResourceAllocation off up to v1.30, on (GA) in v1.34).
 DEFAULT_PLUGINS: Final[dict[str, dict[str, PluginSet]]] = {
-    V1: {names.MULTI_POINT: PluginSet(_refs("SchedulingGates") + _V1_28_MULTI_POINT)},
+    V1: {names.MULTI_POINT: PluginSet(_V1_34_MULTI_POINT)},
     V1BETA3: {names.MULTI_POINT: PluginSet(_V1_28_MULTI_POINT + _refs("SchedulingGates"))},
     V1BETA2: {
         names.PRE_ENQUEUE: PluginSet(_refs("SchedulingGates")),
@@ -684,9 +694,9 @@ class _Reader:
         durations: dict[str, float] = {}
         for key in ("leaseDuration", "renewDeadline", "retryPeriod"):
             text = getattr(le, key)
-            seconds = _duration(text)
+            seconds = parse_duration(text)
             if seconds == 0:
-                seconds = _duration(LeaderElectionModel.model_fields[key].default)
+                seconds = parse_duration(LeaderElectionModel.model_fields[key].default)
             if seconds is None:
                 self.issues.append(
                     Issue((*here, key), f'must be a duration like "15s", got {show(text)}')
@@ -758,7 +768,7 @@ class _Reader:
                     )
                 else:
                     managed[resource.name] = where
-            if extender.httpTimeout is not None and _duration(extender.httpTimeout) is None:
+            if extender.httpTimeout is not None and parse_duration(extender.httpTimeout) is None:
                 self.issues.append(
                     Issue(
                         (*here, "httpTimeout"),
@@ -868,7 +878,9 @@ class _Reader:
             return None
         # Inert plugins (DynamicResources without its gate) do nothing: left out, noted.
         for name, plugin in CATALOGUE.items():
-            if plugin.inert_without and any(name in listed for listed in framework.points.values()):
+            if version in plugin.inert_in and any(
+                name in listed for listed in framework.points.values()
+            ):
                 for listed in framework.points.values():
                     if name in listed:
                         listed.remove(name)
@@ -1081,29 +1093,6 @@ def _policy_object(
 
 
 # -- small parsers -------------------------------------------------------------------------------
-
-_DURATION_PART: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION: Final = re.compile(r"^[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$")
-_UNITS: Final = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-
-
-def _duration(text: str) -> float | None:
-    """Seconds in a Go duration (``time.ParseDuration``: a sign allowed, "0" alone), or None."""
-    if text in ("0", "+0", "-0"):
-        return 0.0
-    if not _DURATION.match(text):
-        return None
-    seconds = sum(float(n) * _UNITS[u] for n, u in _DURATION_PART.findall(text))
-    return -seconds if text.startswith("-") else seconds
 
 
 def _bind_address_problem(value: str) -> str | None:

@@ -21,6 +21,7 @@ from policy_scheduler.cli import main
 from policy_scheduler.policy import parse_policy
 
 V1 = "kubescheduler.config.k8s.io/v1"
+V1BETA3 = "kubescheduler.config.k8s.io/v1beta3"
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -137,8 +138,14 @@ def test_validate_accepts_and_refuses(tmp_path: Path, capsys: pytest.CaptureFixt
 # -- one profile per in-tree plugin ----------------------------------------------------------
 
 
+#: The in-tree volume limits kube-scheduler v1.31 removed: a v1 file (v1.34) refuses
+#: them, a v1beta3 one (v1.28) still runs them.
+REMOVED_IN_V1_31 = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits")
+
+
 def alone(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
-    """A profile running only ``name`` (with a queue sort and a binder to be complete)."""
+    """A profile running only ``name`` (with a queue sort and a binder to be complete),
+    in the newest version that has it."""
     enabled = [{"name": n} for n in dict.fromkeys(["PrioritySort", "DefaultBinder", name])]
     profile: dict[str, Any] = {
         "schedulerName": "only",
@@ -146,7 +153,21 @@ def alone(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
     }
     if args is not None:
         profile["pluginConfig"] = [{"name": name, "args": args}]
-    return configuration(profile)
+    return configuration(profile, version=V1BETA3 if name in REMOVED_IN_V1_31 else V1)
+
+
+@pytest.mark.parametrize("name", REMOVED_IN_V1_31)
+def test_a_v1_file_refuses_the_volume_limits_v1_31_removed(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = alone(name, None) | {"apiVersion": V1}
+    code, out, err = run(["validate", write(tmp_path, data)], capsys)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"KubeSchedulerConfiguration: profiles[0].plugins.multiPoint.enabled[2].name: "
+        f'"{name}" was invalid in {V1}: kube-scheduler v1.31 removed it with the in-tree '
+        "volume plugins: NodeVolumeLimits counts those volumes through their CSI driver\n"
+    )
 
 
 #: Per plugin: args kube-scheduler accepts (None: the plugin takes none), and args it
@@ -292,14 +313,21 @@ def test_a_profile_of_one_plugin_with_accepted_args(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args, _ = CASES[name]
-    path = write(tmp_path, alone(name, args))
+    data = alone(name, args)
+    path = write(tmp_path, data)
+    note = (
+        f"note: KubeSchedulerConfiguration: {data['apiVersion']} is read as kube-scheduler "
+        "v1.28 read it, the last release that served it\n"
+        if name in REMOVED_IN_V1_31
+        else ""
+    )
     assert run(["validate", path], capsys) == (
         0,
         'KubeSchedulerConfiguration profile "only" is valid\n',
-        "",
+        note,
     )
     code, out, err = run(["convert", path], capsys)
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, note)
     spec = yaml.safe_load(out)["spec"]
     assert stated_points(spec, name) == set(names.IN_TREE_PLUGIN_POINTS[name])
     config = {entry["name"]: entry["args"] for entry in spec["pluginConfig"]}

@@ -20,11 +20,11 @@ from policy_scheduler.policy import parse_policy
 from policy_scheduler.schedconfig import convert_configuration
 from policy_scheduler.simulation import out_of_tree_plugins
 
-#: v1.30's default Filter and Score plugins, in the order its default multiPoint runs them.
+#: v1.34's default Filter and Score plugins, in the order its default multiPoint runs them.
 FILTERS = [
     "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-    "NodeResourcesFit", "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
-    "AzureDiskLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
+    "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+    "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
 ]  # fmt: skip
 SCORES = [
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
@@ -80,19 +80,19 @@ def multi(*plugins: str) -> dict[str, Any]:
         pytest.param(
             {"multiPoint": multi("Sample")},
             "preBind",
-            ["VolumeBinding", "Sample"],
+            ["VolumeBinding", "DynamicResources", "Sample"],
             id="multiPoint after the defaults",
         ),
         pytest.param(
             {"multiPoint": multi("Sample"), "preBind": multi("ScriptA")},
             "preBind",
-            ["VolumeBinding", "Sample", "ScriptA"],
+            ["VolumeBinding", "DynamicResources", "Sample", "ScriptA"],
             id="the point's other entries after multiPoint",
         ),
         pytest.param(
             {"multiPoint": multi("Sample", "ScriptA"), "preBind": multi("ScriptA")},
             "preBind",
-            ["ScriptA", "VolumeBinding", "Sample"],
+            ["ScriptA", "VolumeBinding", "DynamicResources", "Sample"],
             id="the point's entry naming a multiPoint plugin first",
         ),
         pytest.param(
@@ -113,13 +113,13 @@ def multi(*plugins: str) -> dict[str, Any]:
         pytest.param(
             {"multiPoint": multi("ScriptA"), "preBind": {"disabled": [{"name": "VolumeBinding"}]}},
             "preBind",
-            ["ScriptA"],
+            ["DynamicResources", "ScriptA"],
             id="a default disabled by name at the point",
         ),
         pytest.param(
             {"multiPoint": multi("ScriptA"), "reserve": {"disabled": [{"name": "ScriptA"}]}},
             "reserve",
-            ["VolumeBinding"],
+            ["VolumeBinding", "DynamicResources"],
             id="a multiPoint plugin disabled by name at the point",
         ),
         pytest.param(

@@ -836,6 +836,7 @@ def test_defaults_in_print_form() -> None:
         "NodeAffinity": {},
         "DefaultPreemption": {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100},
         "VolumeBinding": {"bindTimeoutSeconds": 600},
+        "DynamicResources": {"filterTimeout": "10s"},
     }
 
 
@@ -924,9 +925,11 @@ def test_a_plugin_without_args_takes_whatever_it_is_given() -> None:
 # -- the catalogue -------------------------------------------------------------------------------
 
 
-def test_catalogue_has_every_in_tree_plugin_of_v1_30_with_its_points() -> None:
+def test_catalogue_has_every_in_tree_plugin_of_v1_30_and_v1_34_with_its_points() -> None:
     running = {name for name, plugin in pluginargs.CATALOGUE.items() if plugin.runs}
-    assert running == set(names.IN_TREE_PLUGIN_POINTS)
+    assert running == set(names.IN_TREE_PLUGIN_POINTS) | set(names.V134_PLUGIN_POINTS)
+    v1 = {n for n, p in pluginargs.CATALOGUE.items() if p.runs and pluginargs.V1 in p.versions}
+    assert v1 == running - {"EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits"}
     assert pluginargs.CATALOGUE["VolumeBinding"].points == (
         "preFilter",
         "filter",
@@ -945,7 +948,9 @@ def test_catalogue_knows_what_each_version_removed() -> None:
     assert spread.versions == {pluginargs.V1BETA2, pluginargs.V1BETA3} and not spread.runs
     assert "NodeResourcesFit" in pluginargs.CATALOGUE["NodeResourcesLeastAllocated"].history
     assert pluginargs.CATALOGUE["NodeResourcesLeastAllocated"].versions == frozenset()
-    assert pluginargs.CATALOGUE["DynamicResources"].inert_without == "DynamicResourceAllocation"
+    dra = pluginargs.CATALOGUE["DynamicResources"]
+    assert dra.inert_without == "DynamicResourceAllocation"
+    assert dra.inert_in == {pluginargs.V1BETA2, pluginargs.V1BETA3}  # v1.34 (v1) runs it
 
 
 def test_args_models_are_the_plugins_own() -> None:
@@ -957,4 +962,24 @@ def test_args_models_are_the_plugins_own() -> None:
         "NodeAffinity",
         "DefaultPreemption",
         "VolumeBinding",
+        "DynamicResources",
     }
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ({"filterTimeout": "-1s"}, "filterTimeout: must not be negative, got -1s"),
+        (
+            {"filterTimeout": "10 seconds"},
+            'filterTimeout: must be a duration such as 10s or 500ms, got "10 seconds"',
+        ),
+        ({"filterTimeout": 10}, "filterTimeout: must be a string, got 10"),
+    ],
+)
+def test_dynamic_resources_args_of_v1_34(raw: dict[str, Any], problem: str) -> None:
+    with pytest.raises(pluginargs.ArgsError) as caught:
+        pluginargs.plugin_args("DynamicResources", raw)
+    assert str(caught.value) == problem
+    assert pluginargs.plugin_args("DynamicResources", {"filterTimeout": "0"}) is not None
+    assert pluginargs.plugin_args("DynamicResources", {"filterTimeout": "1m30s"}) is not None

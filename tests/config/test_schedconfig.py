@@ -79,7 +79,8 @@ def pipeline(spec: dict[str, Any]) -> dict[str, list[Any]]:
 
 # -- the default profiles, expanded (testing/defaults) -------------------------------------
 
-EXPANDED_V1 = {
+#: v1.30's default profile (v1 up to v1.30), the base of the others.
+EXPANDED_V1_30 = {
     "preEnqueue": ["SchedulingGates"],
     "queueSort": ["PrioritySort"],
     "preFilter": [
@@ -140,14 +141,29 @@ EXPANDED_V1 = {
     "postBind": [],
 }
 
-#: v1.28 (v1beta3): VolumeBinding has no PreScore before v1.30.
+_NON_CSI = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
+
+#: v1.34's (v1): the in-tree volume limits of CSI-migrated plugins gone (v1.31),
+#: DynamicResources at each point it implements, before DefaultPreemption at postFilter.
+EXPANDED_V1 = {
+    **EXPANDED_V1_30,
+    "preEnqueue": ["SchedulingGates", "DynamicResources"],
+    "preFilter": [n for n in EXPANDED_V1_30["preFilter"] if n not in _NON_CSI]
+    + ["DynamicResources"],
+    "filter": [n for n in EXPANDED_V1_30["filter"] if n not in _NON_CSI] + ["DynamicResources"],
+    "postFilter": ["DynamicResources", "DefaultPreemption"],
+    "reserve": ["VolumeBinding", "DynamicResources"],
+    "preBind": ["VolumeBinding", "DynamicResources"],
+}
+
+#: v1.28 (v1beta3): v1.30's, but VolumeBinding has no PreScore before v1.30.
 EXPANDED_V1BETA3 = {
-    **EXPANDED_V1,
-    "preScore": [name for name in EXPANDED_V1["preScore"] if name != "VolumeBinding"],
+    **EXPANDED_V1_30,
+    "preScore": [name for name in EXPANDED_V1_30["preScore"] if name != "VolumeBinding"],
 }
 
 EXPANDED_V1BETA2 = {
-    **EXPANDED_V1,
+    **EXPANDED_V1_30,
     "preFilter": [
         "NodeResourcesFit",
         "NodePorts",
@@ -193,12 +209,14 @@ DEFAULT_ARGS = {
     "PodTopologySpread": {"defaultingType": "System"},
     "VolumeBinding": {"bindTimeoutSeconds": 600},
 }
+#: v1.34's (v1): DynamicResources runs, with its args.
+DEFAULT_ARGS_V1 = {**DEFAULT_ARGS, "DynamicResources": {"filterTimeout": "10s"}}
 
 
 @pytest.mark.parametrize(
     ("version", "expanded"),
     [
-        pytest.param(V1, EXPANDED_V1, id="v1 (v1.30)"),
+        pytest.param(V1, EXPANDED_V1, id="v1 (v1.34)"),
         pytest.param(V1BETA3, EXPANDED_V1BETA3, id="v1beta3 (v1.28)"),
         pytest.param(V1BETA2, EXPANDED_V1BETA2, id="v1beta2 (v1.27)"),
     ],
@@ -209,19 +227,30 @@ def test_an_empty_configuration_is_the_versions_default_profile(
     got = spec(configuration(version))
     assert got["schedulerName"] == "default-scheduler"
     assert pipeline(got) == expanded
-    assert {entry["name"]: entry["args"] for entry in got["pluginConfig"]} == DEFAULT_ARGS
-    assert [entry["name"] for entry in got["pluginConfig"]] == sorted(DEFAULT_ARGS)
+    want = DEFAULT_ARGS_V1 if version == V1 else DEFAULT_ARGS
+    assert {entry["name"]: entry["args"] for entry in got["pluginConfig"]} == want
+    assert [entry["name"] for entry in got["pluginConfig"]] == sorted(want)
     assert got["percentageOfNodesToScore"] == 0
     assert all(s["disabled"] == [{"name": "*"}] for s in got["plugins"].values())
 
 
-def test_the_v1_30_example_is_what_convert_writes_for_an_empty_v1_profile() -> None:
+def test_the_v1_34_example_is_what_convert_writes_for_an_empty_v1_profile() -> None:
     # Its own name, not default-scheduler (the operator would refuse that name unless
     # told to serve it); everything else is the empty configuration's default profile.
-    example = yaml.safe_load((ROOT / "examples/policies/kube-scheduler-v1.30.yaml").read_text())
+    example = yaml.safe_load((ROOT / "examples/policies/kube-scheduler-v1.34.yaml").read_text())
     [default] = convert(configuration()).objects
-    assert convert(configuration(profiles=[profile("policy-scheduler-v130")])).objects == (example,)
+    assert convert(configuration(profiles=[profile("policy-scheduler-v134")])).objects == (example,)
     assert example["spec"] | {"schedulerName": "default-scheduler"} == default["spec"]
+
+
+def test_the_v1_30_example_is_v1_34s_without_what_v1_31_to_v1_34_changed() -> None:
+    v130 = yaml.safe_load((ROOT / "examples/policies/kube-scheduler-v1.30.yaml").read_text())
+    v134 = yaml.safe_load((ROOT / "examples/policies/kube-scheduler-v1.34.yaml").read_text())
+    assert pipeline(v130["spec"]) == EXPANDED_V1_30
+    assert pipeline(v134["spec"]) == EXPANDED_V1
+    config = {entry["name"]: entry["args"] for entry in v130["spec"]["pluginConfig"]}
+    assert config == DEFAULT_ARGS
+    assert v130["metadata"]["name"] == v130["spec"]["schedulerName"] == "policy-scheduler-v130"
 
 
 def test_no_example_a_user_applies_serves_default_scheduler() -> None:
@@ -757,8 +786,9 @@ def test_weight_zero_or_unset_is_one() -> None:
     assert ("PodTopologySpread", 1) in pipeline(spec(data))["score"]
 
 
-def test_cinder_limits_can_be_enabled() -> None:
-    got = pipeline(spec(one({"multiPoint": {"enabled": [{"name": "CinderLimits"}]}})))
+def test_cinder_limits_can_be_enabled_before_v1_31() -> None:
+    enabled = {"multiPoint": {"enabled": [{"name": "CinderLimits"}]}}
+    got = pipeline(spec(one(enabled, version=V1BETA3)))
     assert got["filter"][-1] == "CinderLimits" and got["preFilter"][-1] == "CinderLimits"
 
 
@@ -777,7 +807,7 @@ def test_cinder_limits_can_be_enabled() -> None:
             {"filter": {"enabled": [{"name": "NodePort"}]}},
             [
                 'profiles[0].plugins.filter.enabled[0].name: unknown plugin "NodePort": '
-                "kube-scheduler v1.30 has no such in-tree plugin (did you mean NodePorts?)"
+                "kube-scheduler v1.34 has no such in-tree plugin (did you mean NodePorts?)"
             ],
             id="unknown plugin",
         ),
@@ -790,9 +820,9 @@ def test_cinder_limits_can_be_enabled() -> None:
             id="twice at a point",
         ),
         pytest.param(
-            {"multiPoint": {"enabled": [{"name": "CinderLimits"}, {"name": "CinderLimits"}]}},
+            {"multiPoint": {"enabled": [{"name": "ImageLocality"}, {"name": "ImageLocality"}]}},
             [
-                'profiles[0].plugins.multiPoint.enabled[1].name: "CinderLimits" is enabled twice '
+                'profiles[0].plugins.multiPoint.enabled[0].name: "ImageLocality" is enabled twice '
                 "in multiPoint"
             ],
             id="twice in multiPoint",
@@ -856,10 +886,13 @@ def test_selector_spread_is_a_beta_plugin_policy_scheduler_does_not_run(version:
     )
 
 
-def test_dynamic_resources_is_left_out_with_a_note() -> None:
-    result = convert(one({"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}))
+def test_dynamic_resources_is_left_out_of_a_beta_profile_with_a_note() -> None:
+    # v1.28 registers it as a no-op without its alpha gate; v1.34 (v1) runs it.
+    enabled = {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}
+    result = convert(one(enabled, version=V1BETA3))
     assert "DynamicResources" not in str(result.objects)
     assert any("DynamicResources left out" in note for note in result.notes)
+    assert "DynamicResources" in pipeline(spec(one(enabled)))["preBind"]
 
 
 def test_v1beta2_ignores_multipoint_and_preenqueue_as_kube_scheduler_1_27_did() -> None:
@@ -901,7 +934,7 @@ def test_args_are_defaulted_and_written_for_every_plugin_that_runs() -> None:
             "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
         }
     }
-    assert set(config) == set(DEFAULT_ARGS)
+    assert set(config) == set(DEFAULT_ARGS_V1)
 
 
 def test_args_errors_name_the_field_in_the_file() -> None:
@@ -1186,7 +1219,7 @@ def test_two_profiles_as_upstreams_scheduler_defaults_test() -> None:
     )
     assert [
         {e["name"]: e["args"] for e in obj["spec"]["pluginConfig"]} for obj in result.objects
-    ] == [DEFAULT_ARGS, DEFAULT_ARGS]
+    ] == [DEFAULT_ARGS_V1, DEFAULT_ARGS_V1]
 
 
 @pytest.mark.parametrize("version", [V1BETA3, V1BETA2])

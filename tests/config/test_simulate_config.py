@@ -226,7 +226,7 @@ def without_volume_zone(monkeypatch: pytest.MonkeyPatch) -> None:
 
 MISSING = (
     "KubeSchedulerConfiguration: profiles[0] (\"default-scheduler\"): plugin 'VolumeZone' is "
-    "an in-tree plugin of kube-scheduler v1.30 that policy-scheduler does not run; disable it "
+    "an in-tree plugin of kube-scheduler v1.34 that policy-scheduler does not run; disable it "
     "in this profile"
 )
 

@@ -75,6 +75,11 @@ def node_name(obj: Mapping[str, Any]) -> str:
     return name
 
 
+BETA_ONLY = frozenset(
+    {"kubescheduler.config.k8s.io/v1beta2", "kubescheduler.config.k8s.io/v1beta3"}
+)
+
+
 def configuration(case: SimCase) -> dict[str, Any]:
     """A v1 KubeSchedulerConfiguration running only the case's plugin (and the failing
     nodes' TaintToleration Filter), at the points the case looks at."""
@@ -96,8 +101,11 @@ def configuration(case: SimCase) -> dict[str, Any]:
     profile: dict[str, Any] = {"schedulerName": "default-scheduler", "plugins": plugins}
     if case.args is not None:
         profile["pluginConfig"] = [{"name": case.plugin, "args": dict(case.args)}]
+    # v1 is read as v1.34, which removed the in-tree volume limits (v1.31): their v1.30
+    # cases run as v1beta3 (v1.28) reads them.
+    version = "v1beta3" if CATALOGUE[case.plugin].versions == BETA_ONLY else "v1"
     return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "apiVersion": f"kubescheduler.config.k8s.io/{version}",
         "kind": "KubeSchedulerConfiguration",
         "profiles": [profile],
     }

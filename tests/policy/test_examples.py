@@ -43,8 +43,9 @@ def test_applying_the_whole_folder_makes_no_conflict() -> None:
         "bin-packing": ACCEPTED,
         "bin-packing-trial": SHADOW,
         "default": ACCEPTED,
-        # kube-scheduler v1.30's default profile as convert writes it, under a name of its
-        # own: applying the folder never takes kube-scheduler's pods.
+        # kube-scheduler v1.34's default profile as convert writes it, and v1.30's, under
+        # names of their own: applying the folder never takes kube-scheduler's pods.
+        "policy-scheduler-v134": ACCEPTED,
         "policy-scheduler-v130": ACCEPTED,
         "gpu": ACCEPTED,
         "legacy-v1-13": ACCEPTED,
@@ -54,6 +55,7 @@ def test_applying_the_whole_folder_makes_no_conflict() -> None:
     assert served == {
         "bin-packing": "bin-packing",
         "policy-scheduler": "default",
+        "policy-scheduler-v134": "policy-scheduler-v134",
         "policy-scheduler-v130": "policy-scheduler-v130",
         "gpu-scheduler": "gpu",
         "legacy-v1-13": "legacy-v1-13",

@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ... import pluginargs
 from ...devices import (
     RESERVED_FOR_MAX_SIZE,
     Allocation,
@@ -179,6 +180,9 @@ class DynamicResources(
     """Devices for the pod's ResourceClaims on the node (module docstring)."""
 
     name = NAME
+    #: v1.34's DynamicResourcesArgs. ``filterTimeout`` is read and checked, not applied:
+    #: a node's search for devices has no deadline here (docs/dra.md).
+    Args = pluginargs.DynamicResourcesArgs
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)
