@@ -409,8 +409,115 @@ OUR_FILTER_CASES = [
 ]
 
 
+
+def level(
+    pod: dict[str, Any],
+    requests: dict[str, str] | None = None,
+    limits: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """``newPodLevelResourcesPod``: the pod with ``spec.resources``."""
+    res: dict[str, Any] = {}
+    if requests is not None:
+        res["requests"] = requests
+    if limits is not None:
+        res["limits"] = limits
+    pod["spec"]["resources"] = res
+    return pod
+
+
+def level_cm(milli_cpu: int, memory: int, huge: int | None = None) -> dict[str, str]:
+    """Pod-level amounts: cpu in millicores, memory (and hugepages) in bytes."""
+    amounts = {"cpu": f"{milli_cpu}m", "memory": str(memory)}
+    if huge is not None:
+        amounts[HUGE_A] = str(huge)
+    return amounts
+
+
+# v1.34's TestEnoughRequests rows with podLevelResourcesEnabled (on by default in v1.34),
+# then ours: pod-level limits defaulting the requests (the API server's defaulting, which
+# simulate's inputs have not been through), overhead, sidecars, a resource only the
+# containers request.
+POD_LEVEL_REQUESTS = [
+    fit_filter(
+        "both pod-level and container-level resources fit",
+        level(st_pod(cpu_mem(1, 1)), level_cm(1, 2)),
+        cpu_mem(5, 5),
+    ),
+    fit_filter(
+        "pod-level cpu resource not fit",
+        level(st_pod(cpu_mem(1, 1)), level_cm(7, 2)),
+        cpu_mem(5, 5),
+        CPU,
+    ),
+    fit_filter(
+        "pod-level memory resource not fit",
+        level(st_pod(cpu_mem(1, 1)), level_cm(3, 2)),
+        cpu_mem(5, 19),
+        MEMORY,
+    ),
+    fit_filter(
+        "pod-level hugepages resource fit",
+        level(st_pod(), level_cm(3, 2, huge=5)),
+        None,
+    ),
+    fit_filter(
+        "both pod-level and container-level hugepages resource fit",
+        level(st_pod(cpu_mem(1, 1, HUGE=3)), level_cm(3, 2, huge=5)),
+        None,
+    ),
+    fit_filter(
+        "pod-level hugepages resource not fit",
+        level(st_pod(), level_cm(3, 2, huge=10)),
+        None,
+        short(HUGE_A),
+    ),
+    fit_filter(
+        "one pod-level cpu resource fits and all init and non-init containers resources fit",
+        level(init_pod([cpu_mem(1, 1)], cpu_mem(1, 1)), level_cm(3, 2)),
+        cpu_mem(5, 19),
+        MEMORY,
+    ),
+    fit_filter(
+        "pod-level limits without requests: the requests default to the limits",
+        level(st_pod({}), limits=level_cm(6, 2)),
+        cpu_mem(5, 5),
+        CPU,
+    ),
+    fit_filter(
+        "pod-level limits without requests: cpu the containers request defaults to theirs",
+        level(st_pod(cpu_mem(1, 1)), limits=level_cm(6, 2)),
+        cpu_mem(5, 5),
+    ),
+    fit_filter(
+        "pod-level requests plus overhead",
+        level(st_pod(cpu_mem(1, 1), overhead={"cpu": "2m", "memory": "1"}), level_cm(4, 2)),
+        cpu_mem(5, 5),
+        CPU,
+    ),
+    fit_filter(
+        "pod-level cpu replaces the containers' and the sidecars' cpu",
+        level(with_init(st_pod(cpu_mem(1, 1)), sidecar(cpu_mem(3, 1))), {"cpu": "5m"}),
+        cpu_mem(5, 5),
+    ),
+    fit_filter(
+        "memory only the containers and sidecars request counts as without pod level",
+        level(with_init(st_pod(cpu_mem(1, 1)), sidecar(cpu_mem(1, 15))), {"cpu": "5m"}),
+        cpu_mem(5, 5),
+        MEMORY,
+    ),
+    fit_filter(
+        "a placed pod counts its pod-level requests on its node",
+        st_pod(cpu_mem(3, 1)),
+        None,
+        CPU,
+        placed=[level(st_pod(cpu_mem(1, 1), node="node"), {"cpu": "8m"})],
+    ),
+]
+
+
 @pytest.mark.parametrize(
-    "case", ENOUGH_REQUESTS + NOT_ENOUGH_REQUESTS + STORAGE_REQUESTS + OUR_FILTER_CASES
+    "case",
+    ENOUGH_REQUESTS + NOT_ENOUGH_REQUESTS + STORAGE_REQUESTS + OUR_FILTER_CASES + POD_LEVEL_REQUESTS,
 )
 def test_fit_filter(case: FilterCase) -> None:
     check_filter(case)

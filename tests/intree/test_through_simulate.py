@@ -172,7 +172,8 @@ def tables() -> Iterator[Any]:
             test_noderesources.ENOUGH_REQUESTS
             + test_noderesources.NOT_ENOUGH_REQUESTS
             + test_noderesources.STORAGE_REQUESTS
-            + test_noderesources.OUR_FILTER_CASES,
+            + test_noderesources.OUR_FILTER_CASES
+            + test_noderesources.POD_LEVEL_REQUESTS,
             from_filter_case,
         ),
         (

@@ -395,7 +395,12 @@ def _request_changes(context: _Context, info: NodeInfo, reasons: Sequence[str]) 
     text = ", ".join(
         f"{name} request <= {_amount(name, amount)}" for name, amount in amounts.items()
     )
-    changed = replace(pod, request=_with_requests(pod.request, amounts), fingerprint=b"")
+    request = _with_requests(pod.request, amounts)
+    init = pod.init
+    if init is not None and init.request == pod.request:
+        # Pod-level resources: today's request is the legacy one; the cut applies to both.
+        init = replace(init, request=request)
+    changed = replace(pod, request=request, init=init, fingerprint=b"")
     # The deepest cut, as a fraction of what the pod asks: the smallest cut first.
     cut = max(1 - amount / pod.request.get(name) for name, amount in amounts.items())
     return [_Change(text, pod=changed, requests=amounts, cost=(RANKS["request"], cut))]
