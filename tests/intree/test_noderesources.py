@@ -409,7 +409,6 @@ OUR_FILTER_CASES = [
 ]
 
 
-
 def level(
     pod: dict[str, Any],
     requests: dict[str, str] | None = None,
@@ -517,7 +516,11 @@ POD_LEVEL_REQUESTS = [
 
 @pytest.mark.parametrize(
     "case",
-    ENOUGH_REQUESTS + NOT_ENOUGH_REQUESTS + STORAGE_REQUESTS + OUR_FILTER_CASES + POD_LEVEL_REQUESTS,
+    ENOUGH_REQUESTS
+    + NOT_ENOUGH_REQUESTS
+    + STORAGE_REQUESTS
+    + OUR_FILTER_CASES
+    + POD_LEVEL_REQUESTS,
 )
 def test_fit_filter(case: FilterCase) -> None:
     check_filter(case)
