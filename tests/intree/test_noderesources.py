@@ -1090,6 +1090,48 @@ OUR_SCORE_CASES = [
 ]
 
 
+# The scores of pods with spec.resources (v1.34): the pod's own request is the pod-level
+# amount for what the pod level names, the containers' (100m / 200Mi for a container that
+# names neither) for the rest; a placed pod adds to its node's non-zero sums its pod-level
+# amount, or 100m / 200Mi per container for what nobody names.
+POD_LEVEL_SCORES = [
+    # cpu 3000 (cores, as the rows above count) of 4000 / 6000, memory 2000 of 10000: (25 + 80) // 2, (50 + 80) // 2.
+    least(
+        "the pod-level cpu request is the pod's",
+        level(st_pod(req("1000", "2000")), {"cpu": "3000"}),
+        [N1_4000, N2_6000],
+        [52, 65],
+    ),
+    # cpu 100m (the container's default) of 4000m / 6000m, memory 5000 of 10000:
+    # (97 + 50) // 2, (98 + 50) // 2.
+    least(
+        "memory at pod level, cpu defaulted per container",
+        level(st_pod({}), {"memory": "5000"}),
+        [cap("node1", "4000m", "10000"), cap("node2", "6000m", "10000")],
+        [73, 74],
+    ),
+    # node1 holds a pod of 3 cpus at pod level, its container asking nothing: 3000m and
+    # 200Mi on node1's non-zero sums, with the pending pod's 100m / 200Mi:
+    # cpu 900 / 4000 -> 22, memory (10Gi - 400Mi) / 10Gi -> 96: 59; node2 (97 + 98) // 2.
+    least(
+        "a placed pod adds its pod-level request to its node's non-zero sums",
+        st_pod({}),
+        [cap("node1", "4000m", "10Gi"), cap("node2", "4000m", "10Gi")],
+        [59, 97],
+        [level(st_pod({}, node="node1"), {"cpu": "3"})],
+    ),
+    # Balanced: cpu 3000/4000 = 0.75, memory 2000/10000 = 0.2 -> 1 - |0.55| / 2 -> 72.
+    score(
+        "balanced allocation reads the pod-level request",
+        BALANCED,
+        None,
+        level(st_pod(req("1000", "2000")), {"cpu": "3000"}),
+        [N1_4000],
+        [72],
+    ),
+]
+
+
 @pytest.mark.parametrize(
     "case",
     LEAST_ALLOCATED
@@ -1097,7 +1139,8 @@ OUR_SCORE_CASES = [
     + REQUESTED_TO_CAPACITY_RATIO
     + FIT_SCORE
     + BALANCED_ALLOCATION
-    + OUR_SCORE_CASES,
+    + OUR_SCORE_CASES
+    + POD_LEVEL_SCORES,
 )
 def test_scores(case: ScoreCase) -> None:
     check_score(case)
