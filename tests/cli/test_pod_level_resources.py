@@ -154,8 +154,7 @@ def refused(spec_resources: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         ),
         pytest.param(
             refused({"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}),
-            "spec.resources.requests.cpu: must be less than or equal to the pod-level "
-            "limit of 1",
+            "spec.resources.requests.cpu: must be less than or equal to the pod-level limit of 1",
             id="request-above-limit",
         ),
         pytest.param(

@@ -1095,7 +1095,8 @@ OUR_SCORE_CASES = [
 # names neither) for the rest; a placed pod adds to its node's non-zero sums its pod-level
 # amount, or 100m / 200Mi per container for what nobody names.
 POD_LEVEL_SCORES = [
-    # cpu 3000 (cores, as the rows above count) of 4000 / 6000, memory 2000 of 10000: (25 + 80) // 2, (50 + 80) // 2.
+    # cpu 3000 (cores, as the rows above count) of 4000 / 6000, memory 2000 of 10000:
+    # (25 + 80) // 2, (50 + 80) // 2.
     least(
         "the pod-level cpu request is the pod's",
         level(st_pod(req("1000", "2000")), {"cpu": "3000"}),
@@ -1119,6 +1120,16 @@ POD_LEVEL_SCORES = [
         [cap("node1", "4000m", "10Gi"), cap("node2", "4000m", "10Gi")],
         [59, 97],
         [level(st_pod({}, node="node1"), {"cpu": "3"})],
+    ),
+    # node1's pod names memory at pod level (200Mi); one container asks 1000m of cpu, the
+    # other nothing: cpu is requested, so no 100m default for that container
+    # (getNonMissingContainerRequests): 1000m + 100m of 4000m -> 72, 400Mi of 10Gi -> 96.
+    least(
+        "a placed pod's cpu some container names counts without per-container defaults",
+        st_pod({}),
+        [cap("node1", "4000m", "10Gi"), cap("node2", "4000m", "10Gi")],
+        [84, 97],
+        [level(st_pod({"cpu": "1000m"}, {}, node="node1"), {"memory": "200Mi"})],
     ),
     # Balanced: cpu 3000/4000 = 0.75, memory 2000/10000 = 0.2 -> 1 - |0.55| / 2 -> 72.
     score(
