@@ -24,6 +24,16 @@ Always``) as running beside the containers: a pod with init containers carries
 node sums; a pod without init containers has ``Pod.init`` None, its amounts being the
 legacy ones. The legacy engine never reads them.
 
+Pod-level resources (``spec.resources``, v1.34's PodLevelResources, beta and on): the
+cpu, memory and ``hugepages-*`` requests it names replace the containers' aggregate for
+those resources (``resource.PodRequests``), overhead added; the API server's checks (only
+those names, requests within the limits and above the containers' aggregate, no
+container limit above the pod's) raise an ObjectError, and its defaulting of requests
+from limits is applied. Such a pod is counted so everywhere, legacy engine included:
+its ``request``, ``node_request`` and ``nonzero_*`` are v1.34's, and ``Pod.init``
+carries the same with the scores' own amounts and no excess. A pod without
+``spec.resources`` pays one dict lookup for it.
+
 A malformed object raises :class:`ObjectError`, which names the object and the field:
 ``Pod "default/web-1": spec.containers[0].resources.requests.cpu: not a quantity: 'x'``.
 
