@@ -65,6 +65,13 @@ def test_the_pod_level_request_decides_where_the_pod_lands(
     web = decisions["default/web"]
     assert web["node"] == "n2"
     assert web["failedPredicates"] == {"n1": ["Insufficient cpu"]}
+    # The least-requested score reads 3 cpus of 4 (and the container's 64Mi of 8Gi):
+    # legacy (2 + 9) // 2, v1.34 (25 + 99) // 2; 100m would score 9 and 98.
+    priorities = web["scores"]["n2"]["priorities"]
+    if config:
+        assert priorities["NodeResourcesFit"] == 62
+    else:
+        assert priorities["LeastRequestedPriority"] == 5
 
 
 @pytest.mark.parametrize("config", [False, True], ids=["default-policy", "v1-config"])
