@@ -1856,7 +1856,7 @@ def _pod_level(
         if name in lim_raw and requests.get(name) > pod_limits.get(name):
             raise r.fail(
                 f"spec.resources.requests.{name}",
-                f"must be less than or equal to the pod-level limit of {lim_raw[name]}",
+                f"must be less than or equal to {name} limit of {lim_raw[name]}",
             )
     for path, lims in limits:
         for i, lim in enumerate(lims):
@@ -1864,7 +1864,7 @@ def _pod_level(
                 if lim.get(name) > pod_limits.get(name):
                     raise r.fail(
                         f"{path}[{i}].resources.limits.{name}",
-                        f"must be less than or equal to the pod-level limit of {lim_raw[name]}",
+                        f"must be less than or equal to pod limits of {lim_raw[name]}",
                     )
     return _PodLevel(requests, frozenset(req_raw), pod_limits, frozenset(lim_raw))
 

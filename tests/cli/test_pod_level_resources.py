@@ -161,7 +161,7 @@ def refused(spec_resources: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         ),
         pytest.param(
             refused({"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}),
-            "spec.resources.requests.cpu: must be less than or equal to the pod-level limit of 1",
+            "spec.resources.requests.cpu: must be less than or equal to cpu limit of 1",
             id="request-above-limit",
         ),
         pytest.param(
@@ -177,9 +177,21 @@ def refused(spec_resources: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
             id="containers-above-pod-memory",
         ),
         pytest.param(
+            refused(
+                {"requests": {"cpu": "1"}},
+                requests={"cpu": "500m"},
+                init_containers=[
+                    {**container({"cpu": "600m"}, name="proxy"), "restartPolicy": "Always"}
+                ],
+            ),
+            "spec.resources.requests.cpu: must be greater than or equal to aggregate "
+            "container requests of 1100m",
+            id="containers-and-sidecar-above-pod-request",
+        ),
+        pytest.param(
             refused({"limits": {"cpu": "1"}}, limits={"cpu": "2"}),
-            "spec.containers[0].resources.limits.cpu: must be less than or equal to the "
-            "pod-level limit of 1",
+            "spec.containers[0].resources.limits.cpu: must be less than or equal to pod "
+            "limits of 1",
             id="container-limit-above-pod-limit",
         ),
         pytest.param(
