@@ -538,6 +538,10 @@ class InitDemands:
     excess: Resources
     excess_nonzero_cpu: int
     excess_nonzero_memory: int
+    #: The resources ``spec.resources`` sets the request of (pod-level resources), and
+    #: those requests (overhead not added).
+    pod_level: frozenset[str] = frozenset()
+    pod_level_requests: Resources = ZERO
 
     @property
     def adds(self) -> bool:
@@ -1957,6 +1961,8 @@ def _pod_level_demands(
         excess=ZERO,
         excess_nonzero_cpu=0,
         excess_nonzero_memory=0,
+        pod_level=_shared(_NAME_SETS, frozenset(names), frozenset(names)),
+        pod_level_requests=requests,
     )
 
 

@@ -96,7 +96,7 @@ def test_a_placed_pods_pod_level_request_fills_its_node(
 def test_the_fit_hint_cuts_the_pod_level_request(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], config: bool
 ) -> None:
-    # 1500m free on n1; the pod asks 3 cpus at pod level (overhead 100m on top).
+    # 1500m free on n1; the pod asks 2900m at pod level, 3 cpus with its overhead.
     big = level_pod("web", {"cpu": "2900m"}, overhead={"cpu": "100m"})
     decisions = simulate(
         tmp_path,
@@ -109,7 +109,20 @@ def test_the_fit_hint_cuts_the_pod_level_request(
     web = decisions["default/web"]
     assert web["node"] is None
     assert web["failedPredicates"] == {"n1": ["Insufficient cpu"]}
-    assert web["hints"] == [{"change": "cpu request <= 1500m", "nodes": ["n1"]}]
+    # The request to write in spec.resources: 1500m free, less the 100m overhead.
+    assert web["hints"] == [{"change": "pod-level cpu request <= 1400m", "nodes": ["n1"]}]
+
+
+def test_the_fit_hint_names_which_request_to_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # cpu is set at pod level, memory only by the container: each cut where it is set.
+    obj = pod("web", requests={"cpu": "100m", "memory": "6Gi"})
+    obj["spec"]["resources"] = {"requests": {"cpu": "3"}}
+    decisions = simulate(tmp_path, capsys, node("n1", cpu="2", memory="4Gi"), obj, config=True)
+    assert decisions["default/web"]["hints"] == [
+        {"change": "pod-level cpu request <= 2, memory request <= 4Gi", "nodes": ["n1"]}
+    ]
 
 
 def test_the_pod_level_limit_defaults_the_request(
