@@ -1,6 +1,7 @@
 """Pod-level resources (``spec.resources``, v1.34) with the real operator and with
 ``explain``, against the emulator (or a real cluster with KUBECONFIG): the pod's
-pod-level request decides where it lands and why a node is refused.
+pod-level request decides where it lands and why a node is refused, and a pod with a
+pod-level request an API server refuses is reported on the pod while the others bind.
 """
 
 from __future__ import annotations
