@@ -24,6 +24,16 @@ Always``) as running beside the containers: a pod with init containers carries
 node sums; a pod without init containers has ``Pod.init`` None, its amounts being the
 legacy ones. The legacy engine never reads them.
 
+Pod-level resources (``spec.resources``, v1.34's PodLevelResources, beta and on): the
+cpu, memory and ``hugepages-*`` requests it names replace the containers' aggregate for
+those resources (``resource.PodRequests``), overhead added; the API server's checks (only
+those names, requests within the limits and above the containers' aggregate, no
+container limit above the pod's) raise an ObjectError, and its defaulting of requests
+from limits is applied. Such a pod is counted so everywhere, legacy engine included:
+its ``request``, ``node_request`` and ``nonzero_*`` are v1.34's, and ``Pod.init``
+carries the same with the scores' own amounts and no excess. A pod without
+``spec.resources`` pays one dict lookup for it.
+
 A malformed object raises :class:`ObjectError`, which names the object and the field:
 ``Pod "default/web-1": spec.containers[0].resources.requests.cpu: not a quantity: 'x'``.
 
@@ -66,13 +76,13 @@ import hashlib
 import json
 import marshal
 import sys
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, Final, NoReturn, TypeVar
 
-from .quantities import QuantityError, int_value, milli_value
+from .quantities import QuantityError, format_bytes, format_milli, int_value, milli_value
 from .selectors import (
     EVERYTHING,
     IN,
@@ -528,6 +538,10 @@ class InitDemands:
     excess: Resources
     excess_nonzero_cpu: int
     excess_nonzero_memory: int
+    #: The resources ``spec.resources`` sets the request of (pod-level resources), and
+    #: those requests (overhead not added).
+    pod_level: frozenset[str] = frozenset()
+    pod_level_requests: Resources = ZERO
 
     @property
     def adds(self) -> bool:
@@ -1512,6 +1526,7 @@ def _spec_key(
                 tuple(wanted),
                 tuple(init_wanted),
                 spec.get("overhead"),
+                spec.get("resources"),
                 spec.get("affinity"),
                 spec.get("nodeSelector"),
                 spec.get("tolerations"),
@@ -1626,6 +1641,24 @@ def _demands(
             nonzero_cpu,
             nonzero_memory,
         )
+    pod_resources = spec.get("resources")
+    if pod_resources:  # a pod without spec.resources pays this test only
+        level = _pod_level(
+            r,
+            pod_resources,
+            (("spec.containers", limits), ("spec.initContainers", init_limits)),
+        )
+        if level is not None:
+            plain = _PodPlain(containers_sum, requests, mentions, init_requests, init_mentions)
+            init = _pod_level_demands(
+                r, level, init_containers, plain, spec.get("overhead"), overhead
+            )
+            request = node_request = init.request
+            nonzero_cpu, nonzero_memory = init.nonzero_cpu, init.nonzero_memory
+            limit_sum = _replaced(limit_sum, level.limits, level.limit_names)
+            best_effort = best_effort and not any(
+                res.milli_cpu > 0 or res.memory > 0 for res in (level.requests, level.limits)
+            )
     return _Demands(
         request=request,
         node_request=node_request,
@@ -1747,6 +1780,189 @@ def _init_demands(
         ),
         excess_nonzero_cpu=node_cpu - nonzero_cpu,
         excess_nonzero_memory=node_memory - nonzero_memory,
+    )
+
+
+#: What may be set at pod level (v1.34's ``IsSupportedPodLevelResource``).
+_POD_LEVEL_NAMES: Final = "cpu, memory, hugepages-*"
+
+
+def _pod_level_name(name: str) -> bool:
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+def _amount_text(name: str, amount: int) -> str:
+    return format_milli(amount) if name == CPU else format_bytes(amount)
+
+
+@dataclass(frozen=True, slots=True)
+class _PodLevel:
+    """A pod's ``spec.resources`` as written: requests, the names they set, limits."""
+
+    requests: Resources
+    names: frozenset[str]
+    limits: Resources
+    limit_names: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _PodPlain:
+    """The containers' and init containers' requests, as :func:`_demands` read them."""
+
+    containers_sum: Resources
+    requests: list[Resources]
+    mentions: list[tuple[bool, bool]]
+    init_requests: list[Resources]
+    init_mentions: list[tuple[bool, bool]]
+
+
+def _replaced(base: Resources, level: Resources, names: Iterable[str]) -> Resources:
+    """``base`` with ``level``'s amount of each of ``names`` in its place
+    (``applyPodLevelResources``)."""
+    wanted = frozenset(names)
+    if not wanted:
+        return base
+    scalar = dict(base.scalar)
+    for name in wanted - {CPU, MEMORY}:
+        scalar[name] = level.scalar.get(name, 0)
+    return resources(
+        level.milli_cpu if CPU in wanted else base.milli_cpu,
+        level.memory if MEMORY in wanted else base.memory,
+        base.ephemeral_storage,
+        base.allowed_pods,
+        dict(sorted(scalar.items())),
+    )
+
+
+def _pod_level(
+    r: _Reader,
+    raw: object,
+    limits: tuple[tuple[str, list[Resources]], ...],
+) -> _PodLevel | None:
+    """``spec.resources`` checked as the API server (v1.34) checks what it alone tells:
+    only cpu, memory and ``hugepages-*``, requests at most the limits, no container's
+    limit above the pod's. None when it sets nothing (``IsPodLevelResourcesSet``)."""
+    res = r.mapping(raw, "spec.resources")
+    req_raw = r.mapping(res.get("requests"), "spec.resources.requests")
+    lim_raw = r.mapping(res.get("limits"), "spec.resources.limits")
+    if not req_raw and not lim_raw:
+        return None
+    for side, names in (("requests", req_raw), ("limits", lim_raw)):
+        for name in names:
+            if not _pod_level_name(name):
+                raise r.fail(
+                    f"spec.resources.{side}.{name}",
+                    f"not supported at pod level (only {_POD_LEVEL_NAMES})",
+                )
+    requests = r.resources(req_raw, "spec.resources.requests")
+    pod_limits = r.resources(lim_raw, "spec.resources.limits")
+    for name in req_raw:
+        if name in lim_raw and requests.get(name) > pod_limits.get(name):
+            raise r.fail(
+                f"spec.resources.requests.{name}",
+                f"must be less than or equal to {name} limit of {lim_raw[name]}",
+            )
+    for path, lims in limits:
+        for i, lim in enumerate(lims):
+            for name in lim_raw:
+                if lim.get(name) > pod_limits.get(name):
+                    raise r.fail(
+                        f"{path}[{i}].resources.limits.{name}",
+                        f"must be less than or equal to pod limits of {lim_raw[name]}",
+                    )
+    return _PodLevel(requests, frozenset(req_raw), pod_limits, frozenset(lim_raw))
+
+
+def _pod_level_demands(
+    r: _Reader,
+    level: _PodLevel,
+    init_containers: list[Any],
+    plain: _PodPlain,
+    overhead_raw: object,
+    overhead: Resources,
+) -> InitDemands:
+    """What kube-scheduler v1.34 counts of a pod with ``spec.resources`` (module doc).
+
+    ``resource.PodRequests``: the containers' aggregate (init containers and sidecars as
+    for any pod) with each resource the pod level names replaced by its amount, plus
+    overhead. The non-zero amounts: a resource named at pod level counts its amount; one
+    some container (or the overhead) mentions counts the plain aggregate; one nobody
+    mentions counts 100m / 200Mi per container (``getNonMissingContainerRequests``).
+    The scores' own request applies the defaults per container, then the pod level.
+    Both the legacy and today's amounts are these: the node sums need no excess.
+    """
+    if init_containers:
+        agg = _init_demands(
+            r,
+            init_containers,
+            _ContainerSums(plain.containers_sum, plain.requests, plain.mentions),
+            _ContainerSums(ZERO, plain.init_requests, plain.init_mentions),
+            ZERO,
+            plain.containers_sum,
+            0,
+            0,
+        )
+        aggregate, images = agg.request, agg.images
+        defaults_cpu, defaults_memory = agg.score_cpu, agg.score_memory
+    else:
+        aggregate, images = plain.containers_sum, ()
+        defaults_cpu = sum(
+            req.milli_cpu if cpu else DEFAULT_MILLI_CPU_REQUEST
+            for req, (cpu, _) in zip(plain.requests, plain.mentions, strict=True)
+        )
+        defaults_memory = sum(
+            req.memory if memory else DEFAULT_MEMORY_REQUEST
+            for req, (_, memory) in zip(plain.requests, plain.mentions, strict=True)
+        )
+    mentions = (*plain.mentions, *plain.init_mentions)
+    overhead_names = r.mapping(overhead_raw, "spec.overhead")
+    mentioned = {
+        CPU: any(m[0] for m in mentions) or CPU in overhead_names,
+        MEMORY: any(m[1] for m in mentions) or MEMORY in overhead_names,
+    }
+    names = set(level.names)
+    requests = level.requests
+    # The API server's defaulting (defaultPodRequests): a pod-level limit without a
+    # request gives the request the containers' aggregate (cpu, memory they request:
+    # the same as leaving it unset here) or else the limit.
+    for name in level.limit_names - names:
+        if not (name in (CPU, MEMORY) and any(m[1 if name == MEMORY else 0] for m in mentions)):
+            names.add(name)
+            requests = _replaced(requests, level.limits, (name,))
+    for name in sorted(names):
+        wanted, floor = requests.get(name), aggregate.get(name)
+        if wanted < floor:
+            raise r.fail(
+                f"spec.resources.requests.{name}",
+                "must be greater than or equal to aggregate container requests of "
+                + _amount_text(name, floor),
+            )
+    request = _add(_replaced(aggregate, requests, names), overhead)
+    amounts = []
+    for name, defaults, own in (
+        (CPU, defaults_cpu, overhead.milli_cpu),
+        (MEMORY, defaults_memory, overhead.memory),
+    ):
+        if name in names:
+            node = score = requests.get(name) + own
+        elif mentioned[name]:
+            node, score = request.get(name), defaults + own
+        else:
+            node = score = defaults + own
+        amounts.append((node, score))
+    (node_cpu, score_cpu), (node_memory, score_memory) = amounts
+    return InitDemands(
+        request=request,
+        nonzero_cpu=node_cpu,
+        nonzero_memory=node_memory,
+        score_cpu=score_cpu,
+        score_memory=score_memory,
+        images=images,
+        excess=ZERO,
+        excess_nonzero_cpu=0,
+        excess_nonzero_memory=0,
+        pod_level=_shared(_NAME_SETS, frozenset(names), frozenset(names)),
+        pod_level_requests=requests,
     )
 
 

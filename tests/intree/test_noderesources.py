@@ -409,8 +409,118 @@ OUR_FILTER_CASES = [
 ]
 
 
+def level(
+    pod: dict[str, Any],
+    requests: dict[str, str] | None = None,
+    limits: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """``newPodLevelResourcesPod``: the pod with ``spec.resources``."""
+    res: dict[str, Any] = {}
+    if requests is not None:
+        res["requests"] = requests
+    if limits is not None:
+        res["limits"] = limits
+    pod["spec"]["resources"] = res
+    return pod
+
+
+def level_cm(milli_cpu: int, memory: int, huge: int | None = None) -> dict[str, str]:
+    """Pod-level amounts: cpu in millicores, memory (and hugepages) in bytes."""
+    amounts = {"cpu": f"{milli_cpu}m", "memory": str(memory)}
+    if huge is not None:
+        amounts[HUGE_A] = str(huge)
+    return amounts
+
+
+# v1.34's TestEnoughRequests rows with podLevelResourcesEnabled (on by default in v1.34),
+# then ours: pod-level limits defaulting the requests (the API server's defaulting, which
+# simulate's inputs have not been through), overhead, sidecars, a resource only the
+# containers request.
+POD_LEVEL_REQUESTS = [
+    fit_filter(
+        "both pod-level and container-level resources fit",
+        level(st_pod(cpu_mem(1, 1)), level_cm(1, 2)),
+        cpu_mem(5, 5),
+    ),
+    fit_filter(
+        "pod-level cpu resource not fit",
+        level(st_pod(cpu_mem(1, 1)), level_cm(7, 2)),
+        cpu_mem(5, 5),
+        CPU,
+    ),
+    fit_filter(
+        "pod-level memory resource not fit",
+        level(st_pod(cpu_mem(1, 1)), level_cm(3, 2)),
+        cpu_mem(5, 19),
+        MEMORY,
+    ),
+    fit_filter(
+        "pod-level hugepages resource fit",
+        level(st_pod(), level_cm(3, 2, huge=5)),
+        None,
+    ),
+    fit_filter(
+        "both pod-level and container-level hugepages resource fit",
+        level(st_pod(cpu_mem(1, 1, HUGE=3)), level_cm(3, 2, huge=5)),
+        None,
+    ),
+    fit_filter(
+        "pod-level hugepages resource not fit",
+        level(st_pod(), level_cm(3, 2, huge=10)),
+        None,
+        short(HUGE_A),
+    ),
+    fit_filter(
+        "one pod-level cpu resource fits and all init and non-init containers resources fit",
+        level(init_pod([cpu_mem(1, 1)], cpu_mem(1, 1)), level_cm(3, 2)),
+        cpu_mem(5, 19),
+        MEMORY,
+    ),
+    fit_filter(
+        "pod-level limits without requests: the requests default to the limits",
+        level(st_pod({}), limits=level_cm(6, 2)),
+        cpu_mem(5, 5),
+        CPU,
+    ),
+    fit_filter(
+        "pod-level limits without requests: cpu the containers request defaults to theirs",
+        level(st_pod(cpu_mem(1, 1)), limits=level_cm(6, 2)),
+        cpu_mem(5, 5),
+    ),
+    fit_filter(
+        "pod-level requests plus overhead",
+        level(st_pod(cpu_mem(1, 1), overhead={"cpu": "2m", "memory": "1"}), level_cm(4, 2)),
+        cpu_mem(5, 5),
+        CPU,
+    ),
+    fit_filter(
+        "pod-level cpu replaces the containers' and the sidecars' cpu",
+        level(with_init(st_pod(cpu_mem(1, 1)), sidecar(cpu_mem(3, 1))), {"cpu": "5m"}),
+        cpu_mem(5, 5),
+    ),
+    fit_filter(
+        "memory only the containers and sidecars request counts as without pod level",
+        level(with_init(st_pod(cpu_mem(1, 1)), sidecar(cpu_mem(1, 15))), {"cpu": "5m"}),
+        cpu_mem(5, 5),
+        MEMORY,
+    ),
+    fit_filter(
+        "a placed pod counts its pod-level requests on its node",
+        st_pod(cpu_mem(3, 1)),
+        None,
+        CPU,
+        placed=[level(st_pod(cpu_mem(1, 1), node="node"), {"cpu": "8m"})],
+    ),
+]
+
+
 @pytest.mark.parametrize(
-    "case", ENOUGH_REQUESTS + NOT_ENOUGH_REQUESTS + STORAGE_REQUESTS + OUR_FILTER_CASES
+    "case",
+    ENOUGH_REQUESTS
+    + NOT_ENOUGH_REQUESTS
+    + STORAGE_REQUESTS
+    + OUR_FILTER_CASES
+    + POD_LEVEL_REQUESTS,
 )
 def test_fit_filter(case: FilterCase) -> None:
     check_filter(case)
@@ -980,6 +1090,59 @@ OUR_SCORE_CASES = [
 ]
 
 
+# The scores of pods with spec.resources (v1.34): the pod's own request is the pod-level
+# amount for what the pod level names, the containers' (100m / 200Mi for a container that
+# names neither) for the rest; a placed pod adds to its node's non-zero sums its pod-level
+# amount, or 100m / 200Mi per container for what nobody names.
+POD_LEVEL_SCORES = [
+    # cpu 3000 (cores, as the rows above count) of 4000 / 6000, memory 2000 of 10000:
+    # (25 + 80) // 2, (50 + 80) // 2.
+    least(
+        "the pod-level cpu request is the pod's",
+        level(st_pod(req("1000", "2000")), {"cpu": "3000"}),
+        [N1_4000, N2_6000],
+        [52, 65],
+    ),
+    # cpu 100m (the container's default) of 4000m / 6000m, memory 5000 of 10000:
+    # (97 + 50) // 2, (98 + 50) // 2.
+    least(
+        "memory at pod level, cpu defaulted per container",
+        level(st_pod({}), {"memory": "5000"}),
+        [cap("node1", "4000m", "10000"), cap("node2", "6000m", "10000")],
+        [73, 74],
+    ),
+    # node1 holds a pod of 3 cpus at pod level, its container asking nothing: 3000m and
+    # 200Mi on node1's non-zero sums, with the pending pod's 100m / 200Mi:
+    # cpu 900 / 4000 -> 22, memory (10Gi - 400Mi) / 10Gi -> 96: 59; node2 (97 + 98) // 2.
+    least(
+        "a placed pod adds its pod-level request to its node's non-zero sums",
+        st_pod({}),
+        [cap("node1", "4000m", "10Gi"), cap("node2", "4000m", "10Gi")],
+        [59, 97],
+        [level(st_pod({}, node="node1"), {"cpu": "3"})],
+    ),
+    # node1's pod names memory at pod level (200Mi); one container asks 1000m of cpu, the
+    # other nothing: cpu is requested, so no 100m default for that container
+    # (getNonMissingContainerRequests): 1000m + 100m of 4000m -> 72, 400Mi of 10Gi -> 96.
+    least(
+        "a placed pod's cpu some container names counts without per-container defaults",
+        st_pod({}),
+        [cap("node1", "4000m", "10Gi"), cap("node2", "4000m", "10Gi")],
+        [84, 97],
+        [level(st_pod({"cpu": "1000m"}, {}, node="node1"), {"memory": "200Mi"})],
+    ),
+    # Balanced: cpu 3000/4000 = 0.75, memory 2000/10000 = 0.2 -> 1 - |0.55| / 2 -> 72.
+    score(
+        "balanced allocation reads the pod-level request",
+        BALANCED,
+        None,
+        level(st_pod(req("1000", "2000")), {"cpu": "3000"}),
+        [N1_4000],
+        [72],
+    ),
+]
+
+
 @pytest.mark.parametrize(
     "case",
     LEAST_ALLOCATED
@@ -987,7 +1150,8 @@ OUR_SCORE_CASES = [
     + REQUESTED_TO_CAPACITY_RATIO
     + FIT_SCORE
     + BALANCED_ALLOCATION
-    + OUR_SCORE_CASES,
+    + OUR_SCORE_CASES
+    + POD_LEVEL_SCORES,
 )
 def test_scores(case: ScoreCase) -> None:
     check_score(case)

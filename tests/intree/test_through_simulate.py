@@ -172,7 +172,8 @@ def tables() -> Iterator[Any]:
             test_noderesources.ENOUGH_REQUESTS
             + test_noderesources.NOT_ENOUGH_REQUESTS
             + test_noderesources.STORAGE_REQUESTS
-            + test_noderesources.OUR_FILTER_CASES,
+            + test_noderesources.OUR_FILTER_CASES
+            + test_noderesources.POD_LEVEL_REQUESTS,
             from_filter_case,
         ),
         (
@@ -181,7 +182,8 @@ def tables() -> Iterator[Any]:
             + test_noderesources.REQUESTED_TO_CAPACITY_RATIO
             + test_noderesources.FIT_SCORE
             + test_noderesources.BALANCED_ALLOCATION
-            + test_noderesources.OUR_SCORE_CASES,
+            + test_noderesources.OUR_SCORE_CASES
+            + test_noderesources.POD_LEVEL_SCORES,
             from_score_case,
         ),
         (test_podtopologyspread.FILTER_CASES, from_spread_filter),

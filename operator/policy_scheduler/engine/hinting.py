@@ -7,7 +7,8 @@ reasons, the candidate changes they point at, smallest first:
   -> the largest request that fits: the node's allocatable minus what its pods request
   and what the pods nominated there that the pod yields to (priority at least its own)
   request, for every resource the node is short of, as one change (``cpu request <=
-  1500m``).
+  1500m``; ``pod-level cpu request <= 1400m`` for a resource the pod's ``spec.resources``
+  sets, its overhead left out).
   Byte amounts are rounded down to a whole Mi (still a request that fits) and written the
   Kubernetes way (``1536Mi``, ``2Gi``). The request is the pod's as ``Insufficient``
   compares it: its containers' requests summed (or its largest init container's, if
@@ -392,10 +393,24 @@ def _request_changes(context: _Context, info: NodeInfo, reasons: Sequence[str]) 
         if room <= 0 or room >= pod.request.get(name):
             return []
         amounts[name] = room
-    text = ", ".join(
-        f"{name} request <= {_amount(name, amount)}" for name, amount in amounts.items()
-    )
-    changed = replace(pod, request=_with_requests(pod.request, amounts), fingerprint=b"")
+    init = pod.init
+    shown: list[str] = []
+    for name, amount in amounts.items():
+        if init is not None and name in init.pod_level:
+            # spec.resources' own request: what the pod asks beyond it (its overhead)
+            # is not the user's to cut there.
+            amount -= pod.request.get(name) - init.pod_level_requests.get(name)
+            if amount <= 0:
+                return []
+            shown.append(f"pod-level {name} request <= {_amount(name, amount)}")
+        else:
+            shown.append(f"{name} request <= {_amount(name, amount)}")
+    text = ", ".join(shown)
+    request = _with_requests(pod.request, amounts)
+    if init is not None and init.request == pod.request:
+        # Pod-level resources: today's request is the legacy one; the cut applies to both.
+        init = replace(init, request=request)
+    changed = replace(pod, request=request, init=init, fingerprint=b"")
     # The deepest cut, as a fraction of what the pod asks: the smallest cut first.
     cut = max(1 - amount / pod.request.get(name) for name, amount in amounts.items())
     return [_Change(text, pod=changed, requests=amounts, cost=(RANKS["request"], cut))]
