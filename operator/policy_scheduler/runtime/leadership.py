@@ -41,6 +41,12 @@ gap still cannot bind a pod twice (the API server answers 409 to a second bindin
 worst it places one pod from a slightly stale view of the cluster, which the kubelet
 checks again on admission.
 
+Where it runs: the operator runs the elector on a thread of its own, with its own event
+loop and API client (:class:`ElectionThread`), as kube-scheduler renews on a goroutine
+of its own; ``on_started``/``on_stopped`` are handed to the scheduling loop thread-safely.
+A synchronous plugin holding the scheduling loop for longer than ``renew_deadline``
+therefore costs its own pods' time, not the Lease.
+
 ``on_started`` runs while renewals continue (it may take time, e.g. to list the
 cluster) and is cancelled if leadership is lost before it returns. ``on_stopped`` is
 awaited before anything else happens (no renewal, no re-acquisition, no release): it
@@ -481,7 +487,7 @@ class ElectionThread:
             try:
                 with asyncio.Runner() as runner:
                     runner.run(elect())
-            except BaseException as exc:  # noqa: BLE001 - handed to the main loop
+            except BaseException as exc:  # handed to the main loop
                 if not running.done():
                     running.set_exception(exc)
                 ended.set_exception(exc)
@@ -515,8 +521,8 @@ async def _on_loop(loop: asyncio.AbstractEventLoop, make: Callable[[], Awaitable
     def finished(task: asyncio.Future[None]) -> None:
         if task.cancelled():
             ended.set_exception(RuntimeError("cancelled on the scheduler's loop"))
-        elif task.exception() is not None:
-            ended.set_exception(task.exception())  # type: ignore[arg-type]
+        elif (error := task.exception()) is not None:
+            ended.set_exception(error)
         else:
             ended.set_result(None)
 
