@@ -4,7 +4,9 @@
 kind on all replicas, so a standby's cache is warm when it takes over; only the leader
 runs the scheduling loop. On becoming leader the replica first LISTs the cluster into
 its cache (so the first decision never sees a half-known cluster), then schedules.
-When leadership is lost the loop is cancelled at once; bindings already sent finish,
+When leadership is lost the loop is cancelled at once (at the loop's next turn, if a
+cycle holds it; the binding path checks the elector's thread-safe ``is_leader`` before
+each binding, so nothing decided meanwhile is bound); bindings already sent finish,
 pods not yet bound are forgotten and will be decided by the new leader.
 
 Surviving a real API server:
@@ -16,6 +18,9 @@ Surviving a real API server:
   and right after a watch had to start over (Kopf re-lists after a 410 or a watch
   error, and sends no DELETED for what went away meanwhile): objects the LIST lacks
   are deleted from the cache (``World.reconcile``);
+* leader election runs on a thread of its own, with its own event loop and API client
+  (``runtime/leadership.py``, :class:`ElectionThread`), as the health endpoints do: a
+  scheduling cycle that holds the loop (a slow synchronous plugin) cannot cost the Lease;
 * background tasks (leader election, policy status, housekeeping, resync) are
   supervised: one that dies is logged and turns ``/healthz`` to 503, as does a stuck
   scheduling attempt (``runtime/health.py``);
@@ -69,7 +74,7 @@ from .runtime.kubeapi import (
     critical_connections,
     pool_size,
 )
-from .runtime.leadership import LeaderElector, elect_on_own_thread
+from .runtime.leadership import ElectionThread, LeaderElector
 from .runtime.metrics import Metrics
 from .runtime.reporting import Reporter
 from .runtime.scheduling import SchedulerRuntime
@@ -122,12 +127,6 @@ def env_concerns(url: str) -> bool:
         return netrc.netrc(path).authenticators(host) is not None
     except (OSError, netrc.NetrcParseError):
         return False
-
-
-def trusts_env(api_client: client.ApiClient) -> bool:
-    """Whether the client's session looks up proxy variables and ~/.netrc (untrust_env)."""
-    session = getattr(api_client.rest_client, "pool_manager", None)
-    return bool(getattr(session, "_trust_env", True))
 
 
 def untrust_env(api_client: client.ApiClient) -> None:
@@ -183,6 +182,8 @@ class Operator:
         self.extenders = HttpExtenderClient(observe=self.metrics.extender)
         self.elector: LeaderElector | None = None
         if options.leader_elect:
+            # The elector runs on a thread of its own, with its own client (lease_api);
+            # self.api is only its placeholder until that client is made.
             self.elector = LeaderElector(
                 self.api,
                 namespace=options.lease_namespace,
@@ -213,16 +214,21 @@ class Operator:
         self._loop_task: asyncio.Task[None] | None = None
         self._stoppers: list[Callable[[], Awaitable[None]]] = []
 
-    async def _lease_api(self) -> tuple[KubeApi, Callable[[], Awaitable[None]]]:
-        """An API client of the election's own (made on its thread's loop): the Lease's
-        calls never wait behind the scheduler's, nor for its loop."""
-        lease_client = client.ApiClient(self.api_client.configuration)
-        if not trusts_env(self.api_client):
-            untrust_env(lease_client)
-        return KubeApi(lease_client, timeout=self.options.api_timeout), lease_client.close
-
     def is_leader(self) -> bool:
         return self.elector is None or self.elector.is_leader
+
+    async def lease_api(self) -> tuple[KubeApi, Callable[[], Awaitable[None]]]:
+        """The leader election's own API client, made in (and for) its thread's loop
+        (:class:`~.runtime.leadership.ElectionThread`): the same server and credentials,
+        a lane of its own (its few calls never wait behind bindings), and a deadline of
+        at most ``--renew-deadline`` on every call."""
+        api_client = client.ApiClient(self.api_client.configuration)
+        session = getattr(self.api_client.rest_client, "pool_manager", None)
+        if not getattr(session, "_trust_env", True):
+            untrust_env(api_client)
+        timeout = min(self.options.api_timeout, self.options.renew_deadline)
+        api = KubeApi(api_client, Lane("leader-election", concurrency=2), timeout=timeout)
+        return api, api_client.close
 
     # -- the cluster as the API lists it ---------------------------------------------------
 
@@ -343,13 +349,8 @@ class Operator:
         supervise("housekeeping", self._housekeeping())
         supervise("resync", self._resyncing())
         if self.elector is not None:
-            # Renewed on a thread of its own: a cycle holding this loop keeps the Lease.
-            supervise(
-                "leader election",
-                elect_on_own_thread(
-                    self.elector, self._lease_api, self.start_scheduling, self.stop_scheduling
-                ),
-            )
+            election = ElectionThread(self.elector, self.lease_api)
+            supervise("leader election", election.run(self.start_scheduling, self.stop_scheduling))
         else:
             supervise("scheduling", self._lead_always())
 

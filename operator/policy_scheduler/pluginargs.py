@@ -55,7 +55,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from policy_scheduler import names, selectors
-from policy_scheduler.policy import Issue, Path, did_you_mean, fields_at, format_path, show
+from policy_scheduler.policy import (
+    Issue,
+    Path,
+    format_path,
+    pydantic_message,
+    show,
+)
 
 # -- configuration versions ------------------------------------------------------------
 
@@ -835,7 +841,7 @@ def decode_args(
         raw = {}
     if not isinstance(raw, Mapping):
         return None, [Issue((), f"must be an object, got {show(raw)}")]
-    data = _without_nulls(raw)
+    data = without_nulls(raw)
     issues: list[Issue] = []
     kind = data.pop("kind", None)
     version = data.pop("apiVersion", None)
@@ -937,7 +943,7 @@ _DEFAULTERS: Final[dict[str, Callable[[dict[str, Any]], None]]] = {
 }
 
 
-def _without_nulls(data: Mapping[str, Any]) -> dict[str, Any]:
+def without_nulls(data: Mapping[str, Any]) -> dict[str, Any]:
     """A deep copy without null fields (Go leaves a field it decodes null from unset)."""
 
     def clean(value: Any) -> Any:
@@ -1077,29 +1083,12 @@ def pydantic_issue(error: ErrorDetails, model: type[BaseModel]) -> Issue:
     loc: Path = tuple(error["loc"])
     kind = error["type"]
     ctx: dict[str, Any] = dict(error.get("ctx") or {})
-    got = f"got {show(error['input'])}"
-    if kind == "missing":
-        message = "is required"
-    elif kind == "extra_forbidden":
-        fields = fields_at(loc[:-1], model)
-        message = f"unknown field{did_you_mean(str(loc[-1]), fields)}"
-    elif kind == "int_type":
-        message = f"must be an integer, {got}"
-    elif kind == "string_type":
-        message = f"must be a string, {got}"
-    elif kind == "bool_type":
-        message = f"must be true or false, {got}"
-    elif kind == "list_type":
-        message = f"must be a list, {got}"
-    elif kind in ("model_type", "model_attributes_type", "dict_type"):
-        message = f"must be an object, {got}"
-    elif kind in ("greater_than_equal", "less_than_equal"):
+    if kind in ("greater_than_equal", "less_than_equal"):
         bound = ctx.get("ge", ctx.get("le"))
         bits = 32 if bound in (_INT32_MIN, _INT32_MAX) else 64
-        message = f"must fit in a {bits}-bit integer, {got}"
-    else:  # pydantic's words, in our form
-        text = error["msg"]
-        message = f"{text[:1].lower()}{text[1:]}, {got}"
+        message = f"must fit in a {bits}-bit integer, got {show(error['input'])}"
+    else:
+        message = pydantic_message(error, model)
     return Issue(loc, message)
 
 

@@ -1065,21 +1065,7 @@ def _issue_from_pydantic(error: ErrorDetails, prefix: Path) -> Issue:
             str(ctx["message"]),
             reason=str(ctx.get("reason", INVALID)),
         )
-    if kind == "missing":
-        message = "is required"
-    elif kind == "extra_forbidden":
-        message = "unknown field" + did_you_mean(str(loc[-1]), fields_at(loc[:-1]))
-    elif kind == "int_type":
-        message = f"must be an integer, {got}"
-    elif kind == "string_type":
-        message = f"must be a string, {got}"
-    elif kind == "bool_type":
-        message = f"must be true or false, {got}"
-    elif kind == "list_type":
-        message = f"must be a list, {got}"
-    elif kind in ("model_type", "model_attributes_type", "dict_type"):
-        message = f"must be an object, {got}"
-    elif kind in ("too_short", "string_too_short"):
+    if kind in ("too_short", "string_too_short"):
         message = "must not be empty"
     elif kind == "string_too_long":
         message = f"must be at most {ctx['max_length']} characters long, {got}"
@@ -1093,10 +1079,35 @@ def _issue_from_pydantic(error: ErrorDetails, prefix: Path) -> Issue:
         message = f"must be at least {ctx['ge']}, {got}"
     elif kind == "less_than_equal":
         message = f"must be at most {ctx['le']}, {got}"
-    else:  # pydantic's words, in our form
-        text = error["msg"]
-        message = f"{text[:1].lower()}{text[1:]}, {got}"
+    else:
+        message = pydantic_message(error)
     return Issue(prefix + loc, message)
+
+
+def pydantic_message(error: ErrorDetails, model: type[BaseModel] | None = None) -> str:
+    """A pydantic error of a strict model (a spec's by default) in our words: what Go's
+    decoder refuses the same way (a missing or unknown field, a wrong type), else
+    pydantic's own words in our form. The policy's and the plugin arguments' errors
+    say these alike; each adds the wording of its own constraints first."""
+    loc: Path = tuple(error["loc"])
+    kind = error["type"]
+    got = f"got {show(error['input'])}"
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return "unknown field" + did_you_mean(str(loc[-1]), fields_at(loc[:-1], model))
+    if kind == "int_type":
+        return f"must be an integer, {got}"
+    if kind == "string_type":
+        return f"must be a string, {got}"
+    if kind == "bool_type":
+        return f"must be true or false, {got}"
+    if kind == "list_type":
+        return f"must be a list, {got}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"must be an object, {got}"
+    text = error["msg"]
+    return f"{text[:1].lower()}{text[1:]}, {got}"
 
 
 def fields_at(loc: Path, model: type[BaseModel] | None = None) -> list[str]:

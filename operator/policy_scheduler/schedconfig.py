@@ -564,7 +564,7 @@ class _Reader:
     def read(self, data: Mapping[str, Any]) -> Conversion:
         if not isinstance(data, Mapping):
             raise PolicyError([f"{_SUBJECT}: must be an object, got {show(data)}"])
-        raw = _without_nulls(data)
+        raw = pluginargs.without_nulls(data)
         version = raw.get("apiVersion")
         if raw.get("kind") != KIND:
             self.issues.append(Issue(("kind",), f"must be {KIND}, got {show(raw.get('kind'))}"))
@@ -1119,19 +1119,6 @@ def _bind_address_problem(value: str) -> str | None:
     if int(port) != 0:
         return "must be empty or with an explicit 0 port"
     return None
-
-
-def _without_nulls(data: Mapping[str, Any]) -> dict[str, Any]:
-    def clean(value: Any) -> Any:
-        if isinstance(value, Mapping):
-            return {key: clean(item) for key, item in value.items() if item is not None}
-        if isinstance(value, list):
-            return [clean(item) for item in value]
-        return value
-
-    cleaned = clean(data)
-    assert isinstance(cleaned, dict)
-    return cleaned
 
 
 def _items(value: object) -> list[dict[str, Any]]:

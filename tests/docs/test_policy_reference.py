@@ -75,9 +75,10 @@ def is_reason(name: str, value: object) -> bool:
 
 
 def reason_constants() -> list[tuple[str, str]]:
-    """(module.CONSTANT, text) of every failure reason constant of the predicate modules."""
+    """(module.CONSTANT, text) of every failure reason constant of the predicate modules
+    (and of volumenames, which holds the volume predicates' words)."""
     out: list[tuple[str, str]] = []
-    for module in predicate_modules():
+    for module in [*predicate_modules(), importlib.import_module("policy_scheduler.volumenames")]:
         for name in module_constant_names(module):
             value = getattr(module, name)
             if is_reason(name, value):

@@ -15,7 +15,6 @@ to the test's own client.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import socket
@@ -178,7 +177,24 @@ async def test_a_binding_whose_reply_was_lost_is_kept_not_doubled_nor_overcommit
             return sum(1 for n in (await placements(emulator, namespace)).values() if n) == 3
 
         await wait_until(three_bound, timeout=20, interval=0.2, message="three pods bound")
-        await asyncio.sleep(1.0)  # time for a wrong fourth binding, or a false warning
+
+        async def rest_refused() -> bool:
+            # The other three decided (and reported) after the three took the node: a
+            # wrong fourth binding, or a false warning, would have come before.
+            return (
+                sum(
+                    1
+                    for p in await emulator.list("v1", "Pod", namespace)
+                    if not p["spec"].get("nodeName")
+                    and any(
+                        c.get("reason") == "Unschedulable"
+                        for c in p.get("status", {}).get("conditions", [])
+                    )
+                )
+                == 3
+            )
+
+        await wait_until(rest_refused, timeout=20, interval=0.2, message="the rest refused")
         placed = await placements(emulator, namespace)
     assert sum(1 for n in placed.values() if n) == 3  # 3 x 300m fit in 1 cpu, not 4
     assert not any(w.startswith("Binding rejected") for w in await warnings(emulator, namespace))

@@ -126,6 +126,10 @@ async def _has_event(
     )
 
 
+async def _scheduled_event(kube: KubeClient, namespace: str, pod_name: str) -> bool:
+    return any(e["reason"] == "Scheduled" for e in await events_for(kube, namespace, pod_name))
+
+
 async def test_unschedulable_pod_gets_condition_and_one_aggregated_event_then_a_new_node_helps(
     emulator: KubeClient, namespace: str, kubeconfig: Path
 ) -> None:
@@ -153,7 +157,16 @@ async def test_unschedulable_pod_gets_condition_and_one_aggregated_event_then_a_
         )
         # Retries (a node change moves the pod back) do not multiply events.
         await emulator.patch("v1", "Node", "n1", {"metadata": {"labels": {"touched": "1"}}})
-        await asyncio.sleep(2.5)
+
+        async def retried() -> bool:  # the retry's report: one more event, or a count of 2
+            failed = [
+                e
+                for e in await events_for(emulator, namespace, "big")
+                if e["reason"] == "FailedScheduling"
+            ]
+            return len(failed) > 1 or any(e.get("count", 1) >= 2 for e in failed)
+
+        await wait_until(retried, timeout=10, message="the retry's FailedScheduling")
         failed = [
             e
             for e in await events_for(emulator, namespace, "big")
@@ -301,7 +314,13 @@ async def test_pods_of_other_schedulers_are_untouched(
     await emulator.create(our_pod("mine"), namespace)
     async with OperatorThread(kubeconfig):
         await bound_node(emulator, namespace, "mine")
-        await asyncio.sleep(0.5)
+        # A marker: a pod of ours created after, decided and reported after anything
+        # the scheduler would have done with "theirs" (listed before it).
+        await emulator.create(our_pod("later"), namespace)
+        await bound_node(emulator, namespace, "later")
+        await wait_until(
+            lambda: _scheduled_event(emulator, namespace, "later"), message="later's event"
+        )
         theirs = await emulator.get("v1", "Pod", "theirs", namespace)
         assert theirs is not None
         assert not theirs["spec"].get("nodeName")
@@ -321,7 +340,15 @@ async def test_two_pods_racing_for_the_last_slot_never_both_bind(
             return await _count_bound(emulator, namespace) >= 1
 
         await wait_until(one_bound, timeout=10)
-        await asyncio.sleep(1.5)
+
+        async def other_refused() -> bool:  # decided after the first took the slot
+            return any(
+                c.get("reason") == "Unschedulable"
+                for p in await emulator.list("v1", "Pod", namespace)
+                for c in p.get("status", {}).get("conditions", [])
+            )
+
+        await wait_until(other_refused, timeout=10, message="the other pod refused")
         assert await _count_bound(emulator, namespace) == 1
     if emulator.is_emulated:
         successes = [b for b in emulator.bindings if b.status < 300]
@@ -352,9 +379,11 @@ async def test_restart_with_failed_bindings_loses_no_pod_and_binds_none_twice(
     async with OperatorThread(kubeconfig):
         for name in names:
             await bound_node(emulator, namespace, name)
-        await asyncio.sleep(0.5)
+        # A marker decided after every one of them: a second binding would come first.
+        await emulator.create(our_pod("later", requests={"cpu": "100m"}), namespace)
+        await bound_node(emulator, namespace, "later")
     successes = Counter(b.pod for b in emulator.bindings if b.status < 300)
-    assert successes == Counter(names)
+    assert successes == Counter([*names, "later"])
 
 
 async def test_standby_takes_over_without_double_binding(

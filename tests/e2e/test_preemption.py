@@ -150,9 +150,12 @@ async def test_a_pod_that_never_preempts_just_waits(
             namespace,
         )
         await unschedulable(emulator, namespace, "polite")
-        await asyncio.sleep(1.5)  # room for a preemption that must not come
+        # A marker decided after it (a pod that finds no lower-priority victim): a
+        # preemption's writes for "polite" would have been sent before its condition.
+        await emulator.create(our_pod("marker", requests={"cpu": "1"}), namespace)
+        await unschedulable(emulator, namespace, "marker")
         pods = {p["metadata"]["name"]: p for p in await emulator.list("v1", "Pod", namespace)}
-        assert set(pods) == {"batch-1", "batch-2", "polite"}
+        assert set(pods) == {"batch-1", "batch-2", "polite", "marker"}
         assert not pods["polite"]["spec"].get("nodeName")
         assert "nominatedNodeName" not in pods["polite"].get("status", {})
 

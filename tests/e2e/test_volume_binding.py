@@ -289,7 +289,23 @@ async def test_two_pods_competing_for_one_pv_never_both_get_it(
             return any(nodes.values())
 
         await wait_until(one_bound, timeout=15, message="one pod bound")
-        await asyncio.sleep(2)  # time enough for a second, wrong binding
+
+        async def settled() -> bool:  # the winner's claim bound, the loser refused
+            nodes, phases = await state_of(emulator, namespace, ("pod-a", "pod-b"), ("a", "b"))
+            loser = "pod-b" if nodes["pod-a"] else "pod-a"
+            obj = await emulator.get("v1", "Pod", loser, namespace)
+            refused = any(
+                c.get("reason") == "Unschedulable"
+                for c in (obj or {}).get("status", {}).get("conditions", [])
+            )
+            return refused and "Bound" in phases.values()
+
+        await wait_until(settled, timeout=15, message="the winner's claim bound")
+        # A marker decided after that: a second, wrong binding would have come first.
+        await emulator.create(our_pod("marker"), namespace)
+        await wait_until(
+            lambda: pod_node(emulator, namespace, "marker"), timeout=15, message="the marker"
+        )
         nodes, phases = await state_of(emulator, namespace, ("pod-a", "pod-b"), ("a", "b"))
     winner = "a" if nodes["pod-a"] else "b"
     loser = "b" if winner == "a" else "a"

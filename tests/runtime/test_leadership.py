@@ -8,17 +8,20 @@ Step-level tests drive ``try_acquire_or_renew()`` with hand-advanced fake clocks
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import itertools
 import re
-from collections.abc import AsyncIterator, Callable, Mapping
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from policy_scheduler.runtime.leadership import LeaderElector
+from policy_scheduler.runtime.leadership import ElectionThread, LeaderElector
 
 NS, NAME = "kube-system", "policy-scheduler"
 BASE = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -639,3 +642,62 @@ async def test_an_error_while_acquiring_never_ends_the_election() -> None:
         a.api.down = None
         await asyncio.sleep(5.0)
         assert started == [True] and a.elector.is_leader
+
+
+# ---------------------------------------------------------------- on a thread of its own
+
+
+async def test_the_election_thread_renews_while_the_loop_is_held_and_hands_over_on_it() -> None:
+    """ElectionThread: the elector runs on its own thread and loop, with the API client
+    ``connect`` makes there; on_started/on_stopped run on the caller's loop, and the
+    Lease is still renewed while that loop is held (a synchronous plugin); cancelled,
+    it stops leading on the caller's loop, releases the Lease and closes its client."""
+    store = LeaseStore()
+    le = LeaderElector(
+        FakeApi(store),  # replaced by connect()'s, made in the thread's loop
+        namespace=NS,
+        name=NAME,
+        identity="a",
+        lease_duration=0.5,
+        renew_deadline=0.3,
+        retry_period=0.02,
+    )
+    loops: dict[str, asyncio.AbstractEventLoop] = {}
+    closed = threading.Event()
+    main = asyncio.get_running_loop()
+    events: list[tuple[str, bool]] = []
+    started = asyncio.Event()
+
+    async def connect() -> tuple[FakeApi, Callable[[], Awaitable[None]]]:
+        loops["election"] = asyncio.get_running_loop()
+
+        async def close() -> None:
+            closed.set()
+
+        return FakeApi(store), close
+
+    async def on_started() -> None:
+        events.append(("started", asyncio.get_running_loop() is main))
+        started.set()
+
+    async def on_stopped() -> None:
+        events.append(("stopped", asyncio.get_running_loop() is main))
+
+    task = asyncio.create_task(ElectionThread(le, connect).run(on_started, on_stopped))
+    try:
+        await asyncio.wait_for(started.wait(), 5)
+        assert loops["election"] is not main
+        writes = len(store.writes)
+        # Hold this loop past the lease duration, as a slow synchronous Filter does.
+        deadline = time.monotonic() + 2 * le.lease_duration
+        while time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(store.writes) - writes >= 5  # renewed meanwhile, from the other thread
+        assert le.is_leader and store.spec["holderIdentity"] == "a"
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)
+    assert events == [("started", True), ("stopped", True)]
+    assert store.spec["holderIdentity"] == ""  # released
+    assert closed.is_set() and not le.is_leader

@@ -99,6 +99,7 @@ from ..objects import (
 )
 from ..quantities import format_bytes, format_milli
 from ..selectors import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NodeSelectorTerm, Requirement, Selector
+from ..volumenames import PVC, VOLUME_NODE_CONFLICT, VOLUME_ZONE_CONFLICT
 from .cluster import ClusterState
 from .compiler import CompiledPolicy
 from .fitting import first_pass, nominated_for
@@ -111,13 +112,7 @@ from .predicates.general import (
 )
 from .predicates.labels import ERR_NODE_LABEL_PRESENCE_VIOLATED, LabelPresenceCheck
 from .predicates.taints import ERR_TAINTS_TOLERATIONS_NOT_MATCH, NO_EXECUTE, NO_SCHEDULE
-from .predicates.volumes import (
-    PVC,
-    VOLUME_NODE_CONFLICT,
-    VOLUME_ZONE_CONFLICT,
-    VOLUME_ZONE_LABELS,
-    volume_zone_constraints,
-)
+from .predicates.volumes import VOLUME_ZONE_LABELS, volume_zone_constraints
 
 #: (node, change) checks one pod's hints may cost at most.
 MAX_CHECKS: Final = 2000

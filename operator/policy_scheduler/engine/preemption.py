@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ..objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
+from ..volumenames import VOLUME_BIND_CONFLICT, VOLUME_NODE_CONFLICT, VOLUME_ZONE_CONFLICT
 from .cluster import ClusterState
 from .compiler import CompiledPolicy
 from .extenders import CompiledExtender, ExtenderClient, Victims, narrow_victims
@@ -80,7 +81,6 @@ from .predicates.general import (
 from .predicates.interpod import POD_AFFINITY_RULES_NOT_MATCH
 from .predicates.labels import ERR_NODE_LABEL_PRESENCE_VIOLATED
 from .predicates.taints import ERR_TAINTS_TOLERATIONS_NOT_MATCH
-from .predicates.volumes import VOLUME_BIND_CONFLICT, VOLUME_NODE_CONFLICT, VOLUME_ZONE_CONFLICT
 
 #: ``predicates.ErrNodeUnknownCondition``: no legacy predicate here says it any more,
 #: but a reason an extender or an older scheduler reports is read the same way.

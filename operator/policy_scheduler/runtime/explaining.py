@@ -41,7 +41,6 @@ from ..engine.algorithm import Decision, Scheduler
 from ..engine.cluster import ClusterState
 from ..engine.compiler import CompiledPolicy
 from ..engine.extenders import ExtenderClient
-from ..engine.predicates.volumes import ANN_SELECTED_NODE, PVC
 from ..engine.preemption import Preemption
 from ..kinds import KINDS, PARSE_ERRORS, POD
 from ..names import KUBE_SCHEDULER_NAME
@@ -49,6 +48,7 @@ from ..objects import Pod
 from ..simulation import InputError
 from ..state.admission import Admission, admit
 from ..state.world import World
+from ..volumenames import ANN_SELECTED_NODE, PVC
 from .access import access_error
 from .kubeapi import ApiError, KubeApi
 from .listing import list_cluster

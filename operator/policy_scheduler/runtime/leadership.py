@@ -41,14 +41,11 @@ gap still cannot bind a pod twice (the API server answers 409 to a second bindin
 worst it places one pod from a slightly stale view of the cluster, which the kubelet
 checks again on admission.
 
-The Lease is renewed on a thread of its own (:func:`elect_on_own_thread`), with its own
-event loop and its own API client, as kube-scheduler renews on a goroutine of its own: a
-scheduling cycle that holds the operator's loop (a slow synchronous plugin, a Filter
-taking 1 s a node) no longer outlives ``renew_deadline`` and loses the Lease (before, a
-cycle longer than 10 s lost it, and the leader dropped what it decided, took the Lease
-back and decided the same pods again, forever). ``on_started`` and ``on_stopped`` run on
-the operator's loop, handed over thread-safely; ``is_leader`` is read from that loop and
-stays time-based, so a renewal the thread could not make still stops the bindings.
+Where it runs: the operator runs the elector on a thread of its own, with its own event
+loop and API client (:class:`ElectionThread`), as kube-scheduler renews on a goroutine
+of its own; ``on_started``/``on_stopped`` are handed to the scheduling loop thread-safely.
+A synchronous plugin holding the scheduling loop for longer than ``renew_deadline``
+therefore costs its own pods' time, not the Lease.
 
 ``on_started`` runs while renewals continue (it may take time, e.g. to list the
 cluster) and is cancelled if leadership is lost before it returns. ``on_stopped`` is
@@ -132,8 +129,6 @@ class LeaderElector:
                 f"leader election: retry_period ({retry_period}) must be positive "
                 f"and less than renew_deadline ({renew_deadline})"
             )
-        #: The API the Lease is read and written through (replaced by one made on the
-        #: election's own loop by :func:`elect_on_own_thread`).
         self.api = api
         self.namespace = namespace
         self.name = name
@@ -147,17 +142,29 @@ class LeaderElector:
         self._duration_seconds = max(1, math.ceil(lease_duration))
         self._observed: _Record | None = None
         self._observed_at = 0.0  # our clock when self._observed was first seen
-        self._holding = False  # the last record we wrote or read names us
-        self._renewed_at = float("-inf")  # our clock just before our last successful write
+        # Whether the last record we wrote or read names us, and our clock just before
+        # our last successful write: written by the elector's thread, read by the
+        # scheduling loop's (is_leader), so always changed together, under the lock.
+        self._lock = threading.Lock()
+        self._holding = False
+        self._renewed_at = float("-inf")
 
     @property
     def is_leader(self) -> bool:
         """True while we hold the Lease and renewed it less than renew_deadline ago.
 
         Time-based on purpose: after a pause longer than renew_deadline this is False
-        even before the run loop has noticed and called ``on_stopped``.
+        even before the run loop has noticed and called ``on_stopped``. Safe to read
+        from any thread (the scheduling loop's, while the elector runs in its own).
         """
-        return self._holding and self._clock() - self._renewed_at < self.renew_deadline
+        with self._lock:
+            return self._holding and self._clock() - self._renewed_at < self.renew_deadline
+
+    def _set_holding(self, holding: bool, renewed_at: float | None = None) -> None:
+        with self._lock:
+            self._holding = holding
+            if renewed_at is not None:
+                self._renewed_at = renewed_at
 
     @property
     def leader(self) -> str:
@@ -202,7 +209,7 @@ class LeaderElector:
             self._observed_at = self._clock()
         holder = record[0]
         if holder != self.identity:
-            self._holding = False
+            self._set_holding(False)
         if holder and holder != self.identity:
             duration = spec.get("leaseDurationSeconds")
             # A lease without a duration is treated as ours would be: never shorter.
@@ -239,8 +246,7 @@ class LeaderElector:
         if status in (200, 201):
             self._observed = _record_of(spec)
             self._observed_at = self._clock()
-            self._holding = True
-            self._renewed_at = started
+            self._set_holding(True, started)
             return True
         if status == 409:
             logger.debug(
@@ -370,8 +376,7 @@ class LeaderElector:
                 return  # someone else holds it: no point waiting for the deadline
 
     def _step_down(self) -> None:
-        self._holding = False
-        self._renewed_at = float("-inf")
+        self._set_holding(False, float("-inf"))
 
     async def release(self) -> bool:
         """Give the Lease up if it still names us, so a standby need not wait it out.
@@ -422,74 +427,121 @@ class LeaderElector:
         return True
 
 
-async def elect_on_own_thread(
-    elector: LeaderElector,
-    make_api: Callable[[], Awaitable[tuple[Api, Callable[[], Awaitable[None]]]]],
-    on_started: Callable[[], Awaitable[None]],
-    on_stopped: Callable[[], Awaitable[None]],
-) -> None:
-    """:meth:`LeaderElector.run` on a thread of its own (module docstring), until cancelled.
+#: What :class:`ElectionThread` is given to make its own API client, in its own loop:
+#: the client, and what closes it.
+Connect = Callable[[], Awaitable[tuple[Api, Callable[[], Awaitable[None]]]]]
 
-    ``make_api`` is called on that thread's loop and returns the API the Lease is read
-    and written through, and what closes it (an API client belongs to the loop it was
-    made on). ``on_started`` and ``on_stopped`` run on the caller's loop; the election
-    waits for them as it waits for them in :meth:`LeaderElector.run`. Cancelling this
-    coroutine cancels the election and waits for it to step down and release the Lease
-    (``on_stopped`` included, run here); an election that fails ends this coroutine
-    with its error.
+
+class ElectionThread:
+    """Runs a :class:`LeaderElector` on a thread of its own, with its own event loop
+    and its own API client, as kube-scheduler renews its Lease on a goroutine of its
+    own: a scheduling cycle holding the operator's loop (a slow synchronous plugin)
+    cannot make the Lease expire, and so cannot make the leader drop what it decided.
+
+    :meth:`run` is awaited on the operator's loop (the *main* loop) and behaves as
+    :meth:`LeaderElector.run` there: it never ends unless cancelled (or its thread
+    fails), ``on_started`` and ``on_stopped`` are coroutines run *on the main loop*
+    (handed over with ``call_soon_threadsafe``), and they alternate. The elector waits,
+    in its thread, for each to end on the main loop before going on, as it would on
+    one loop: after losing the Lease it does not try to take it again before the
+    scheduling stopped, even when the main loop is held meanwhile. What is decided on
+    a held loop after the loss is not bound: :attr:`LeaderElector.is_leader`, which the
+    binding path checks before each binding, reads the elector's state under a lock and
+    turns False the moment the loss is seen (or the renew deadline passed), whatever
+    the main loop is doing.
+
+    ``connect`` makes the API client in the thread's loop (an aiohttp session belongs
+    to the loop it was made in); every call it makes must have a deadline.
     """
-    home = asyncio.get_running_loop()
 
-    def on_home(step: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
-        async def run_there() -> None:
-            async def call() -> None:
-                await step()
+    def __init__(self, elector: LeaderElector, connect: Connect) -> None:
+        self.elector = elector
+        self.connect = connect
 
-            # Cancelling the wrapper (leadership lost while starting) cancels the step.
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call(), home))
+    async def run(
+        self,
+        on_started: Callable[[], Awaitable[None]],
+        on_stopped: Callable[[], Awaitable[None]],
+    ) -> None:
+        main = asyncio.get_running_loop()
+        ended: concurrent.futures.Future[None] = concurrent.futures.Future()
+        # The thread's loop and its task, once it runs (to cancel it from here).
+        running: concurrent.futures.Future[tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]]
+        running = concurrent.futures.Future()
 
-        return run_there
+        async def elect() -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            running.set_result((asyncio.get_running_loop(), task))
+            api, close = await self.connect()
+            self.elector.api = api
+            try:
+                await self.elector.run(
+                    lambda: _on_loop(main, on_started), lambda: _on_loop(main, on_stopped)
+                )
+            finally:
+                with contextlib.suppress(Exception):
+                    await close()
 
-    loop = asyncio.new_event_loop()
-    ended: concurrent.futures.Future[None] = concurrent.futures.Future()
-    electing: list[asyncio.Task[None]] = []
+        def thread() -> None:
+            try:
+                with asyncio.Runner() as runner:
+                    runner.run(elect())
+            except BaseException as exc:  # handed to the main loop
+                if not running.done():
+                    running.set_exception(exc)
+                ended.set_exception(exc)
+            else:
+                ended.set_result(None)
 
-    async def elect() -> None:
-        api, close = await make_api()
-        elector.api = api
+        threading.Thread(target=thread, name="leader-election", daemon=True).start()
+        done = asyncio.wrap_future(ended)
         try:
-            await elector.run(on_home(on_started), on_home(on_stopped))
-        finally:
-            await close()
-
-    def thread_main() -> None:
-        asyncio.set_event_loop(loop)
-        try:
-            task = loop.create_task(elect(), name="leader-election")
-            electing.append(task)
-            loop.run_until_complete(task)
+            await asyncio.shield(done)
         except asyncio.CancelledError:
-            ended.set_result(None)  # cancelled by the caller: the election stepped down
-        except BaseException as exc:  # the election's failure, whatever it is, is reported
-            ended.set_exception(exc)
+            if not done.done():
+                with contextlib.suppress(BaseException):
+                    loop, task = await asyncio.wrap_future(running)
+                    loop.call_soon_threadsafe(task.cancel)
+                # on_stopped runs on this loop, and the Lease is released, meanwhile.
+                with contextlib.suppress(BaseException):
+                    await done
+            raise
+
+
+async def _on_loop(loop: asyncio.AbstractEventLoop, make: Callable[[], Awaitable[None]]) -> None:
+    """Run ``make()`` as a task on ``loop`` (another thread's) and wait for its end here.
+
+    Cancelled here, the task there is cancelled (thread-safely) and its end still
+    waited for, so that what it does in its ``finally`` is over when this returns.
+    """
+    ended: concurrent.futures.Future[None] = concurrent.futures.Future()
+    tasks: list[asyncio.Future[None]] = []
+
+    def finished(task: asyncio.Future[None]) -> None:
+        if task.cancelled():
+            ended.set_exception(RuntimeError("cancelled on the scheduler's loop"))
+        elif (error := task.exception()) is not None:
+            ended.set_exception(error)
         else:
             ended.set_result(None)
-        finally:
-            loop.close()
 
-    thread = threading.Thread(target=thread_main, name="leader-election", daemon=True)
-    thread.start()
+    def start() -> None:
+        task = asyncio.ensure_future(make())
+        tasks.append(task)
+        task.add_done_callback(finished)
+
+    def cancel() -> None:
+        for task in tasks:
+            task.cancel()
+
+    loop.call_soon_threadsafe(start)
     done = asyncio.wrap_future(ended)
     try:
         await asyncio.shield(done)
     except asyncio.CancelledError:
-        if not ended.done():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: it ended
-                loop.call_soon_threadsafe(lambda: [task.cancel() for task in electing])
-        # on_stopped runs on this loop meanwhile: wait without blocking it.
-        await asyncio.wait([done])
-        if not done.cancelled() and done.exception() is not None:
-            logger.error("leader election: stepping down failed: %r", done.exception())
+        if not done.done():
+            loop.call_soon_threadsafe(cancel)  # after start(): callbacks run in order
+            with contextlib.suppress(BaseException):
+                await done
         raise
-    finally:
-        await asyncio.to_thread(thread.join, 5.0)

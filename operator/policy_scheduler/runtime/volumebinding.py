@@ -48,11 +48,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..engine.predicates.volumes import ANN_BIND_COMPLETED, ANN_SELECTED_NODE, PodVolumes
+from ..engine.predicates.volumes import PodVolumes
 from ..kinds import PARSE_ERRORS, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, Kind
 from ..objects import Pod, newer_version, parse_persistent_volume
 from ..selectors import terms_match
 from ..state.cache import SchedulerCache
+from ..volumenames import ANN_BIND_COMPLETED, ANN_SELECTED_NODE
 from .kubeapi import Api
 
 logger = logging.getLogger(__name__)

@@ -22,11 +22,11 @@ from collections.abc import Callable
 from typing import Final
 
 from ...objects import PersistentVolumeClaim, Pod, Volume
+from ...volumenames import PVC
 from ..functions import CycleState, Reasons, Unresolvable, is_unresolvable
 from ..interface import NodeInfoView, Status
 from ..nodeinfo import NodeInfo
 
-PVC: Final = "persistentVolumeClaim"
 EPHEMERAL: Final = "ephemeral"
 
 

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ...objects import CSINode, PersistentVolumeClaim, Pod, Volume
+from ...volumenames import CLAIM_WITHOUT_NAME, MAX_VOLUME_COUNT_EXCEEDED, PVC
 from ..cluster import ClusterState
 from ..functions import FITS, CycleState, Predicate, Reasons, hint
 from ..interface import FilterPlugin, Handle, NodeInfoView, PreFilterPlugin, PreFilterResult, Status
@@ -70,7 +71,6 @@ from ..predicates.volumes import (
     DEFAULT_MAX_GCE_PD_VOLUMES,
     EBS_NITRO_LIMIT_REGEX,
     KUBE_MAX_PD_VOLS,
-    MAX_VOLUME_COUNT_EXCEEDED,
     csi_attach_limit_key,
     max_volumes_from_env,
 )
@@ -88,7 +88,6 @@ from ._migration import (
 )
 from ._volumes import (
     EPHEMERAL,
-    PVC,
     FilterError,
     claim_not_found,
     ephemeral_claim_name,
@@ -105,7 +104,6 @@ CINDER_NAME: Final = "CinderLimits"
 
 #: ``ErrReasonMaxVolumeCountExceeded``.
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = MAX_VOLUME_COUNT_EXCEEDED
-CLAIM_WITHOUT_NAME: Final = "PersistentVolumeClaim had no name"
 INSTANCE_TYPE_LABELS: Final = (
     "node.kubernetes.io/instance-type",
     "beta.kubernetes.io/instance-type",

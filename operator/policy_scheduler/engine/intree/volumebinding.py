@@ -70,6 +70,16 @@ from typing import Any, ClassVar, Final
 from ... import pluginargs
 from ...objects import PersistentVolume, PersistentVolumeClaim, Pod
 from ...selectors import NodeSelectorTerm, terms_match
+from ...volumenames import (
+    ANN_BIND_COMPLETED,
+    ANN_SELECTED_NODE,
+    NO_PROVISIONER,
+    PVC,
+    UNBOUND_IMMEDIATE_CLAIMS,
+    VOLUME_BIND_CONFLICT,
+    VOLUME_NODE_CONFLICT,
+    WAIT_FOR_FIRST_CONSUMER,
+)
 from ..cluster import ClusterState
 from ..functions import FITS, CycleState, Predicate, Priority, Reasons, Unresolvable, hint, mapped
 from ..handles import ports_of
@@ -87,21 +97,10 @@ from ..interface import (
     Status,
 )
 from ..nodeinfo import NodeInfo
-from ..predicates.volumes import (
-    ANN_BIND_COMPLETED,
-    ANN_SELECTED_NODE,
-    NO_PROVISIONER,
-    UNBOUND_IMMEDIATE_CLAIMS,
-    VOLUME_BIND_CONFLICT,
-    VOLUME_NODE_CONFLICT,
-    WAIT_FOR_FIRST_CONSUMER,
-    PodVolumes,
-    find_matching_volume,
-)
+from ..predicates.volumes import PodVolumes, find_matching_volume
 from ._migration import MIGRATION_ON, PLUGIN_OF_KIND, translated_affinity
 from ._volumes import (
     EPHEMERAL,
-    PVC,
     FilterError,
     claim_not_found,
     ephemeral_claim_name,

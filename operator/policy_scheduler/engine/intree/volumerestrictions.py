@@ -34,11 +34,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ...objects import Pod
+from ...volumenames import DISK_CONFLICT, PVC
 from ..functions import FITS, CycleState, Predicate, Reasons, hint
 from ..interface import FilterPlugin, Handle, NodeInfoView, PreFilterPlugin, PreFilterResult, Status
 from ..nodeinfo import NodeInfo
-from ..predicates.volumes import DISK_CONFLICT, no_disk_conflict
-from ._volumes import PVC, claim_not_found, run_filter, unresolvable
+from ..predicates.volumes import no_disk_conflict
+from ._volumes import claim_not_found, run_filter, unresolvable
 
 NAME: Final = "VolumeRestrictions"
 

@@ -34,18 +34,18 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ...objects import Pod
+from ...volumenames import CLAIM_WITHOUT_NAME, PVC, VOLUME_ZONE_CONFLICT, WAIT_FOR_FIRST_CONSUMER
 from ..functions import FITS, CycleState, Predicate, Reasons, Unresolvable, hint
 from ..interface import FilterPlugin, Handle, NodeInfoView, PreFilterPlugin, PreFilterResult, Status
 from ..nodeinfo import NodeInfo
-from ..predicates.volumes import VOLUME_ZONE_CONFLICT, WAIT_FOR_FIRST_CONSUMER, ZoneConstraints
+from ..predicates.volumes import ZoneConstraints
 from ..predicates.volumes import volume_zone_constraints as _pv_zone_constraints
-from ._volumes import PVC, claim_not_found, not_found, run_filter, unresolvable
+from ._volumes import claim_not_found, not_found, run_filter, unresolvable
 
 NAME: Final = "VolumeZone"
 
 #: ``ErrReasonConflict``.
 ERR_REASON_CONFLICT: Final = VOLUME_ZONE_CONFLICT
-CLAIM_WITHOUT_NAME: Final = "PersistentVolumeClaim had no name"
 CLAIM_WITHOUT_VOLUME_OR_CLASS: Final = "PersistentVolumeClaim had no pv name and storageClass name"
 VOLUME_WITHOUT_NAME: Final = "PersistentVolume had no name"
 

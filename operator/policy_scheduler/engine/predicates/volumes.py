@@ -82,21 +82,24 @@ from ...objects import (
     Volume,
 )
 from ...selectors import terms_match
+from ...volumenames import (
+    ANN_BIND_COMPLETED,
+    ANN_SELECTED_NODE,
+    CLAIM_WITHOUT_NAME,
+    DISK_CONFLICT,
+    MAX_VOLUME_COUNT_EXCEEDED,
+    NO_PROVISIONER,
+    PVC,
+    UNBOUND_IMMEDIATE_CLAIMS,
+    VOLUME_BIND_CONFLICT,
+    VOLUME_NODE_CONFLICT,
+    VOLUME_ZONE_CONFLICT,
+    WAIT_FOR_FIRST_CONSUMER,
+)
 from ..cluster import ClusterState
 from ..functions import FITS, CycleState, Reasons, hint, predicate
 from ..nodeinfo import NodeInfo
 
-# -- failure reasons (kube-scheduler's words) --------------------------------------------
-
-DISK_CONFLICT: Final = "node(s) had no available disk"
-VOLUME_ZONE_CONFLICT: Final = "node(s) had no available volume zone"
-MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
-VOLUME_NODE_CONFLICT: Final = "node(s) had volume node affinity conflict"
-VOLUME_BIND_CONFLICT: Final = "node(s) didn't find available persistent volumes to bind"
-UNBOUND_IMMEDIATE_CLAIMS: Final = "pod has unbound immediate PersistentVolumeClaims"
-CLAIM_WITHOUT_NAME: Final = "PersistentVolumeClaim had no name"
-
-PVC: Final = "persistentVolumeClaim"
 GCE_PD: Final = "gcePersistentDisk"
 AWS_EBS: Final = "awsElasticBlockStore"
 RBD: Final = "rbd"
@@ -105,10 +108,6 @@ AZURE_DISK: Final = "azureDisk"
 CINDER: Final = "cinder"
 CSI: Final = "csi"
 
-WAIT_FOR_FIRST_CONSUMER: Final = "WaitForFirstConsumer"
-NO_PROVISIONER: Final = "kubernetes.io/no-provisioner"
-ANN_BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
-ANN_SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"
 KUBE_MAX_PD_VOLS: Final = "KUBE_MAX_PD_VOLS"
 INSTANCE_TYPE_LABEL: Final = "beta.kubernetes.io/instance-type"
 

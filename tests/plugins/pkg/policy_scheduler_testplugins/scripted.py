@@ -7,10 +7,15 @@ NormalizeScore, Reserve, Permit, PreBind, Bind, PostBind). What a plugin answers
 point is in its ``pluginConfig`` args (:class:`ScriptArgs`); with no args it passes
 everywhere and skips Bind. Every call is recorded in :data:`SCRIPT_CALLS` as
 ``(plugin, point, pod name, node or "")``, in order.
+
+``hold`` names a point (``Filter`` or ``Reserve``) where the plugin holds the event loop
+it is called on, as a slow synchronous plugin does, until the test sets :data:`HOLD`
+(or ``holdSeconds`` pass): the call is recorded first, so a test knows the loop is held.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -46,9 +51,14 @@ SCRIPT_BINDINGS: list[tuple[str, str, str]] = []
 CODES: Final = ("", "skip", "unschedulable", "unresolvable", "error")
 
 
+#: Set by a test to let a plugin holding the loop (``hold``) go on.
+HOLD = threading.Event()
+
+
 def reset() -> None:
     SCRIPT_CALLS.clear()
     SCRIPT_BINDINGS.clear()
+    HOLD.clear()
 
 
 class ScriptArgs(BaseModel):
@@ -71,6 +81,8 @@ class ScriptArgs(BaseModel):
     permit: str = Field(default="", description="unschedulable, or wait")
     permitWaitSeconds: float = 30.0
     bind: str = Field(default="skip", description="skip / bind / error")
+    hold: str = Field(default="", description="Filter / Reserve: hold the loop there until HOLD")
+    holdSeconds: float = 30.0
 
 
 class Script(
@@ -97,6 +109,8 @@ class Script(
 
     def _record(self, point: str, pod: Pod, node: str = "") -> None:
         SCRIPT_CALLS.append((self.name, point, pod.name, node))
+        if point == self.args.hold:
+            HOLD.wait(self.args.holdSeconds)  # blocks the caller's thread: its event loop
 
     def _status(self, code: str, message: str) -> Status | None:
         if code == "skip":
