@@ -16,7 +16,7 @@ import pytest
 
 from policy_scheduler.engine.compiler import compile_policy
 from policy_scheduler.engine.pluginsets import PluginSet, Ref, expand_point, merge_plugin_set
-from policy_scheduler.policy import parse_policy
+from policy_scheduler.policy import PolicyError, parse_policy
 from policy_scheduler.schedconfig import convert_configuration
 from policy_scheduler.simulation import out_of_tree_plugins
 
@@ -171,3 +171,16 @@ def test_expansion_at_one_point(
     explicit: list[str], offered: list[str], disabled: tuple[str, ...], runs: list[str]
 ) -> None:
     assert expand_point(explicit, offered, disabled) == runs
+
+
+def test_a_plugin_twice_in_multipoint_is_refused_in_a_policy_as_in_a_configuration() -> None:
+    plugins = {"multiPoint": multi("ScriptA", "ScriptA")}
+    with pytest.raises(PolicyError) as caught:
+        through_a_policy(plugins)
+    assert str(caught.value) == (
+        'SchedulingPolicy "p": spec.plugins.multiPoint.enabled[1].name: '
+        "'ScriptA' is enabled twice in multiPoint"
+    )
+    with pytest.raises(PolicyError) as refused:
+        through_a_configuration(plugins)
+    assert "is enabled twice in multiPoint" in str(refused.value)

@@ -526,8 +526,14 @@ def _pipeline(
     if multi is not None:
         have_filters = {e.name for e in filter_plugins}
         have_scores = {e.name for e in score_plugins}
+        in_multi: set[str] = set()
         for index, ref in enumerate(multi.enabled):
             where = f"spec.plugins.multiPoint.enabled[{index}].name"
+            if ref.name in in_multi:
+                # kube-scheduler refuses it (a plugin registered twice at its points).
+                plugins.fail(f"{where}: {ref.name!r} is enabled twice in multiPoint", INVALID)
+                continue
+            in_multi.add(ref.name)
             plugin = plugins.get(ref.name, where)
             if plugin is None:
                 continue
