@@ -27,7 +27,8 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
 
 **v1.30's cycle** (``schedule_one.go``), for a policy whose scores are the framework's
 (``CompiledPolicy.framework_cycle``, the rule in :func:`~.compiler.framework_cycle`;
-every other policy decides exactly as above):
+every other policy decides exactly as above; the differences are the two strategies
+of :mod:`.cycles`, asked where the cycles part):
 
 * no basic checks: a claim that is missing or being deleted is VolumeBinding's
   PreFilter's to refuse (without VolumeBinding, nothing refuses it);
@@ -97,6 +98,7 @@ from ..objects import Pod
 from .builtins import PREEMPTION_KEY, PreemptionContext
 from .cluster import ClusterState, NodeJournal
 from .compiler import CompiledPolicy, MapPlan
+from .cycles import FRAMEWORK, LEGACY, cycle_of
 from .extenders import ExtenderClient, ExtenderError, filter_nodes, prioritize_nodes
 from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
 from .functions import (
@@ -312,16 +314,9 @@ _ChunkCheck = Callable[[int, int], tuple[int, bool]]
 
 
 def basic_checks(pod: Pod, cluster: ClusterState) -> str | None:
-    """podPassesBasicChecks: the pod's PVCs exist and are not being deleted."""
-    for volume in pod.volumes:
-        if volume.kind != "persistentVolumeClaim":
-            continue
-        claim = cluster.claims.get(f"{pod.namespace}/{volume.handle}")
-        if claim is None:
-            return f'persistentvolumeclaim "{volume.handle}" not found'
-        if claim.deleting:
-            return f'persistentvolumeclaim "{volume.handle}" is being deleted'
-    return None
+    """podPassesBasicChecks: the pod's PVCs exist and are not being deleted (the legacy
+    cycle's; :meth:`.cycles.Cycle.basic_problem`)."""
+    return LEGACY.basic_problem(pod, cluster)
 
 
 def check_node(
@@ -336,7 +331,7 @@ def check_node(
     info = cluster.nodes.get(node_name)
     if info is None:
         return [f'node "{node_name}" not found']
-    problem = None if policy.framework_cycle else basic_checks(pod, cluster)
+    problem = cycle_of(policy).basic_problem(pod, cluster)
     if problem is not None:
         return [problem]
     return fits_on_node(pod, info, cluster, policy, check_all=policy.always_check_all_predicates)
@@ -574,7 +569,7 @@ class Scheduler:
         nodes = cluster.ordered_nodes()
         decision = Decision(pod=pod, node=None, policy=policy.name, num_all_nodes=len(nodes))
         # v1.30 has no basic checks: VolumeBinding's PreFilter refuses a missing claim.
-        problem = None if policy.framework_cycle else basic_checks(pod, cluster)
+        problem = cycle_of(policy).basic_problem(pod, cluster)
         if problem is not None:
             decision.message = problem
             return decision
@@ -619,7 +614,7 @@ class Scheduler:
         feasible: list[NodeInfo] = []
         refused_nominated: tuple[str, list[str]] | None = None
         searched = False
-        if policy.framework_cycle:
+        if cycle_of(policy).tries_nominated_node:
             nominated = await self._nominated_node(pod, cluster, cycle, policy, decision, outside)
             if isinstance(nominated, NodeInfo):
                 feasible = [nominated]
@@ -762,7 +757,7 @@ class Scheduler:
         if (
             decision.node is not None
             or not decision.failed
-            or (decision.unresolvable and not policy.framework_cycle)
+            or (decision.unresolvable and not cycle_of(policy).post_filter_when_unresolvable)
             or not policy.pipeline.post_filter
         ):
             # v1.30 runs PostFilter on every fit error (DefaultPreemption then finds no
@@ -786,7 +781,7 @@ class Scheduler:
         answer, status = await run_post_filter(policy.pipeline, state, pod, decision.failed)
         if status is not None and status.code is Code.ERROR:
             raise PluginFailure(POST_FILTER, status.plugin, status.message)
-        if policy.framework_cycle and status is not None and status.message:
+        if cycle_of(policy).post_filter_message and status is not None and status.message:
             # v1.30's FitError ends with PostFilter's message (``preemption: ...``).
             decision.message += f" {status.message}."
         if isinstance(answer, Preemption):
@@ -835,7 +830,7 @@ class Scheduler:
         if not all_nodes:
             return []
         if not policy.predicates:
-            if not policy.framework_cycle:
+            if not cycle_of(policy).rotates_without_filters:
                 return list(nodes)
             # v1.30 without Filter plugins: the rotation's next nodes, as many as wanted.
             taken = self._wanted(policy, all_nodes)
@@ -974,14 +969,8 @@ class Scheduler:
         """How many feasible nodes end the search (numFeasibleNodesToFind); v1.30's
         cycle stops at the first when neither a Score plugin nor an extender would tell
         the nodes apart (``hasScoring``, ``hasExtenderFilters``)."""
-        wanted = num_feasible_nodes_to_find(num_nodes, policy.percentage_of_nodes_to_score)
-        if (
-            policy.framework_cycle
-            and not policy.priorities
-            and not any(e.prioritize_verb or e.filter_verb for e in policy.extenders)
-        ):
-            return min(wanted, 1)
-        return wanted
+        usual = num_feasible_nodes_to_find(num_nodes, policy.percentage_of_nodes_to_score)
+        return cycle_of(policy).wanted(policy, usual)
 
     # -- the fast path's filter --------------------------------------------------------
 
@@ -1515,36 +1504,11 @@ class Scheduler:
     ) -> NodeInfo:
         """The node with the best total; among several, the legacy round-robin, or
         v1.30's ``selectHost`` for a policy of the framework's cycle."""
-        if policy.framework_cycle:
-            return feasible[self._sample_best(totals)]
-        best = max(totals)
-        if totals.count(best) == 1:
-            # No tie (the usual case): no list of candidates to build.
-            pick = totals.index(best)
-        else:
-            tied = [i for i, total in enumerate(totals) if total == best]
-            pick = tied[self.last_node_index % len(tied)]
-        self.last_node_index += 1
-        return feasible[pick]
+        return feasible[cycle_of(policy).pick(totals, self)]
 
     def _sample_best(self, totals: list[int]) -> int:
-        """v1.30's ``selectHost``: reservoir sampling over the nodes of the best total.
-
-        Each node of the best total seen so far replaces the pick with probability
-        1/(how many such nodes have been seen), so every best node is equally likely
-        whatever their order; a node of a better total restarts the count. One draw
-        per tied node after the first, none without a tie.
-        """
-        best = max(totals)
-        if totals.count(best) == 1:
-            return totals.index(best)
-        tied = [i for i, total in enumerate(totals) if total == best]
-        randrange = self.rng.randrange
-        pick = tied[0]
-        for seen in range(2, len(tied) + 1):
-            if randrange(seen) == 0:
-                pick = tied[seen - 1]
-        return pick
+        """v1.30's ``selectHost`` (:meth:`.cycles.FrameworkCycle.pick`)."""
+        return FRAMEWORK.pick(totals, self)
 
     async def _nominated_node(
         self,
