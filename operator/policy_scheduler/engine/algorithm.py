@@ -664,55 +664,18 @@ class Scheduler:
             self.next_start = (self.next_start + taken) % num_all_nodes
             decision.evaluated = taken
             return [nodes[(start + i) % all_nodes] for i in range(taken)]
-        if all_nodes != num_all_nodes:
-            # Fewer nodes than the cluster's: no journaled filter (it keeps the whole
-            # rotation), and the rotation moves over the cluster's nodes, as upstream.
-            return await self._filter_some(pod, nodes, cycle, policy, decision, num_all_nodes)
         wanted = self._wanted(policy, all_nodes)
         start = self.next_start % all_nodes
         # Nodes holding nominated pods this pod must yield to: checked twice (fitting.py).
         nominated = nominated_for(pod, cycle.cluster)
-        evaluator = self._fast if cycle.settings.fast else self._plain
+        # Fewer nodes than the cluster's (a PreFilter's node set): the plain evaluator (the
+        # journaled filter keeps the whole rotation); the rotation moves over the
+        # cluster's nodes either way, as upstream.
+        whole = all_nodes == num_all_nodes
+        evaluator = self._fast if whole and cycle.settings.fast else self._plain
         feasible, processed = await evaluator.filter(
             pod, nodes, start, wanted, cycle, policy, nominated, decision.failed
         )
-        self.next_start = (start + processed) % all_nodes
-        decision.evaluated = processed
-        return feasible
-
-    async def _filter_some(
-        self,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        cycle: CycleState,
-        policy: CompiledPolicy,
-        decision: Decision,
-        num_all_nodes: int,
-    ) -> list[NodeInfo]:
-        """The plain filter over the nodes a PreFilter result allows, in NodeTree order,
-        starting at the rotation's place among them."""
-        wanted = self._wanted(policy, len(nodes))
-        start = self.next_start % len(nodes)
-        check_all = policy.always_check_all_predicates
-        nominated = nominated_for(pod, cycle.cluster)
-        feasible: list[NodeInfo] = []
-        failed = decision.failed
-        processed = 0
-        for i in range(len(nodes)):
-            info = nodes[(start + i) % len(nodes)]
-            others = nominated.get(info.name) if nominated else None
-            reasons: list[str] = []
-            if others:
-                reasons = first_pass(pod, info, cycle.cluster, policy, others, check_all=check_all)
-            if not reasons:
-                reasons = run_predicates(pod, info, cycle, policy.predicates, check_all)
-            processed = i + 1
-            if reasons:
-                failed[info.name] = reasons
-            else:
-                feasible.append(info)
-                if len(feasible) >= wanted:
-                    break
         self.next_start = (self.next_start + processed) % num_all_nodes
         decision.evaluated = processed
         return feasible
