@@ -15,7 +15,7 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
    refusal reasons join the nodes' reasons. An extender's error fails the attempt
    (:attr:`Decision.error`), unless it is ignorable.
 3. **Score** — every priority scores every feasible node 0..10 (map, then reduce); the
-   total is the sum of weight x score, computed here and nowhere else. With no
+   total is the sum of weight x score, computed in :mod:`.evaluator` only. With no
    priorities every node totals 0. With two or more feasible nodes the prioritizing
    extenders' raw scores are added too, weight x score (their errors are ignored).
 4. **Select** — among the nodes with the highest total, round-robin
@@ -72,11 +72,12 @@ cycle (the rotation, how many nodes are wanted, the extenders, the choice):
   names since the table last looked (usually the one node the last pod went to) and
   takes the feasible nodes from the rotation in slices: no per-node look-up at all.
 
-Whatever the path, scores are summed one priority at a time (weights applied here and
-nowhere else). The per-node ``{priority: score}`` explanation is kept only when the
-scheduler explains (``explain=True``, the default; the operator only needs the node and
-the message), and even then as score lists: :attr:`Decision.scores` builds its dicts on
-first read.
+Whatever the path, scores are summed one priority at a time (weights applied by
+:mod:`.evaluator`'s ``weighted_sum``/``weighted_row`` and nowhere else; the extenders'
+scores beside them here, with the same ``weighted_sum``). The per-node
+``{priority: score}`` explanation is kept only when the scheduler explains
+(``explain=True``, the default; the operator only needs the node and the message), and
+even then as score lists: :attr:`Decision.scores` builds its dicts on first read.
 
 "Doesn't fit" is a reason, a bug is an error: a predicate that raises propagates.
 No node fitting is not an error either: the :class:`Decision` carries kube-scheduler's
