@@ -73,8 +73,8 @@ cycle (the rotation, how many nodes are wanted, the extenders, the choice):
   takes the feasible nodes from the rotation in slices: no per-node look-up at all.
 
 Whatever the path, scores are summed one priority at a time (weights applied by
-:mod:`.evaluator`'s ``weighted_sum``/``weighted_row`` and nowhere else; the extenders'
-scores beside them here, with the same ``weighted_sum``). The per-node
+:mod:`.pipeline`'s ``weighted_sum``/``weighted_row``, the Score point's, and nowhere else;
+the extenders' scores beside them here, with the same ``weighted_sum``). The per-node
 ``{priority: score}`` explanation is kept only when the scheduler explains
 (``explain=True``, the default; the operator only needs the node and the message), and
 even then as score lists: :attr:`Decision.scores` builds its dicts on first read.
@@ -106,7 +106,6 @@ from .evaluator import (
     FastEvaluator,
     NodeEvaluator,
     PlainEvaluator,
-    weighted_sum,
 )
 from .extenders import ExtenderClient, ExtenderError, filter_nodes, prioritize_nodes
 from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
@@ -124,6 +123,7 @@ from .pipeline import (
     run_post_filter,
     run_pre_filter,
     run_pre_score,
+    weighted_sum,
 )
 from .predicates.volumes import PodVolumes, find_pod_volumes
 from .preemption import Preemption, PreemptionHook, preempt

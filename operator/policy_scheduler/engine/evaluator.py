@@ -12,7 +12,8 @@ functions over the feasible ones, and says what it found:
   ``failed`` and returns the feasible nodes and how many nodes it processed (the
   rotation moves by that many);
 * :meth:`NodeEvaluator.score` returns every feasible node's total (sum of weight x raw
-  score, weights applied here and nowhere else) and what builds each priority's raw
+  score, the Score point's weights: :func:`.pipeline.weighted_sum` and
+  :func:`.pipeline.weighted_row`) and what builds each priority's raw
   scores in node order (read only when the decision is explained).
 
 :class:`PlainEvaluator` runs the definitions as written. :class:`FastEvaluator` (the
@@ -28,7 +29,6 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from operator import add
 from typing import Any, Protocol
 
 from ..objects import Pod
@@ -47,6 +47,7 @@ from .functions import (
 )
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
+from .pipeline import weighted_row, weighted_sum
 
 #: What builds each priority's raw scores, in node order (one list per priority).
 Columns = Callable[[], list[list[int]]]
@@ -207,16 +208,6 @@ def _cached_group(
     return result
 
 
-# -- weights: applied here and nowhere else ------------------------------------------
-
-
-def weighted_sum(totals: list[int], weight: int, scores: list[int]) -> list[int]:
-    """One priority's column: totals plus ``weight`` x each node's raw score."""
-    if weight == 1:
-        return list(map(add, totals, scores))
-    return [total + weight * score for total, score in zip(totals, scores, strict=True)]
-
-
 def _may_fail(hints: Hints, pod: Pod, cycle: CycleState) -> bool:
     """Whether a predicate may refuse some node to this pod (its plan keeps it)."""
     never_fails = hints.never_fails
@@ -224,11 +215,6 @@ def _may_fail(hints: Hints, pod: Pod, cycle: CycleState) -> bool:
         return False
     fits_everywhere = hints.fits_everywhere
     return fits_everywhere is None or not fits_everywhere(pod, cycle)
-
-
-def weighted_row(weights: Sequence[int], scores: Sequence[int]) -> int:
-    """One node's row: the sum of ``weight`` x raw score over several priorities."""
-    return sum([w * score for w, score in zip(weights, scores, strict=True) if w])
 
 
 class NodeEvaluator(Protocol):
