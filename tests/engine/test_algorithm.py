@@ -128,3 +128,18 @@ async def test_parallelize_until_visits_in_order_yields_between_chunks_and_stops
     task.cancel()
     assert seen == list(range(251))  # in order, and nothing after the stop
     assert ticks >= 3  # other tasks ran between chunks
+
+
+def test_v130_without_filter_plugins_takes_the_rotations_next_nodes() -> None:
+    # A v1.30 profile with a Score plugin and no Filter plugin: each pod is offered the
+    # rotation's next numFeasibleNodesToFind nodes (100 of 200), the next pod the 100
+    # after them; the legacy cycle would offer every node to every pod.
+    state = cluster([node(f"n{i:03}", cpu="4") for i in range(200)])
+    doc = policy([], [("NodeResourcesBalancedAllocation", 1)])
+    scheduler = Scheduler()
+    first = decide(pod("a", requests={"cpu": "1"}), state, doc, scheduler)
+    second = decide(pod("b", requests={"cpu": "1"}), state, doc, scheduler)
+    assert (len(first.feasible), first.evaluated) == (100, 100)
+    assert (len(second.feasible), second.evaluated) == (100, 100)
+    assert not set(first.feasible) & set(second.feasible)
+    assert first.node in first.feasible and second.node in second.feasible

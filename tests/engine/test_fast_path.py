@@ -46,6 +46,7 @@ from policy_scheduler import names
 from policy_scheduler.engine.algorithm import Decision, EquivalenceCache, Scheduler
 from policy_scheduler.engine.cluster import ClusterState, NodeJournal
 from policy_scheduler.engine.compiler import CompiledPolicy, compile_policy
+from policy_scheduler.engine.evaluator import FastEvaluator
 from policy_scheduler.engine.functions import hints_of
 from policy_scheduler.engine.predicates import general, volumes
 from policy_scheduler.objects import parse_node, parse_pod
@@ -782,14 +783,14 @@ def test_repeated_pods_are_filtered_from_the_journal_as_node_by_node(
     slow_policy = plain(fast_policy)
     fast_scheduler, slow_scheduler = Scheduler(), Scheduler()
     node_by_node = 0
-    cached_check = Scheduler._cached_check
+    cached_check = FastEvaluator._cached_check
 
     def counted(*args: Any) -> Any:
         nonlocal node_by_node
         node_by_node += 1
         return cached_check(*args)
 
-    monkeypatch.setattr(Scheduler, "_cached_check", staticmethod(counted))
+    monkeypatch.setattr(FastEvaluator, "_cached_check", staticmethod(counted))
     refused_seen = 0
 
     async def decide_all() -> None:

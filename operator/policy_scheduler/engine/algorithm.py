@@ -15,7 +15,7 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
    refusal reasons join the nodes' reasons. An extender's error fails the attempt
    (:attr:`Decision.error`), unless it is ignorable.
 3. **Score** — every priority scores every feasible node 0..10 (map, then reduce); the
-   total is the sum of weight x score, computed here and nowhere else. With no
+   total is the sum of weight x score, computed in :mod:`.evaluator` only. With no
    priorities every node totals 0. With two or more feasible nodes the prioritizing
    extenders' raw scores are added too, weight x score (their errors are ignored).
 4. **Select** — among the nodes with the highest total, round-robin
@@ -27,7 +27,8 @@ This is kube-scheduler's legacy ``genericScheduler.Schedule`` (v1.13-v1.17):
 
 **v1.30's cycle** (``schedule_one.go``), for a policy whose scores are the framework's
 (``CompiledPolicy.framework_cycle``, the rule in :func:`~.compiler.framework_cycle`;
-every other policy decides exactly as above):
+every other policy decides exactly as above; the differences are the two strategies
+of :mod:`.cycles`, asked where the cycles part):
 
 * no basic checks: a claim that is missing or being deleted is VolumeBinding's
   PreFilter's to refuse (without VolumeBinding, nothing refuses it);
@@ -49,7 +50,10 @@ every other policy decides exactly as above):
   pod..``, as v1.30's FitError reads).
 
 **Fast path** (``PolicySettings.fast``, the default; ``fast=False`` runs the steps above
-exactly as written, a test compares both on randomized clusters):
+exactly as written, a test compares both on randomized clusters). Filter and Score over
+the nodes are a node evaluator's (:mod:`.evaluator`: ``PlainEvaluator``, and
+``FastEvaluator`` with what follows), behind one interface; the scheduler keeps the
+cycle (the rotation, how many nodes are wanted, the extenders, the choice):
 
 * *plan* — once per attempt the predicates that cannot fail for the pod (their hint
   ``never_fails``, or ``fits_everywhere`` on this attempt's cluster) are dropped, and
@@ -68,11 +72,12 @@ exactly as written, a test compares both on randomized clusters):
   names since the table last looked (usually the one node the last pod went to) and
   takes the feasible nodes from the rotation in slices: no per-node look-up at all.
 
-Whatever the path, scores are summed one priority at a time (weights applied here and
-nowhere else). The per-node ``{priority: score}`` explanation is kept only when the
-scheduler explains (``explain=True``, the default; the operator only needs the node and
-the message), and even then as score lists: :attr:`Decision.scores` builds its dicts on
-first read.
+Whatever the path, scores are summed one priority at a time (weights applied by
+:mod:`.pipeline`'s ``weighted_sum``/``weighted_row``, the Score point's, and nowhere else;
+the extenders' scores beside them here, with the same ``weighted_sum``). The per-node
+``{priority: score}`` explanation is kept only when the scheduler explains
+(``explain=True``, the default; the operator only needs the node and the message), and
+even then as score lists: :attr:`Decision.scores` builds its dicts on first read.
 
 "Doesn't fit" is a reason, a bug is an error: a predicate that raises propagates.
 No node fitting is not an error either: the :class:`Decision` carries kube-scheduler's
@@ -83,37 +88,34 @@ pod didn't tolerate.``, and, when the scheduler explains, the fit hints of
 
 from __future__ import annotations
 
-import asyncio
 import random
-from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from operator import add
 from time import perf_counter
 from typing import Any, Final, TypeVar
 
 from ..objects import Pod
 from .builtins import PREEMPTION_KEY, PreemptionContext
-from .cluster import ClusterState, NodeJournal
-from .compiler import CompiledPolicy, MapPlan
+from .cluster import ClusterState
+from .compiler import CompiledPolicy
+from .cycles import FRAMEWORK, LEGACY, cycle_of
+from .evaluator import (
+    EquivalenceCache,
+    FastEvaluator,
+    NodeEvaluator,
+    PlainEvaluator,
+)
 from .extenders import ExtenderClient, ExtenderError, filter_nodes, prioritize_nodes
 from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
 from .functions import (
-    NO_HINTS,
     CycleState,
-    Hints,
-    MapFunction,
-    Predicate,
-    Reasons,
-    Screen,
     Unresolvable,
-    every_position,
 )
 from .hinting import Hint, fit_hints
 from .interface import Code, Gang, PostFilterResult, Status
 from .nodeinfo import NodeInfo
-from .parallel import parallelize_until
 from .pipeline import (
     POST_FILTER,
     Observer,
@@ -121,6 +123,7 @@ from .pipeline import (
     run_post_filter,
     run_pre_filter,
     run_pre_score,
+    weighted_sum,
 )
 from .predicates.volumes import PodVolumes, find_pod_volumes
 from .preemption import Preemption, PreemptionHook, preempt
@@ -307,21 +310,10 @@ def fit_error_message(num_all_nodes: int, failed: dict[str, list[str]]) -> str:
     return f"0/{num_all_nodes} nodes are available: {', '.join(parts)}."
 
 
-_NodeCheck = Callable[[int], tuple[NodeInfo, Reasons]]
-_ChunkCheck = Callable[[int, int], tuple[int, bool]]
-
-
 def basic_checks(pod: Pod, cluster: ClusterState) -> str | None:
-    """podPassesBasicChecks: the pod's PVCs exist and are not being deleted."""
-    for volume in pod.volumes:
-        if volume.kind != "persistentVolumeClaim":
-            continue
-        claim = cluster.claims.get(f"{pod.namespace}/{volume.handle}")
-        if claim is None:
-            return f'persistentvolumeclaim "{volume.handle}" not found'
-        if claim.deleting:
-            return f'persistentvolumeclaim "{volume.handle}" is being deleted'
-    return None
+    """podPassesBasicChecks: the pod's PVCs exist and are not being deleted (the legacy
+    cycle's; :meth:`.cycles.Cycle.basic_problem`)."""
+    return LEGACY.basic_problem(pod, cluster)
 
 
 def check_node(
@@ -336,186 +328,10 @@ def check_node(
     info = cluster.nodes.get(node_name)
     if info is None:
         return [f'node "{node_name}" not found']
-    problem = None if policy.framework_cycle else basic_checks(pod, cluster)
+    problem = cycle_of(policy).basic_problem(pod, cluster)
     if problem is not None:
         return [problem]
     return fits_on_node(pod, info, cluster, policy, check_all=policy.always_check_all_predicates)
-
-
-#: One node's cached result: the NodeInfo generation it was computed at, then the result
-#: (a predicate group's reasons; or the cached map scores and their weighted sum).
-_Entry = tuple[Any, ...]
-
-
-class _Table(dict[str, _Entry]):
-    """Node name -> entry, and, for a filter group, what the journaled filter knows.
-
-    ``journal``/``position``: the cluster journal the table was last brought up to date
-    with, and where; every entry of a node not named in the journal since then is
-    current. ``refused``: the nodes whose entry holds reasons, as of then. ``misses``:
-    attempts served node by node before the table was first brought up to date.
-    """
-
-    __slots__ = ("journal", "misses", "position", "refused")
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.journal: NodeJournal | None = None
-        self.position = 0
-        self.refused: dict[str, Reasons] = {}
-        self.misses = 0
-
-    def reset(self) -> None:
-        self.clear()
-        self.journal = None
-        self.refused = {}
-        self.misses = 0
-
-
-class EquivalenceCache:
-    """Results of node-local functions per (equivalence key, node), bounded.
-
-    An equivalence key names what the result depends on besides the node: the pod's
-    fingerprint, the functions, the policy settings and any per-attempt context. A
-    table (node name -> (generation, result...)) exists per key; at most ``max_tables``
-    are kept, least recently used first out, and a table holding many more nodes than
-    the cluster has (nodes come and go) is emptied, so the cache stays within
-    ``max_tables`` entries per node (~140 bytes each: with the default 64 tables, at
-    most ~9 KB per node; filter tables hold only the nodes a screen could not clear).
-    Identical score rows are shared between nodes.
-
-    A key gets a table only the second time it is asked for while it is among the
-    ``max_tables`` last keys first seen (:meth:`admit`): pods that all differ (one per
-    template, from many templates) would otherwise fill tables that are never read
-    again, paying to store every result for nothing.
-    """
-
-    __slots__ = ("_rows", "_seen", "_tables", "max_tables")
-
-    def __init__(self, max_tables: int = 64) -> None:
-        self._tables: OrderedDict[Hashable, _Table] = OrderedDict()
-        self._seen: OrderedDict[Hashable, None] = OrderedDict()
-        self._rows: dict[tuple[int, ...], tuple[int, ...]] = {}
-        self.max_tables = max_tables
-
-    def shared_row(self, row: tuple[int, ...]) -> tuple[int, ...]:
-        """One tuple per distinct row of scores: most nodes score alike."""
-        rows = self._rows
-        known = rows.get(row)
-        if known is None:
-            if len(rows) >= 4096:
-                rows.clear()
-            known = rows[row] = row
-        return known
-
-    def admit(self, key: Hashable, num_nodes: int) -> _Table | None:
-        """The key's table if it has one or was seen lately (then it gets one), else None."""
-        if key not in self._tables:
-            seen = self._seen
-            if key not in seen:
-                seen[key] = None
-                if len(seen) > self.max_tables:
-                    seen.popitem(last=False)
-                return None
-            del seen[key]
-        return self.table(key, num_nodes)
-
-    def table(self, key: Hashable, num_nodes: int) -> _Table:
-        tables = self._tables
-        found = tables.get(key)
-        if found is None:
-            found = tables[key] = _Table()
-            if len(tables) > self.max_tables:
-                tables.popitem(last=False)
-        else:
-            tables.move_to_end(key)
-            if len(found) > 2 * num_nodes + 64:
-                found.reset()
-        return found
-
-    def entries(self) -> int:
-        return sum(len(table) for table in self._tables.values())
-
-    def clear(self) -> None:
-        self._tables.clear()
-        self._seen.clear()
-        self._rows.clear()
-
-
-@dataclass(frozen=True, slots=True)
-class _Screened:
-    """One step of a pod's screened filter: a predicate and its screen."""
-
-    fn: Predicate
-    screen: Screen
-
-
-@dataclass(frozen=True, slots=True)
-class _Step:
-    """One step of a pod's predicate plan: one predicate, or a cached node-local group."""
-
-    fn: Predicate | None
-    group: tuple[Predicate, ...] = ()
-    table: _Table | None = None
-
-
-def _run_group(
-    group: tuple[Predicate, ...], pod: Pod, info: NodeInfo, cycle: CycleState, check_all: bool
-) -> tuple[str, ...]:
-    """What running the group's predicates in order gives, as the plain loop would."""
-    if len(group) == 1:
-        return tuple(group[0](pod, info, cycle))
-    out: list[str] = []
-    for fn in group:
-        result = fn(pod, info, cycle)
-        if result:
-            out.extend(result)
-            if not check_all:
-                break
-    return tuple(out)
-
-
-def _cached_group(
-    table: _Table,
-    group: tuple[Predicate, ...],
-    pod: Pod,
-    info: NodeInfo,
-    cycle: CycleState,
-    check_all: bool,
-) -> Reasons:
-    """The group's result on the node: the table's, if computed at the node's current
-    generation, else computed now and kept."""
-    entry = table.get(info.name)
-    generation = info.generation
-    if entry is not None and entry[0] == generation:
-        return entry[1]  # type: ignore[no-any-return]
-    result = _run_group(group, pod, info, cycle, check_all)
-    table[info.name] = (generation, result)
-    return result
-
-
-# -- weights: applied here and nowhere else ------------------------------------------
-
-
-def weighted_sum(totals: list[int], weight: int, scores: list[int]) -> list[int]:
-    """One priority's column: totals plus ``weight`` x each node's raw score."""
-    if weight == 1:
-        return list(map(add, totals, scores))
-    return [total + weight * score for total, score in zip(totals, scores, strict=True)]
-
-
-def _may_fail(hints: Hints, pod: Pod, cycle: CycleState) -> bool:
-    """Whether a predicate may refuse some node to this pod (its plan keeps it)."""
-    never_fails = hints.never_fails
-    if never_fails is not None and never_fails(pod):
-        return False
-    fits_everywhere = hints.fits_everywhere
-    return fits_everywhere is None or not fits_everywhere(pod, cycle)
-
-
-def weighted_row(weights: Sequence[int], scores: Sequence[int]) -> int:
-    """One node's row: the sum of ``weight`` x raw score over several priorities."""
-    return sum([w * score for w, score in zip(weights, scores, strict=True) if w])
 
 
 class Scheduler:
@@ -554,6 +370,12 @@ class Scheduler:
         self.workers = workers
         self.explain = explain
         self.cache = EquivalenceCache(cache_tables)
+        #: The node evaluators: the definitions as written, and the fast path (the plan,
+        #: the equivalence cache, the journaled filter), held equal by a test.
+        self._plain: NodeEvaluator = PlainEvaluator(chunk_size=chunk_size, workers=workers)
+        self._fast: NodeEvaluator = FastEvaluator(
+            self.cache, chunk_size=chunk_size, workers=workers
+        )
 
     async def schedule(
         self,
@@ -574,7 +396,7 @@ class Scheduler:
         nodes = cluster.ordered_nodes()
         decision = Decision(pod=pod, node=None, policy=policy.name, num_all_nodes=len(nodes))
         # v1.30 has no basic checks: VolumeBinding's PreFilter refuses a missing claim.
-        problem = None if policy.framework_cycle else basic_checks(pod, cluster)
+        problem = cycle_of(policy).basic_problem(pod, cluster)
         if problem is not None:
             decision.message = problem
             return decision
@@ -619,7 +441,7 @@ class Scheduler:
         feasible: list[NodeInfo] = []
         refused_nominated: tuple[str, list[str]] | None = None
         searched = False
-        if policy.framework_cycle:
+        if cycle_of(policy).tries_nominated_node:
             nominated = await self._nominated_node(pod, cluster, cycle, policy, decision, outside)
             if isinstance(nominated, NodeInfo):
                 feasible = [nominated]
@@ -762,7 +584,7 @@ class Scheduler:
         if (
             decision.node is not None
             or not decision.failed
-            or (decision.unresolvable and not policy.framework_cycle)
+            or (decision.unresolvable and not cycle_of(policy).post_filter_when_unresolvable)
             or not policy.pipeline.post_filter
         ):
             # v1.30 runs PostFilter on every fit error (DefaultPreemption then finds no
@@ -786,7 +608,7 @@ class Scheduler:
         answer, status = await run_post_filter(policy.pipeline, state, pod, decision.failed)
         if status is not None and status.code is Code.ERROR:
             raise PluginFailure(POST_FILTER, status.plugin, status.message)
-        if policy.framework_cycle and status is not None and status.message:
+        if cycle_of(policy).post_filter_message and status is not None and status.message:
             # v1.30's FitError ends with PostFilter's message (``preemption: ...``).
             decision.message += f" {status.message}."
         if isinstance(answer, Preemption):
@@ -835,7 +657,7 @@ class Scheduler:
         if not all_nodes:
             return []
         if not policy.predicates:
-            if not policy.framework_cycle:
+            if not cycle_of(policy).rotates_without_filters:
                 return list(nodes)
             # v1.30 without Filter plugins: the rotation's next nodes, as many as wanted.
             taken = self._wanted(policy, all_nodes)
@@ -843,128 +665,18 @@ class Scheduler:
             self.next_start = (self.next_start + taken) % num_all_nodes
             decision.evaluated = taken
             return [nodes[(start + i) % all_nodes] for i in range(taken)]
-        if all_nodes != num_all_nodes:
-            # Fewer nodes than the cluster's: no journaled filter (it keeps the whole
-            # rotation), and the rotation moves over the cluster's nodes, as upstream.
-            return await self._filter_some(pod, nodes, cycle, policy, decision, num_all_nodes)
         wanted = self._wanted(policy, all_nodes)
         start = self.next_start % all_nodes
-        predicates = policy.predicates
-        check_all = policy.always_check_all_predicates
-        feasible: list[NodeInfo] = []
-        failed = decision.failed
-        processed = 0
         # Nodes holding nominated pods this pod must yield to: checked twice (fitting.py).
         nominated = nominated_for(pod, cycle.cluster)
-
-        def check(lo: int, hi: int) -> bool:
-            nonlocal processed
-            for i in range(lo, hi):
-                info = nodes[(start + i) % all_nodes]
-                reasons: list[str] = []
-                others = nominated.get(info.name) if nominated else None
-                if others:
-                    reasons = first_pass(
-                        pod, info, cycle.cluster, policy, others, check_all=check_all
-                    )
-                if not reasons:
-                    reasons = run_predicates(pod, info, cycle, predicates, check_all)
-                processed = i + 1
-                if reasons:
-                    failed[info.name] = reasons
-                else:
-                    feasible.append(info)
-                    if len(feasible) >= wanted:
-                        return False
-            return True
-
-        if cycle.settings.fast:
-            plan = self._screen_plan(pod, cycle, policy)
-            if not plan:
-                # Nothing can fail for this pod: the first ``wanted`` nodes fit.
-                taken = min(wanted, all_nodes)
-                feasible = [nodes[(start + i) % all_nodes] for i in range(taken)]
-                self.next_start = (start + taken) % all_nodes
-                decision.evaluated = taken
-                return feasible
-            steps = self._predicate_plan(pod, cycle, policy, all_nodes)
-            if (
-                steps is not None
-                and len(steps) == 1
-                and steps[0].table is not None
-                and not nominated
-            ):
-                journaled = await self._journaled(
-                    steps[0], pod, nodes, start, cycle, check_all, feasible, failed, wanted
-                )
-                if journaled is not None:
-                    self.next_start = (start + journaled) % all_nodes
-                    decision.evaluated = journaled
-                    return feasible
-            if steps is None:
-                stop = self._screened(
-                    plan, pod, nodes, start, cycle, policy, nominated, feasible, failed, wanted
-                )
-            else:
-                if len(steps) == 1 and steps[0].table is not None:
-                    node_check = self._cached_check(steps[0], pod, nodes, start, cycle, check_all)
-                else:
-                    node_check = self._planned_check(steps, pod, nodes, start, cycle, check_all)
-                if nominated:
-                    node_check = self._nominated_check(
-                        node_check, pod, nodes, start, cycle, policy, nominated
-                    )
-                stop = self._stopper(node_check, feasible, failed, wanted)
-
-            def planned(lo: int, hi: int) -> bool:
-                nonlocal processed
-                processed, more = stop(lo, hi)
-                return more
-
-            await parallelize_until(
-                all_nodes, planned, chunk_size=self.chunk_size, workers=self.workers
-            )
-        else:
-            await parallelize_until(
-                all_nodes, check, chunk_size=self.chunk_size, workers=self.workers
-            )
-        self.next_start = (start + processed) % all_nodes
-        decision.evaluated = processed
-        return feasible
-
-    async def _filter_some(
-        self,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        cycle: CycleState,
-        policy: CompiledPolicy,
-        decision: Decision,
-        num_all_nodes: int,
-    ) -> list[NodeInfo]:
-        """The plain filter over the nodes a PreFilter result allows, in NodeTree order,
-        starting at the rotation's place among them."""
-        wanted = self._wanted(policy, len(nodes))
-        start = self.next_start % len(nodes)
-        check_all = policy.always_check_all_predicates
-        nominated = nominated_for(pod, cycle.cluster)
-        feasible: list[NodeInfo] = []
-        failed = decision.failed
-        processed = 0
-        for i in range(len(nodes)):
-            info = nodes[(start + i) % len(nodes)]
-            others = nominated.get(info.name) if nominated else None
-            reasons: list[str] = []
-            if others:
-                reasons = first_pass(pod, info, cycle.cluster, policy, others, check_all=check_all)
-            if not reasons:
-                reasons = run_predicates(pod, info, cycle, policy.predicates, check_all)
-            processed = i + 1
-            if reasons:
-                failed[info.name] = reasons
-            else:
-                feasible.append(info)
-                if len(feasible) >= wanted:
-                    break
+        # Fewer nodes than the cluster's (a PreFilter's node set): the plain evaluator (the
+        # journaled filter keeps the whole rotation); the rotation moves over the
+        # cluster's nodes either way, as upstream.
+        whole = all_nodes == num_all_nodes
+        evaluator = self._fast if whole and cycle.settings.fast else self._plain
+        feasible, processed = await evaluator.filter(
+            pod, nodes, start, wanted, cycle, policy, nominated, decision.failed
+        )
         self.next_start = (self.next_start + processed) % num_all_nodes
         decision.evaluated = processed
         return feasible
@@ -974,339 +686,8 @@ class Scheduler:
         """How many feasible nodes end the search (numFeasibleNodesToFind); v1.30's
         cycle stops at the first when neither a Score plugin nor an extender would tell
         the nodes apart (``hasScoring``, ``hasExtenderFilters``)."""
-        wanted = num_feasible_nodes_to_find(num_nodes, policy.percentage_of_nodes_to_score)
-        if (
-            policy.framework_cycle
-            and not policy.priorities
-            and not any(e.prioritize_verb or e.filter_verb for e in policy.extenders)
-        ):
-            return min(wanted, 1)
-        return wanted
-
-    # -- the fast path's filter --------------------------------------------------------
-
-    @staticmethod
-    def _screen_plan(pod: Pod, cycle: CycleState, policy: CompiledPolicy) -> list[_Screened]:
-        """The pod's predicates that can fail, in order, each with its screen."""
-        plan: list[_Screened] = []
-        for entry in policy.predicates:
-            hints = entry.hints
-            if _may_fail(hints, pod, cycle):
-                plan.append(_Screened(entry.fn, hints.screen or every_position))
-        return plan
-
-    @staticmethod
-    def _screened(
-        plan: list[_Screened],
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        start: int,
-        cycle: CycleState,
-        policy: CompiledPolicy,
-        nominated: dict[str, list[Pod]],
-        feasible: list[NodeInfo],
-        failed: dict[str, list[str]],
-        wanted: int,
-    ) -> _ChunkCheck:
-        """Visit nodes lo..hi a predicate at a time; (nodes processed, whether to go on).
-
-        Each predicate's screen names the nodes of the chunk where it may fail, and only
-        those are checked, so a node's reasons are what running its predicates in order
-        gives (stopping at the first failure unless alwaysCheckAllPredicates). Nodes
-        past the one that completes ``wanted`` may be checked too, and forgotten: the
-        predicates are pure. Nodes holding nominated pods the pod must yield to get the
-        first pass first; failing it, they skip the ordinary check (``fitting.py``).
-        """
-        all_nodes = len(nodes)
-        check_all = policy.always_check_all_predicates
-
-        def run(lo: int, hi: int) -> tuple[int, bool]:
-            first = (start + lo) % all_nodes
-            end = first + hi - lo
-            chunk = (
-                nodes[first:end]
-                if end <= all_nodes
-                else [*nodes[first:], *nodes[: end - all_nodes]]
-            )
-            size = len(chunk)
-            reasons_at: dict[int, list[str]] = {}
-            settled: set[int] = set()  # failed the first pass: no ordinary check
-            if nominated:
-                for k, info in enumerate(chunk):
-                    others = nominated.get(info.name)
-                    if others:
-                        found = first_pass(
-                            pod, info, cycle.cluster, policy, others, check_all=check_all
-                        )
-                        if found:
-                            reasons_at[k] = found
-                            settled.add(k)
-            for step in plan:
-                excluded = reasons_at if not check_all else settled
-                if len(excluded) == size:
-                    break
-                # Screened over the whole chunk (cheaper than building the list of the
-                # nodes still in play); the nodes out of play are dropped after.
-                suspects = step.screen(pod, chunk, cycle)
-                if excluded and suspects:
-                    suspects = [k for k in suspects if k not in excluded]
-                fn = step.fn
-                for k in suspects:
-                    result = fn(pod, chunk[k], cycle)
-                    if result:
-                        known = reasons_at.get(k)
-                        if known is None:
-                            reasons_at[k] = list(result)
-                        else:
-                            known.extend(result)
-            if not reasons_at:
-                room = wanted - len(feasible)
-                if size < room:
-                    feasible.extend(chunk)
-                    return hi, True
-                feasible.extend(chunk[:room])
-                return lo + room, False
-            for k, info in enumerate(chunk):
-                reasons = reasons_at.get(k)
-                if reasons:
-                    failed[info.name] = reasons
-                else:
-                    feasible.append(info)
-                    if len(feasible) >= wanted:
-                        return lo + k + 1, False
-            return hi, True
-
-        return run
-
-    def _predicate_plan(
-        self, pod: Pod, cycle: CycleState, policy: CompiledPolicy, num_nodes: int
-    ) -> list[_Step] | None:
-        """The pod's predicates for the cached path: what cannot fail dropped, node-local
-        runs grouped, each group with its equivalence cache table. None when the pod has
-        no group or the cache does not admit one of them (the screened path then runs)."""
-        fingerprint = pod.fingerprint
-        if not fingerprint:
-            return None
-        check_all = policy.always_check_all_predicates
-        steps: list[_Step] = []
-        group: list[Predicate] = []
-        contexts: list[Hashable] = []
-        admitted = True
-
-        def close_group() -> None:
-            nonlocal admitted
-            if group:
-                fns = tuple(group)
-                key = ("filter", fingerprint, fns, check_all, cycle.settings, tuple(contexts))
-                table = self.cache.admit(key, num_nodes)
-                if table is None:
-                    admitted = False
-                steps.append(_Step(None, fns, table))
-                group.clear()
-                contexts.clear()
-
-        for entry in policy.predicates:
-            fn, hint = entry.fn, entry.hints
-            if not _may_fail(hint, pod, cycle):
-                continue
-            if hint.node_local:
-                group.append(fn)
-                if hint.context is not None:
-                    contexts.append(hint.context(cycle))
-                continue
-            close_group()
-            steps.append(_Step(fn))
-        close_group()
-        if not admitted or all(step.table is None for step in steps):
-            return None
-        return steps
-
-    async def _journaled(
-        self,
-        step: _Step,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        start: int,
-        cycle: CycleState,
-        check_all: bool,
-        feasible: list[NodeInfo],
-        failed: dict[str, list[str]],
-        wanted: int,
-    ) -> int | None:
-        """The lone cached group's filter from its table and the cluster's journal.
-
-        A visit node by node costs a table look-up per node. Once the table has been
-        brought up to date with every node (after as many attempts as the rotation needs
-        to go round the cluster, each visiting node by node and filling it), an attempt
-        looks again only at the nodes the journal names since the table's last look, and
-        takes the feasible nodes from the rotation in slices, skipping the refused ones:
-        the same feasible nodes, reasons and count of nodes processed as the visit (a test
-        compares them). Returns the nodes processed, or None (not yet: visit node by node).
-        """
-        table = step.table
-        assert table is not None
-        cluster = cycle.cluster
-        journal = cluster.journal
-        all_nodes = len(nodes)
-        position = journal.position
-        changed = journal.since(table.position) if table.journal is journal else None
-        if changed is not None and len(changed) > all_nodes:
-            changed = None  # as cheap to look at every node once
-        group = step.group
-        refused = table.refused
-        if changed is None:
-            table.misses += 1
-            if table.misses * max(wanted, 1) < all_nodes:
-                return None
-            refused = table.refused = {}
-
-            def bring_up_to_date(lo: int, hi: int) -> bool:
-                for i in range(lo, hi):
-                    info = nodes[i]
-                    reasons = _cached_group(table, group, pod, info, cycle, check_all)
-                    if reasons:
-                        refused[info.name] = reasons
-                return True
-
-            await parallelize_until(
-                all_nodes, bring_up_to_date, chunk_size=self.chunk_size, workers=self.workers
-            )
-            table.journal = journal
-        else:
-            known = cluster.nodes
-            for name in dict.fromkeys(changed):
-                found = known.get(name)
-                reasons = (
-                    _cached_group(table, group, pod, found, cycle, check_all)
-                    if found is not None
-                    else ()
-                )
-                if reasons:
-                    refused[name] = reasons
-                else:
-                    refused.pop(name, None)
-        table.position = position
-        if not refused:
-            taken = min(wanted, all_nodes)
-            end = start + taken
-            feasible.extend(nodes[start:end])
-            if end > all_nodes:
-                feasible.extend(nodes[: end - all_nodes])
-            return taken
-        for i in range(all_nodes):
-            info = nodes[(start + i) % all_nodes]
-            refusal = refused.get(info.name)
-            if refusal:
-                failed[info.name] = list(refusal)
-            else:
-                feasible.append(info)
-                if len(feasible) >= wanted:
-                    return i + 1
-        return all_nodes
-
-    @staticmethod
-    def _cached_check(
-        step: _Step,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        start: int,
-        cycle: CycleState,
-        check_all: bool,
-    ) -> _NodeCheck:
-        """One cached group is the whole plan (the common case): a lookup per node."""
-        table = step.table
-        assert table is not None
-        group = step.group
-        all_nodes = len(nodes)
-
-        def check(i: int) -> tuple[NodeInfo, Reasons]:
-            info = nodes[(start + i) % all_nodes]
-            return info, _cached_group(table, group, pod, info, cycle, check_all)
-
-        return check
-
-    @staticmethod
-    def _planned_check(
-        steps: list[_Step],
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        start: int,
-        cycle: CycleState,
-        check_all: bool,
-    ) -> _NodeCheck:
-        all_nodes = len(nodes)
-
-        def check(i: int) -> tuple[NodeInfo, Reasons]:
-            info = nodes[(start + i) % all_nodes]
-            reasons: list[str] | None = None
-            for step in steps:
-                table = step.table
-                if table is None:
-                    assert step.fn is not None
-                    result: Reasons = step.fn(pod, info, cycle)
-                else:
-                    result = _cached_group(table, step.group, pod, info, cycle, check_all)
-                if result:
-                    if reasons is None:
-                        reasons = list(result)
-                    else:
-                        reasons.extend(result)
-                    if not check_all:
-                        break
-            return info, reasons or ()
-
-        return check
-
-    @staticmethod
-    def _nominated_check(
-        check: _NodeCheck,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        start: int,
-        cycle: CycleState,
-        policy: CompiledPolicy,
-        nominated: dict[str, list[Pod]],
-    ) -> _NodeCheck:
-        """The first of the two passes where nominated pods wait, then ``check``.
-
-        The first pass never touches the equivalence cache (its results are for the
-        node without the nominated pods), so cached results stay exact.
-        """
-        all_nodes = len(nodes)
-        check_all = policy.always_check_all_predicates
-
-        def run(i: int) -> tuple[NodeInfo, Reasons]:
-            info = nodes[(start + i) % all_nodes]
-            others = nominated.get(info.name)
-            if others:
-                reasons = first_pass(pod, info, cycle.cluster, policy, others, check_all=check_all)
-                if reasons:
-                    return info, reasons
-            return check(i)
-
-        return run
-
-    @staticmethod
-    def _stopper(
-        check: _NodeCheck,
-        feasible: list[NodeInfo],
-        failed: dict[str, list[str]],
-        wanted: int,
-    ) -> _ChunkCheck:
-        """Visit nodes lo..hi; (nodes processed, whether to go on), as the plain loop."""
-
-        def run(lo: int, hi: int) -> tuple[int, bool]:
-            for i in range(lo, hi):
-                info, reasons = check(i)
-                if reasons:
-                    failed[info.name] = list(reasons)
-                else:
-                    feasible.append(info)
-                    if len(feasible) >= wanted:
-                        return i + 1, False
-            return hi, True
-
-        return run
+        usual = num_feasible_nodes_to_find(num_nodes, policy.percentage_of_nodes_to_score)
+        return cycle_of(policy).wanted(policy, usual)
 
     async def _score(
         self,
@@ -1316,174 +697,16 @@ class Scheduler:
         policy: CompiledPolicy,
         decision: Decision,
     ) -> list[int]:
-        if cycle.settings.fast:
-            return await self._planned_score(pod, feasible, cycle, policy, decision)
-        priorities = policy.priorities
-        big = len(feasible) > self.chunk_size
-        totals = [0] * len(feasible)
-        all_scores: list[list[int]] = []
-        for entry in priorities:
-            scores = entry.fn(pod, feasible, cycle)
-            all_scores.append(scores)
-            totals = weighted_sum(totals, entry.weight, scores)
-            # A big cluster is scored over several turns of the loop, not in one block.
-            if big:
-                await asyncio.sleep(0)
+        """The Score point's totals, from the node evaluator; kept as lists when
+        explaining (:attr:`Decision.scores` builds the per-node dicts if someone reads it)."""
+        evaluator = self._fast if cycle.settings.fast else self._plain
+        totals, columns = await evaluator.score(pod, feasible, cycle, policy)
         if self.explain:
-            # Kept as lists; Decision.scores builds the per-node dicts if someone reads it.
             decision._explanation = (
-                [entry.name for entry in priorities],
+                [entry.name for entry in policy.priorities],
                 [info.name for info in feasible],
                 totals,
-                lambda: all_scores,
-            )
-        return totals
-
-    async def _planned_score(
-        self,
-        pod: Pod,
-        feasible: list[NodeInfo],
-        cycle: CycleState,
-        policy: CompiledPolicy,
-        decision: Decision,
-    ) -> list[int]:
-        """The fast path's scoring: the same totals, with fewer calls and passes.
-
-        Constant maps without a reduce add one number to every total (an offset);
-        node-local maps come from the equivalence cache when it admits the pod, one
-        lookup per node for all of them, with the weighted sum of those without a reduce
-        cached beside their scores; otherwise each map's column is computed in one pass
-        (its ``batch`` hint) and reduced. The other priorities (and node-local maps with
-        a reduce) are added column by column, as the plain path adds all of them.
-        """
-        priorities = policy.priorities
-        count = len(feasible)
-        big = count > self.chunk_size
-        fingerprint = pod.fingerprint
-        offset = 0
-        #: Per priority, what explains it: its score list, a constant, or its place in
-        #: the cached rows.
-        sources: list[list[int] | int | tuple[int]] = []
-        columns: list[tuple[int, list[int]]] = []  # (weight, scores) still to add
-        cached_maps: list[MapFunction] = []
-        cached_weights: list[int] = []  # 0 for a map whose reduce must run first
-        cached_reduced: list[tuple[int, int, MapPlan]] = []  # (priority, place, plan)
-        contexts: list[Hashable] = []
-        called: list[int] = []
-        local: list[int] = []  # node-local maps, by priority index
-        for index, entry in enumerate(priorities):
-            weight, plan = entry.weight, entry.plan
-            hints = plan.hints if plan is not None else NO_HINTS
-            if plan is not None and hints.constant is not None:
-                constant = hints.constant(pod)
-                if constant is not None:
-                    if plan.reduce is None:
-                        offset += weighted_row((weight,), (constant,))
-                        sources.append(constant)
-                    else:
-                        scores = [constant] * count
-                        plan.reduce(pod, feasible, cycle, scores)
-                        columns.append((weight, scores))
-                        sources.append(scores)
-                    continue
-            if plan is not None and hints.node_local and fingerprint:
-                place = len(cached_maps)
-                cached_maps.append(plan.map)
-                if plan.reduce is None:
-                    cached_weights.append(weight)
-                else:
-                    cached_weights.append(0)
-                    cached_reduced.append((index, place, plan))
-                if hints.context is not None:
-                    contexts.append(hints.context(cycle))
-                local.append(index)
-                sources.append((place,))
-                continue
-            called.append(index)
-            sources.append([])  # filled below
-
-        rows: list[tuple[int, ...]] = []
-        table: _Table | None = None
-        if cached_maps:
-            fns = tuple(cached_maps)
-            weights = tuple(cached_weights)
-            key = ("score", fingerprint, fns, weights, cycle.settings, tuple(contexts))
-            table = self.cache.admit(key, len(cycle.cluster.nodes))
-            if table is None:
-                # Not a pod the cache would serve again: the maps as columns.
-                called = sorted(called + local)
-                for index in local:
-                    sources[index] = []
-        if table is not None:
-            totals: list[int] = []
-            add_total = totals.append
-            add_row = rows.append
-            for info in feasible:
-                cached = table.get(info.name)
-                generation = info.generation
-                if cached is None or cached[0] != generation:
-                    row = self.cache.shared_row(tuple([fn(pod, info, cycle) for fn in fns]))
-                    partial = weighted_row(weights, row)
-                    cached = table[info.name] = (generation, row, partial)
-                add_row(cached[1])
-                add_total(cached[2])
-            for index, place, plan in cached_reduced:
-                scores = [row[place] for row in rows]
-                assert plan.reduce is not None
-                plan.reduce(pod, feasible, cycle, scores)
-                columns.append((priorities[index].weight, scores))
-                sources[index] = scores
-        else:
-            totals = [0] * count
-
-        for index in called:
-            entry = priorities[index]
-            plan = entry.plan
-            if plan is not None:
-                batch = plan.hints.batch
-                if batch is not None:
-                    scores = batch(pod, feasible, cycle)
-                else:
-                    fn = plan.map
-                    scores = [fn(pod, info, cycle) for info in feasible]
-                if plan.reduce is not None:
-                    plan.reduce(pod, feasible, cycle, scores)
-            else:
-                scores = entry.fn(pod, feasible, cycle)
-            columns.append((entry.weight, scores))
-            sources[index] = scores
-            # A big cluster is scored over several turns of the loop, not in one block.
-            if big:
-                await asyncio.sleep(0)
-        for weight, scores in columns:
-            if scores and scores.count(scores[0]) == count:
-                # The same score everywhere (a priority with nothing to tell the nodes
-                # apart): one addition to the offset instead of a pass.
-                offset += weighted_row((weight,), (scores[0],))
-            else:
-                totals = weighted_sum(totals, weight, scores)
-        if offset:
-            totals = [total + offset for total in totals]
-
-        if self.explain:
-
-            def explained() -> list[list[int]]:
-                out: list[list[int]] = []
-                for source in sources:
-                    if isinstance(source, int):
-                        out.append([source] * count)
-                    elif isinstance(source, tuple):
-                        place = source[0]
-                        out.append([row[place] for row in rows])
-                    else:
-                        out.append(source)
-                return out
-
-            decision._explanation = (
-                [entry.name for entry in priorities],
-                [info.name for info in feasible],
-                totals,
-                explained,
+                columns,
             )
         return totals
 
@@ -1515,36 +738,11 @@ class Scheduler:
     ) -> NodeInfo:
         """The node with the best total; among several, the legacy round-robin, or
         v1.30's ``selectHost`` for a policy of the framework's cycle."""
-        if policy.framework_cycle:
-            return feasible[self._sample_best(totals)]
-        best = max(totals)
-        if totals.count(best) == 1:
-            # No tie (the usual case): no list of candidates to build.
-            pick = totals.index(best)
-        else:
-            tied = [i for i, total in enumerate(totals) if total == best]
-            pick = tied[self.last_node_index % len(tied)]
-        self.last_node_index += 1
-        return feasible[pick]
+        return feasible[cycle_of(policy).pick(totals, self)]
 
     def _sample_best(self, totals: list[int]) -> int:
-        """v1.30's ``selectHost``: reservoir sampling over the nodes of the best total.
-
-        Each node of the best total seen so far replaces the pick with probability
-        1/(how many such nodes have been seen), so every best node is equally likely
-        whatever their order; a node of a better total restarts the count. One draw
-        per tied node after the first, none without a tie.
-        """
-        best = max(totals)
-        if totals.count(best) == 1:
-            return totals.index(best)
-        tied = [i for i, total in enumerate(totals) if total == best]
-        randrange = self.rng.randrange
-        pick = tied[0]
-        for seen in range(2, len(tied) + 1):
-            if randrange(seen) == 0:
-                pick = tied[seen - 1]
-        return pick
+        """v1.30's ``selectHost`` (:meth:`.cycles.FrameworkCycle.pick`)."""
+        return FRAMEWORK.pick(totals, self)
 
     async def _nominated_node(
         self,

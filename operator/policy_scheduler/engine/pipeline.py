@@ -26,7 +26,9 @@ PostFilter  only when no node fits; stops at the first Success (or
             UnschedulableAndUnresolvable); Error fails the attempt.
 PreScore    Skip: the plugin's Score is not called; anything else but Success
             fails the attempt.
-Score       0..100 after NormalizeScore, else the attempt fails; times the weight.
+Score       0..100 after NormalizeScore, else the attempt fails; times the weight
+            (:func:`weighted_sum`, :func:`weighted_row`: the only place weights
+            are applied, whichever node evaluator scores).
 Reserve     the first failure stops; then every reserve plugin's Unreserve runs, in
             reverse order.
 Permit      the first rejection stops; Wait (timeout capped at 15 min, one timer
@@ -49,6 +51,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import add
 from typing import Any, Final
 
 from ..names import MAX_NODE_SCORE
@@ -485,6 +488,21 @@ def score_priority(entry: Enabled) -> Priority:
         return scores
 
     return priority
+
+
+# -- Score: the weights, applied here and nowhere else ----------------------------------
+
+
+def weighted_sum(totals: list[int], weight: int, scores: list[int]) -> list[int]:
+    """One priority's column: totals plus ``weight`` x each node's raw score."""
+    if weight == 1:
+        return list(map(add, totals, scores))
+    return [total + weight * score for total, score in zip(totals, scores, strict=True)]
+
+
+def weighted_row(weights: Sequence[int], scores: Sequence[int]) -> int:
+    """One node's row: the sum of ``weight`` x raw score over several priorities."""
+    return sum([w * score for w, score in zip(weights, scores, strict=True) if w])
 
 
 # -- PostFilter ------------------------------------------------------------------------
