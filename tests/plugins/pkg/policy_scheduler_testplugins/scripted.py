@@ -7,6 +7,11 @@ NormalizeScore, Reserve, Permit, PreBind, Bind, PostBind). What a plugin answers
 point is in its ``pluginConfig`` args (:class:`ScriptArgs`); with no args it passes
 everywhere and skips Bind. Every call is recorded in :data:`SCRIPT_CALLS` as
 ``(plugin, point, pod name, node or "")``, in order.
+
+``ScriptHinted`` is the same plugin with QueueingHints: it registers node additions
+and label changes, and its hint says Queue only for a node that carries the label its
+``wakeOnLabel`` arg names (every hint call is recorded in :data:`HINT_CALLS`). The other
+three register nothing: any change wakes the pods they refused.
 """
 
 from __future__ import annotations
@@ -17,10 +22,16 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from policy_scheduler.framework import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
     BindPlugin,
+    ClusterEvent,
+    ClusterEventWithHint,
     CycleState,
     FilterPlugin,
     Handle,
+    Node,
     NodeInfoView,
     NodeScore,
     PermitPlugin,
@@ -41,6 +52,8 @@ from policy_scheduler.framework import (
 SCRIPT_CALLS: list[tuple[str, str, str, str]] = []
 #: Bindings the scripted Bind made: (plugin, pod name, node).
 SCRIPT_BINDINGS: list[tuple[str, str, str]] = []
+#: (pod name, node name) for every call of ScriptHinted's queueing hint.
+HINT_CALLS: list[tuple[str, str]] = []
 
 #: The answers a point can be scripted to give (besides passing).
 CODES: Final = ("", "skip", "unschedulable", "unresolvable", "error")
@@ -49,6 +62,7 @@ CODES: Final = ("", "skip", "unschedulable", "unresolvable", "error")
 def reset() -> None:
     SCRIPT_CALLS.clear()
     SCRIPT_BINDINGS.clear()
+    HINT_CALLS.clear()
 
 
 class ScriptArgs(BaseModel):
@@ -71,6 +85,10 @@ class ScriptArgs(BaseModel):
     permit: str = Field(default="", description="unschedulable, or wait")
     permitWaitSeconds: float = 30.0
     bind: str = Field(default="skip", description="skip / bind / error")
+    wakeOnLabel: str = Field(
+        default="",
+        description="ScriptHinted: the node label whose appearance may undo its refusals",
+    )
 
 
 class Script(
@@ -188,3 +206,18 @@ class ScriptB(Script):
 
 class ScriptC(Script):
     name = "ScriptC"
+
+
+class ScriptHinted(Script):
+    name = "ScriptHinted"
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        label = self.args.wakeOnLabel
+
+        def hint(pod: Pod, old: object, new: object) -> str:
+            assert isinstance(new, Node)
+            HINT_CALLS.append((pod.name, new.name))
+            return QUEUE if label in new.labels else QUEUE_SKIP
+
+        event = ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+        return [ClusterEventWithHint(event, hint)]
