@@ -23,7 +23,12 @@ Every pending pod is in exactly one of four places::
 * UNSCHEDULABLE holds pods that fit nowhere until the cluster changes in a way that could
   help them (:meth:`move_all`, or :meth:`move` for the pods a change concerns; which
   change moves which pods is decided by ``world.py``'s queueing hints) or until they
-  have waited ``unschedulable_timeout`` (60 s).
+  have waited ``unschedulable_timeout`` (60 s). :meth:`on_event` is kube-scheduler
+  v1.34's QueueingHints: a pod remembers the plugins that rejected it
+  (:meth:`unschedulable`'s ``plugins``) and a cluster event moves it only if one of them
+  registered the event and its hint says Queue (:attr:`registrations`, set by the
+  world); a pod with no known rejecting plugins, or rejected by one that registers
+  nothing, moves on every event, as before.
 * A pod whose attempt started before a move request is sent to BACKOFF rather than
   UNSCHEDULABLE: the change may have come too late for that attempt to see it
   (kube-scheduler's ``moveRequestCycle``). A pod's backoff counts from when it came
