@@ -160,3 +160,26 @@ def test_a_pod_rejected_without_known_plugins_wakes_as_before() -> None:
     world, uid, _ = asleep(policy("PodFitsResources"), [FULL, HOG], BIG)
     world.observe("MODIFIED", node("full", cpu="1", labels={"any": "thing"}))
     assert world.queue.where(uid) == "active"
+
+
+ANTI = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "labelSelector": {"matchLabels": {"app": "db"}},
+                "topologyKey": "kubernetes.io/hostname",
+            }
+        ]
+    }
+}
+
+
+def test_inter_pod_affinity_sleeps_through_allocatable_and_wakes_on_the_pods_deletion() -> None:
+    host = node("n1", labels={"kubernetes.io/hostname": "n1"})
+    db = pod("db", labels={"app": "db"}, node_name="n1")
+    world, uid, rejected = asleep(policy("InterPodAffinity"), [host, db], pod("web", affinity=ANTI))
+    assert rejected == {"InterPodAffinity"}
+    world.observe("MODIFIED", node("n1", cpu="8", labels={"kubernetes.io/hostname": "n1"}))
+    assert world.queue.where(uid) == "unschedulable"
+    world.observe(DELETED, copy.deepcopy(db))
+    assert world.queue.where(uid) == "active"
