@@ -17,6 +17,7 @@ from policy_scheduler_testplugins import scripted
 from builders import node, pod
 from fakes import FakeClock
 from policy_scheduler.engine.algorithm import Scheduler
+from policy_scheduler.engine.events import ActionType, ClusterEvent, ClusterEventWithHint
 from policy_scheduler.engine.rejections import rejecting_plugins
 from policy_scheduler.state.cache import SchedulerCache
 from policy_scheduler.state.queueing import SchedulingQueue
@@ -182,4 +183,39 @@ def test_inter_pod_affinity_sleeps_through_allocatable_and_wakes_on_the_pods_del
     world.observe("MODIFIED", node("n1", cpu="8", labels={"kubernetes.io/hostname": "n1"}))
     assert world.queue.where(uid) == "unschedulable"
     world.observe(DELETED, copy.deepcopy(db))
+    assert world.queue.where(uid) == "active"
+
+
+def test_node_unschedulable_wakes_when_the_node_is_uncordoned_not_on_a_label() -> None:
+    cordoned = node("n1", unschedulable=True)
+    world, uid, rejected = asleep(policy("NodeUnschedulable"), [cordoned], pod("web"))
+    assert rejected == {"NodeUnschedulable"}
+    world.observe("MODIFIED", node("n1", unschedulable=True, labels={"a": "b"}))
+    assert world.queue.where(uid) == "unschedulable"
+    world.observe("MODIFIED", node("n1", labels={"a": "b"}))
+    assert world.queue.where(uid) == "active"
+
+
+def test_node_ports_wakes_when_the_pod_holding_its_port_goes() -> None:
+    holder = pod("holder", host_ports=[8080], node_name="n1")
+    other = pod("other", host_ports=[9090], node_name="n1")
+    world, uid, rejected = asleep(
+        policy("NodePorts"), [node("n1"), holder, other], pod("web", host_ports=[8080])
+    )
+    assert rejected == {"NodePorts"}
+    world.observe(DELETED, copy.deepcopy(other))
+    assert world.queue.where(uid) == "unschedulable"
+    world.observe(DELETED, copy.deepcopy(holder))
+    assert world.queue.where(uid) == "active"
+
+
+def test_a_hint_that_raises_counts_as_queue() -> None:
+    world, uid, _ = asleep(policy("NodeAffinity"), [PLAIN], ZONED)
+
+    def broken(pod: object, old: object, new: object) -> str:
+        raise RuntimeError("boom")
+
+    event = ClusterEventWithHint(ClusterEvent("Node", ActionType.UPDATE_NODE_LABEL), broken)
+    world.queue.registrations = lambda pod: {"NodeAffinity": [event]}
+    world.observe("MODIFIED", node("n1", labels={"zone": "c"}))
     assert world.queue.where(uid) == "active"
