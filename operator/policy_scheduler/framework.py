@@ -9,7 +9,9 @@ group ``policy_scheduler.plugins``::
 and enabled by a SchedulingPolicy: a Filter plugin in ``spec.predicates``, a Score plugin
 in ``spec.priorities``, the other points in ``spec.plugins``, arguments in
 ``spec.pluginConfig``. ``docs/plugins.md`` walks through writing, installing and
-enabling one, and states each extension point's contract.
+enabling one, and states each extension point's contract. A plugin may also say which
+cluster events can undo its rejections (``events_to_register()``, QueueingHints: see
+:mod:`.engine.events`).
 
 Stable within ``policyscheduler.io/v1alpha1``: names exported here keep their meaning;
 anything imported from elsewhere in the package is internal and may change.
@@ -17,6 +19,14 @@ anything imported from elsewhere in the package is internal and may change.
 
 from __future__ import annotations
 
+from .engine.events import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHintFn,
+)
 from .engine.functions import CycleState
 from .engine.interface import (
     BindPlugin,
@@ -55,7 +65,12 @@ __all__ = [
     "MAX_PERMIT_WAIT_SECONDS",
     "PLUGIN_ENTRY_POINT_GROUP",
     "POD_GROUP_LABEL",
+    "QUEUE",
+    "QUEUE_SKIP",
+    "ActionType",
     "BindPlugin",
+    "ClusterEvent",
+    "ClusterEventWithHint",
     "Code",
     "CycleState",
     "EventRecorder",
@@ -82,6 +97,7 @@ __all__ = [
     "PreScorePlugin",
     "QueueSortPlugin",
     "QueuedPodInfo",
+    "QueueingHintFn",
     "ReservePlugin",
     "Resources",
     "ScorePlugin",

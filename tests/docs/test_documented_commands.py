@@ -138,6 +138,9 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
         "tests/benchmarks/test_dra_bench_smoke.py::test_more_pods_than_devices_get_each_its_own",
         "tests/benchmarks/test_dra_bench_smoke.py::test_without_claims_every_pod_is_placed",
     ),
+    "python benchmarks/queueing_bench.py": (
+        "tests/benchmarks/test_queueing_bench_smoke.py::test_a_storm_costs_no_redecisions_with_hints",
+    ),
     "python benchmarks/scheduler_perf.py": (
         "tests/benchmarks/test_scheduler_perf_smoke.py::"
         "test_every_workload_runs_with_both_policies",

@@ -153,6 +153,9 @@ class CompiledPolicy:
     #: first, one feasible node enough when nothing scores, PostFilter's message in the
     #: fit error. False: the legacy cycle (round-robin ties), exactly as before.
     framework_cycle: bool = False
+    #: The Filter plugins (their predicates are among ``predicates``), for the events
+    #: they register (:mod:`.events`).
+    filter_plugins: tuple[Enabled, ...] = ()
 
     def new_cycle(self, pod: Pod, cluster: ClusterState) -> CycleState:
         """A fresh cycle state for ``pod`` on ``cluster`` as it is now, its PreFilter
@@ -343,6 +346,7 @@ def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> Co
     return CompiledPolicy(
         name=policy.name,
         scheduler_name=spec.schedulerName,
+        filter_plugins=tuple(filter_plugins),
         predicates=tuple(predicates),
         priorities=tuple(priorities),
         always_check_all_predicates=spec.alwaysCheckAllPredicates,

@@ -93,6 +93,7 @@ from ..engine.intree.defaultpreemption import NAME as PREEMPTION_PLUGIN
 from ..engine.pipeline import run_bind, run_post_bind, run_pre_bind, run_unreserve
 from ..engine.predicates.volumes import PodVolumes
 from ..engine.preemption import Preemption
+from ..engine.rejections import rejecting_plugins
 from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
 from ..objects import Pod
 from ..state.cache import VOLUME_KINDS, PodState, SchedulerCache
@@ -716,7 +717,8 @@ class SchedulerRuntime:
         pod, profile = queued.pod, policy.scheduler_name
         self.stats.setdefault(policy.name, PolicyStats()).unschedulable += 1
         self.metrics.attempt("unschedulable", profile, attempt.elapsed)
-        self.queue.unschedulable(queued)
+        rejected = rejecting_plugins(policy, decision, self.cache.cluster.nodes)
+        self.queue.unschedulable(queued, rejected)
         self._report(self.reporter.unschedulable(pod, decision.message, profile))
         result = attempt.preemption
         if result is None:

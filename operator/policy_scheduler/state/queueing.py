@@ -23,7 +23,12 @@ Every pending pod is in exactly one of four places::
 * UNSCHEDULABLE holds pods that fit nowhere until the cluster changes in a way that could
   help them (:meth:`move_all`, or :meth:`move` for the pods a change concerns; which
   change moves which pods is decided by ``world.py``'s queueing hints) or until they
-  have waited ``unschedulable_timeout`` (60 s).
+  have waited ``unschedulable_timeout`` (60 s). :meth:`on_event` is kube-scheduler
+  v1.34's QueueingHints: a pod remembers the plugins that rejected it
+  (:meth:`unschedulable`'s ``plugins``) and a cluster event moves it only if one of them
+  registered the event and its hint says Queue (:attr:`registrations`, set by the
+  world); a pod with no known rejecting plugins, or rejected by one that registers
+  nothing, moves on every event, as before.
 * A pod whose attempt started before a move request is sent to BACKOFF rather than
   UNSCHEDULABLE: the change may have come too late for that attempt to see it
   (kube-scheduler's ``moveRequestCycle``). A pod's backoff counts from when it came
@@ -56,10 +61,11 @@ import heapq
 import itertools
 import logging
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.events import QUEUE, ClusterEvent, ClusterEventWithHint
 from ..engine.interface import QueuedPodInfo, QueueSortPlugin
 from ..objects import Pod
 
@@ -91,6 +97,14 @@ class QueuedPod:
     #: Timestamp, refreshed on re-add): its backoff counts from then, so a pod that
     #: waited at Permit does not come back with its backoff already spent.
     returned: float = 0.0
+    #: The plugins that rejected it in its last attempt (kube-scheduler's
+    #: unschedulablePlugins); None: not known (an error, a legacy predicate's message
+    #: only), and then any change that could help wakes it, as before hints.
+    rejected: frozenset[str] | None = None
+
+
+#: Plugin name -> what it registers (None: it registers nothing, any event may help).
+Registrations = Mapping[str, Sequence[ClusterEventWithHint] | None]
 
 
 class SchedulingQueue:
@@ -118,6 +132,11 @@ class SchedulingQueue:
         #: verdict on a pod (None: it may go active). Set by the world.
         self.sorter_of: Callable[[Pod], QueueSortPlugin | None] = _no_sorter
         self.pre_enqueue: Callable[[Pod], str | None] = _no_gate
+        #: The events the plugins of the pod's policy register (set by the world).
+        self.registrations: Callable[[Pod], Registrations] = _no_registrations
+        #: How many unschedulable pods cluster events moved, and left asleep.
+        self.hint_moves = 0
+        self.hint_skips = 0
         self.wall_clock = wall_clock
         self._backoff: dict[str, float] = {}  # uid -> ready time
         #: (ready time, uid) of the backing-off pods, soonest first; an entry whose uid
@@ -397,11 +416,15 @@ class SchedulingQueue:
         """The pod was scheduled (assumed): it leaves the queue."""
         self._in_flight.pop(uid, None)
 
-    def unschedulable(self, queued: QueuedPod) -> None:
+    def unschedulable(self, queued: QueuedPod, plugins: Collection[str] | None = None) -> None:
         """The attempt found no node, or its binding cycle was refused (a Permit plugin
         rejected it, or its wait timed out: the pod left the queue when it was assumed,
-        and comes back, as kube-scheduler's AddUnschedulableIfNotPresent)."""
+        and comes back, as kube-scheduler's AddUnschedulableIfNotPresent).
+
+        ``plugins``: those that rejected it (None or empty: not known; any change that
+        could help wakes it)."""
         uid = queued.pod.uid
+        queued.rejected = frozenset(plugins) if plugins else None
         self._in_flight.pop(uid, None)
         if queued.deleted or uid in self._pods:
             return  # deleted while being scheduled, or already back (re-added)
@@ -470,6 +493,48 @@ class SchedulingQueue:
         # Pods being decided right now may have missed the change (moveRequestCycle).
         self._move_request_cycle = self.scheduling_cycle
         self._wake.set()
+
+    def on_event(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        which: Callable[[Pod], bool] | None = None,
+    ) -> None:
+        """A cluster event: move the unschedulable pods (of ``which``, if given) that
+        some plugin that rejected them says it may help (kube-scheduler's
+        ``isPodWorthRequeuing``); gated pods are asked again, as on every move."""
+        moved = {
+            uid
+            for uid in self._unschedulable
+            if (which is None or which(self._pods[uid].pod))
+            and self._worth(self._pods[uid], event, old, new)
+        }
+        self.hint_skips += len(self._unschedulable) - len(moved)
+        self.hint_moves += len(moved)
+        self.move(lambda pod: pod.uid in moved)
+
+    def _worth(self, queued: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> bool:
+        rejected = queued.rejected
+        if rejected is None:
+            return True
+        registered = self.registrations(queued.pod)
+        for name in rejected:
+            events = registered.get(name)
+            if events is None:
+                return True  # registers nothing, or not a plugin: any change may help
+            for each in events:
+                if not each.event.matches(event):
+                    continue
+                if each.hint is None:
+                    return True
+                try:
+                    if each.hint(queued.pod, old, new) == QUEUE:
+                        return True
+                except Exception:
+                    logger.exception("queueing hint of %s raised", name)
+                    return True
+        return False
 
     def forgotten(self, uids: Collection[str]) -> None:
         """Assumed pods were forgotten in their binding cycle (Permit refused or timed
@@ -567,3 +632,7 @@ def _no_sorter(pod: Pod) -> QueueSortPlugin | None:
 
 def _no_gate(pod: Pod) -> str | None:
     return None
+
+
+def _no_registrations(pod: Pod) -> Registrations:
+    return {}

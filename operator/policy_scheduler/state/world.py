@@ -50,6 +50,16 @@ a policy accepted, changed or deleted           all
 
 (``tests/state/test_queueing_hints.py`` has one case per row.)
 
+Within "all", QueueingHints (kube-scheduler v1.34) narrow it: node changes and placed
+pods' deletions and shrinks are raised as cluster events (``engine/events.py``: Node
+Add/UpdateNodeAllocatable/UpdateNodeLabel/UpdateNodeTaint/UpdateNodeCondition,
+AssignedPod Delete/UpdatePodScaleDown) and the queue moves a pod only if a plugin that
+rejected it registered the event and its hint says Queue (:meth:`SchedulingQueue.on_event`;
+the plugins' registrations come from :meth:`World._registrations`). A pod rejected by a
+plugin that registers nothing, by a legacy predicate, or for no known plugin (an error)
+still wakes on every such event. The other "all" rows move every pod, whatever plugins
+say. (``tests/state/test_queueing_plugin_hints.py``.)
+
 Reconciliation (:meth:`World.reconcile`): watches can miss deletions (a watch down
 across a deletion and a re-list sends no DELETED for the gap). Given a fresh LIST of a
 kind, every object the world holds that the LIST lacks, and that no watch event has
@@ -85,6 +95,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..engine import events as ev
 from ..engine.interface import QueueSortPlugin
 from ..engine.pipeline import run_pre_enqueue
 from ..engine.predicates.interpod import pod_matches_term
@@ -117,7 +128,7 @@ from .admission import Admission, admit
 from .cache import OBJECT_KINDS, PodState, SchedulerCache
 from .handles import SchedulerHandle
 from .policies import PolicyBook, Verdict
-from .queueing import SchedulingQueue
+from .queueing import Registrations, SchedulingQueue
 
 DELETED = "DELETED"
 
@@ -140,6 +151,20 @@ def scheduling_relevant(old: Node, new: Node) -> bool:
         or old.unschedulable != new.unschedulable
         or old.conditions != new.conditions
     )
+
+
+def node_update(old: Node, new: Node) -> ev.ActionType:
+    """What a node update changed that scheduling cares about (0: a heartbeat)."""
+    action = ev.ActionType(0)
+    if old.allocatable != new.allocatable:
+        action |= ev.ActionType.UPDATE_NODE_ALLOCATABLE
+    if old.labels != new.labels:
+        action |= ev.ActionType.UPDATE_NODE_LABEL
+    if old.taints != new.taints or old.unschedulable != new.unschedulable:
+        action |= ev.ActionType.UPDATE_NODE_TAINT
+    if old.conditions != new.conditions:
+        action |= ev.ActionType.UPDATE_NODE_CONDITION
+    return action
 
 
 def pod_group_members(namespace: str, name: str) -> Callable[[Pod], bool]:
@@ -209,6 +234,7 @@ class World:
         # The queue asks the pod's policy for its order and its PreEnqueue verdict.
         self.queue.sorter_of = self._sorter_of
         self.queue.pre_enqueue = self._pre_enqueue
+        self.queue.registrations = self._registrations
         # Plugins see the pending pods through the handle's snapshot.
         self.handle.pending = self.pending_pods
         #: Namespaces whose pods are scheduled (all when empty); pods of every
@@ -224,6 +250,8 @@ class World:
         self._seen_nominations: dict[str, str] = {}
         #: Pod uid -> the nomination the scheduler withdrew, until the status drops it.
         self._withdrawn: dict[str, str] = {}
+        #: id(compiled policy) -> its plugins' registrations (emptied as policies change).
+        self._registered: dict[int, Registrations] = {}
 
     # -- the door ------------------------------------------------------------------------
 
@@ -312,8 +340,8 @@ class World:
             placed = self.cache.remove_pod(key)
             self.queue.delete(key)
             self._forget_nomination(key)
-            if placed is not None:
-                self.queue.move_all()  # freed resources may help
+            if placed is not None:  # freed resources may help
+                self.queue.on_event(_ASSIGNED_POD_DELETE, placed, None)
         elif kind is PRIORITY_CLASS:
             self.priority_classes.pop(key, None)
         elif kind is NODE:
@@ -354,7 +382,7 @@ class World:
             if placed is not None:
                 # Its node has room again: as a deletion (kube-scheduler's pod informer
                 # leaves finished pods out, so it saw a finished pod as deleted).
-                queue.move_all()
+                queue.on_event(_ASSIGNED_POD_DELETE, placed, None)
             return
         if admission is Admission.PLACED:
             was_confirmed = cache.state_of(pod.uid) is PodState.ADDED
@@ -364,7 +392,8 @@ class World:
             if pod.nominated_node_name and self._ours(pod):
                 outcome.stale_nomination = pod  # bound: the nomination is over
             if before is not None and _shrank(before, pod):
-                queue.move_all()  # a placed pod was resized: room may have appeared
+                # A placed pod was resized: room may have appeared.
+                queue.on_event(_ASSIGNED_POD_SCALE_DOWN, before, pod)
             elif not was_confirmed or before is None or before.labels != pod.labels:
                 # Newly bound (or relabelled): pods whose affinity it satisfies may fit.
                 queue.move(wanted_by_affinity(pod))
@@ -469,8 +498,10 @@ class World:
         old = self._nodes.get(node.name)
         self._nodes[node.name] = node
         self.cache.set_node(node)
-        if old is None or scheduling_relevant(old, node):
-            self.queue.move_all()
+        if old is None:
+            self.queue.on_event(_NODE_ADD, None, node)
+        elif action := node_update(old, node):
+            self.queue.on_event(ev.ClusterEvent(ev.NODE, action), old, node)
 
     def _policy(self, obj: PolicyObject, outcome: Outcome) -> None:
         applied = self.apply_policy(obj)
@@ -484,6 +515,7 @@ class World:
         return outcome
 
     def _policies_changed(self) -> list[Pod]:
+        self._registered.clear()
         parked = self.queue.reassess(self.book.serves)
         self.queue.move_all()
         return [pod for pod in parked if self.book.orphaned(pod.scheduler_name)]
@@ -493,6 +525,30 @@ class World:
         sort = policy.pipeline.queue_sort if policy is not None else None
         plugin = sort.plugin if sort is not None else None
         return plugin if isinstance(plugin, QueueSortPlugin) else None
+
+    def _registrations(self, pod: Pod) -> Registrations:
+        """The events the plugins of the pod's policy register (None for a plugin
+        that registers nothing: any change may help the pods it rejected)."""
+        policy = self.book.policy_for(pod.scheduler_name)
+        if policy is None:
+            return {}
+        found = self._registered.get(id(policy))
+        if found is None:
+            found = {}
+            pipeline = policy.pipeline
+            for entries in (
+                policy.filter_plugins,
+                pipeline.pre_enqueue,
+                pipeline.pre_filter,
+                pipeline.post_filter,
+                pipeline.reserve,
+                pipeline.permit,
+                pipeline.pre_bind,
+            ):
+                for entry in entries:
+                    found[entry.name] = _events_of(entry.plugin)
+            self._registered[id(policy)] = found
+        return found
 
     def _pre_enqueue(self, pod: Pod) -> str | None:
         policy = self.book.policy_for(pod.scheduler_name)
@@ -515,6 +571,26 @@ class World:
         """Pending pods of ``scheduler_name`` in these parts of the queue."""
         where: Callable[[str], str | None] = self.queue.where
         return sum(1 for pod in self.queue.pods(scheduler_name) if where(pod.uid) in parts)
+
+
+_NODE_ADD = ev.ClusterEvent(ev.NODE, ev.ActionType.ADD)
+_ASSIGNED_POD_DELETE = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.DELETE)
+_ASSIGNED_POD_SCALE_DOWN = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)
+
+
+def _events_of(plugin: object) -> list[ev.ClusterEventWithHint] | None:
+    """A plugin's ``events_to_register()``; None if it has none, or it fails."""
+    method = getattr(plugin, "events_to_register", None)
+    if method is None:
+        return None
+    try:
+        found = method()
+    except Exception:
+        logger.exception("events_to_register of %s raised", type(plugin).__name__)
+        return None
+    if found is None:
+        return None
+    return [each for each in found if isinstance(each, ev.ClusterEventWithHint)]
 
 
 def _shrank(before: Pod, after: Pod) -> bool:

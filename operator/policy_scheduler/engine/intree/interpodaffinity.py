@@ -574,3 +574,15 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         for entry, value in zip(scores, values, strict=True):
             entry.score = value
         return None
+
+    def events_to_register(self) -> list[object]:
+        """QueueingHints (v1.34's events, without its hint functions): placed pods
+        coming, relabelled or going; nodes added or relabelled (topology). Imported
+        here so that this method stays apart from the plugin's logic."""
+        from ..events import ActionType
+        from ._queueing import ASSIGNED_POD, NODE, on
+
+        return [
+            on(ASSIGNED_POD, ActionType.ALL),
+            on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+        ]

@@ -36,6 +36,7 @@ from typing import Any, Final
 from ... import pluginargs
 from ...objects import Node, Pod
 from ...selectors import IN, NodeSelectorTerm, node_selector_term, node_selector_terms, terms_match
+from ..events import ActionType, ClusterEventWithHint
 from ..functions import (
     FITS,
     CycleState,
@@ -59,6 +60,7 @@ from ..interface import (
 )
 from ..nodeinfo import NodeInfo
 from ..predicates.general import matches_node_selector_and_affinity, node_selector_screen
+from ._queueing import NODE, node_affinity_hint, on
 from .helper import arg, engine_node, instance_key, normalize_node_scores, normalizing, status_of
 
 NAME: Final = "NodeAffinity"
@@ -295,3 +297,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     ) -> Status | None:
         normalize_node_scores(False, scores)
         return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """v1.34: a node added or relabelled that the pod's terms now match."""
+        hint = node_affinity_hint(self.settings.required)
+        return [on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL, hint)]

@@ -15,9 +15,11 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ...objects import Pod
+from ..events import ActionType, ClusterEventWithHint
 from ..functions import FITS, CycleState, Predicate, Reasons, Unresolvable, hint
 from ..interface import FilterPlugin, Handle, NodeInfoView, Status
 from ..nodeinfo import NodeInfo
+from ._queueing import NODE, node_name_hint, on
 from .helper import engine_node, status_of
 
 NAME: Final = "NodeName"
@@ -59,3 +61,7 @@ class NodeName(FilterPlugin):
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfoView) -> Status | None:
         return status_of(node_name_filter(pod, engine_node(state, node), state))
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """v1.34: the node the pod names was added."""
+        return [on(NODE, ActionType.ADD, node_name_hint)]

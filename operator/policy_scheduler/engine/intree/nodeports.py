@@ -20,9 +20,11 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ...objects import Pod
+from ..events import ActionType, ClusterEventWithHint
 from ..functions import FITS, CycleState, Predicate, Reasons, hint
 from ..interface import FilterPlugin, Handle, NodeInfoView, PreFilterPlugin, PreFilterResult, Status
 from ..nodeinfo import NodeInfo
+from ._queueing import ASSIGNED_POD, NODE, on, ports_pod_hint
 from .helper import engine_node, status_of
 
 NAME: Final = "NodePorts"
@@ -66,3 +68,10 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfoView) -> Status | None:
         return status_of(node_ports_filter(pod, engine_node(state, node), state))
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """v1.34: an assigned pod holding a wanted host port deleted; a node added."""
+        return [
+            on(ASSIGNED_POD, ActionType.DELETE, ports_pod_hint),
+            on(NODE, ActionType.ADD),
+        ]

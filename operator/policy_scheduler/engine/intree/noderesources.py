@@ -69,6 +69,7 @@ from typing import Any, Final, cast
 from ... import pluginargs
 from ...objects import CPU, EPHEMERAL_STORAGE, MEMORY, Pod, Resources, is_extended_resource
 from ...objects import is_scalar_resource as _is_scalar
+from ..events import ActionType, ClusterEventWithHint
 from ..functions import (
     FITS,
     CycleState,
@@ -92,6 +93,7 @@ from ..interface import (
 from ..nodeinfo import MEMO_LIMIT, NodeInfo, memo_key
 from ..predicates.general import insufficient
 from ..priorities.resources import ShapePoint, broken_linear, go_round
+from ._queueing import ASSIGNED_POD, NODE, fit_node_hint, fit_pod_hint, on
 from .helper import MAX_NODE_SCORE, arg, engine_node, instance_key, status_of
 
 FIT: Final = "NodeResourcesFit"
@@ -665,6 +667,14 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfoView) -> int | Status:
         return self._scorer(pod, engine_node(state, node), state)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """v1.34: an assigned pod deleted or scaled down; a node added, or its
+        allocatable grown, that can hold the pod."""
+        return [
+            on(ASSIGNED_POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN, fit_pod_hint),
+            on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE, fit_node_hint),
+        ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,12 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ...objects import Pod, tolerations_tolerate
+from ..events import ActionType, ClusterEventWithHint
 from ..functions import FITS, CycleState, Predicate, Reasons, Unresolvable, hint
 from ..interface import FilterPlugin, Handle, NodeInfoView, Status
 from ..nodeinfo import NodeInfo
 from ..predicates.general import UNSCHEDULABLE_TAINT, flagged_nodes
+from ._queueing import NODE, on, unschedulable_hint
 from .helper import engine_node, status_of
 
 NAME: Final = "NodeUnschedulable"
@@ -49,3 +51,7 @@ class NodeUnschedulable(FilterPlugin):
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfoView) -> Status | None:
         return status_of(node_unschedulable_filter(pod, engine_node(state, node), state))
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """v1.34: a node added or its ``spec.unschedulable`` changed, now open to the pod."""
+        return [on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT, unschedulable_hint)]

@@ -1185,6 +1185,20 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             entry.score = value
         return None
 
+    def events_to_register(self) -> list[object]:
+        """QueueingHints (v1.34's events, without its hint functions): placed pods
+        coming, relabelled or going; nodes added, relabelled or (re)tainted (a node's
+        taints decide whether it counts). Imported here so that this method stays
+        apart from the plugin's logic."""
+        from ..events import ActionType
+        from ._queueing import ASSIGNED_POD, NODE, on
+
+        node = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
+        return [
+            on(ASSIGNED_POD, ActionType.ALL),
+            on(NODE, node | ActionType.UPDATE_NODE_TAINT),
+        ]
+
 
 def as_status(reasons: Reasons) -> Status | None:
     """A predicate's reasons as a Filter status: UnschedulableAndUnresolvable when a

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ...objects import Pod, Taint, Toleration, tolerations_tolerate
+from ..events import ActionType, ClusterEventWithHint
 from ..functions import FITS, CycleState, Predicate, Priority, Reasons, Unresolvable, hint, mapped
 from ..interface import (
     FilterPlugin,
@@ -35,6 +36,7 @@ from ..interface import (
     Status,
 )
 from ..nodeinfo import NodeInfo
+from ._queueing import NODE, on, taint_hint
 from .helper import engine_node, normalize_node_scores, normalizing, status_of
 
 NAME: Final = "TaintToleration"
@@ -142,3 +144,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     ) -> Status | None:
         normalize_node_scores(True, scores)
         return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """v1.34: a node added or its taints changed, now tolerated."""
+        return [on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT, taint_hint)]

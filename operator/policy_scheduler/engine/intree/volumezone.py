@@ -149,3 +149,11 @@ class VolumeZone(PreFilterPlugin, FilterPlugin):
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfoView) -> Status | None:
         return run_filter(check, state, pod, node)
+
+    def events_to_register(self) -> list[object]:
+        """QueueingHints (v1.34): a node added or relabelled (its zone); volume kinds
+        wake every pod anyway."""
+        from ..events import ActionType
+        from ._queueing import NODE, on
+
+        return [on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)]

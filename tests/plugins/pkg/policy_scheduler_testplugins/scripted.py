@@ -11,6 +11,10 @@ everywhere and skips Bind. Every call is recorded in :data:`SCRIPT_CALLS` as
 ``hold`` names a point (``Filter`` or ``Reserve``) where the plugin holds the event loop
 it is called on, as a slow synchronous plugin does, until the test sets :data:`HOLD`
 (or ``holdSeconds`` pass): the call is recorded first, so a test knows the loop is held.
+``ScriptHinted`` is the same plugin with QueueingHints: it registers node additions
+and label changes, and its hint says Queue only for a node that carries the label its
+``wakeOnLabel`` arg names (every hint call is recorded in :data:`HINT_CALLS`). The other
+three register nothing: any change wakes the pods they refused.
 """
 
 from __future__ import annotations
@@ -22,10 +26,16 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from policy_scheduler.framework import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
     BindPlugin,
+    ClusterEvent,
+    ClusterEventWithHint,
     CycleState,
     FilterPlugin,
     Handle,
+    Node,
     NodeInfoView,
     NodeScore,
     PermitPlugin,
@@ -46,6 +56,8 @@ from policy_scheduler.framework import (
 SCRIPT_CALLS: list[tuple[str, str, str, str]] = []
 #: Bindings the scripted Bind made: (plugin, pod name, node).
 SCRIPT_BINDINGS: list[tuple[str, str, str]] = []
+#: (pod name, node name) for every call of ScriptHinted's queueing hint.
+HINT_CALLS: list[tuple[str, str]] = []
 
 #: The answers a point can be scripted to give (besides passing).
 CODES: Final = ("", "skip", "unschedulable", "unresolvable", "error")
@@ -59,6 +71,7 @@ def reset() -> None:
     SCRIPT_CALLS.clear()
     SCRIPT_BINDINGS.clear()
     HOLD.clear()
+    HINT_CALLS.clear()
 
 
 class ScriptArgs(BaseModel):
@@ -83,6 +96,10 @@ class ScriptArgs(BaseModel):
     bind: str = Field(default="skip", description="skip / bind / error")
     hold: str = Field(default="", description="Filter / Reserve: hold the loop there until HOLD")
     holdSeconds: float = 30.0
+    wakeOnLabel: str = Field(
+        default="",
+        description="ScriptHinted: the node label whose appearance may undo its refusals",
+    )
 
 
 class Script(
@@ -202,3 +219,18 @@ class ScriptB(Script):
 
 class ScriptC(Script):
     name = "ScriptC"
+
+
+class ScriptHinted(Script):
+    name = "ScriptHinted"
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        label = self.args.wakeOnLabel
+
+        def hint(pod: Pod, old: object, new: object) -> str:
+            assert isinstance(new, Node)
+            HINT_CALLS.append((pod.name, new.name))
+            return QUEUE if label in new.labels else QUEUE_SKIP
+
+        event = ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+        return [ClusterEventWithHint(event, hint)]
