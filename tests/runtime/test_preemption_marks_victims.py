@@ -197,8 +197,11 @@ async def test_a_v130_preemptor_waits_for_its_marked_victim_instead_of_evicting_
     runtime.handle("MODIFIED", nominated)
     runtime.handle("MODIFIED", terminating(victims["low-2"], api))
     runtime.handle("ADDED", running("critical", "n2", 2000, cpu="1"))
-    runtime.handle("ADDED", node("n3", cpu="500m"))  # a small node joins: pods retried
-    clock.now += 10  # past its backoff
+    runtime.handle("ADDED", node("n3", cpu="500m"))  # a small node joins
+    # Too small to help (NodeResourcesFit's queueing hint skips it): the preemptor is
+    # retried when the unschedulable pods are flushed, 60 s on.
+    clock.now += 61
+    runtime.requeue_expired()
     await attempt(runtime)
     assert api.deletions == ["default/low-2"]
     assert api.events[-1]["reason"] == "FailedScheduling"
@@ -233,6 +236,7 @@ async def test_which_terminating_pods_a_nominated_preemptor_waits_for(
     runtime.handle("MODIFIED", terminating(victims["low-2"]))
     runtime.handle("ADDED", running("critical", "n2", 2000, cpu="1"))
     runtime.handle("ADDED", node("n3", cpu="500m"))
-    clock.now += 10
+    clock.now += 61  # the unschedulable pods' flush retries it
+    runtime.requeue_expired()
     await attempt(runtime)
     assert api.deletions == deletions
