@@ -36,12 +36,12 @@ count):
 workload                                nodes  init pods measured  Go floor (pods/s)
 ======================================  ====== ========= ========  =====================
 SchedulingBasic                          5000   1000     10000      680
-SchedulingPodAntiAffinity                5000   1000      1000
-SchedulingPodMatchingAntiAffinity        5000   1000      1000      595
-SchedulingPodAffinity                    5000   5000      1000
-SchedulingNodeAffinity                   5000   5000      1000
-TopologySpreading                        5000   5000      2000      460
-PreferredTopologySpreading               5000   5000      2000      340
+SchedulingPodAntiAffinity                5000   1000      2000       60
+SchedulingPodMatchingAntiAffinity        5000   1000      5000      595
+SchedulingPodAffinity                    5000   5000      5000       35
+SchedulingNodeAffinity                   5000   5000     10000      220
+TopologySpreading                        5000   5000      5000      460
+PreferredTopologySpreading               5000   5000      5000      340
 Unschedulable                            5000    100     10000      590
 PreemptionBasic                          1000   4000      1000
 SchedulingWithMixedChurn                 5000      0     10000      710
@@ -107,6 +107,9 @@ POLICIES = ("v130", "legacy")
 #: Go's floors at 5000 nodes (the lowest of the last 250 CI runs), pods/s.
 FLOORS: dict[str, int] = {
     "SchedulingBasic": 680,
+    "SchedulingPodAntiAffinity": 60,
+    "SchedulingPodAffinity": 35,
+    "SchedulingNodeAffinity": 220,
     "TopologySpreading": 460,
     "PreferredTopologySpreading": 340,
     "SchedulingPodMatchingAntiAffinity": 595,
@@ -176,22 +179,21 @@ def pod_anti_affinity(name: str, node_name: str | None, namespace: str) -> dict[
         "namespaces": ["sched-1", "sched-0"],
     }
     affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
-    raw = pod_object(
-        name, node_name=node_name, labels={"color": "green", "name": "test"}, affinity=affinity
-    )
+    raw = pod_object(name, node_name=node_name, labels={"color": "green"}, affinity=affinity)
     return _in(namespace, raw)
 
 
 def pod_affinity(name: str, node_name: str | None, namespace: str) -> dict[str, Any]:
-    """pod-with-pod-affinity.yaml: with the foo="" pods, in their zone."""
+    """pod-with-pod-affinity.yaml: with the color=blue pods, in their zone."""
     term = {
-        "labelSelector": {"matchLabels": {"foo": ""}},
+        "labelSelector": {"matchLabels": {"color": "blue"}},
         "topologyKey": ZONE,
         "namespaces": ["sched-1", "sched-0"],
     }
     affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
     return _in(
-        namespace, pod_object(name, node_name=node_name, labels={"foo": ""}, affinity=affinity)
+        namespace,
+        pod_object(name, node_name=node_name, labels={"color": "blue"}, affinity=affinity),
     )
 
 
@@ -284,7 +286,7 @@ def pod_daemonset(name: str, node_name: str | None) -> dict[str, Any]:
 
 
 def service_churn(index: int) -> dict[str, Any]:
-    """churn/service-default.yaml's shape: a Service selecting app=foo (reconstructed)."""
+    """churn/service-default.yaml's shape: a Service selecting app=foo."""
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -328,7 +330,7 @@ def _workloads() -> list[Workload]:
             "SchedulingPodAntiAffinity",
             5000,
             1000,
-            1000,
+            2000,
             (),
             lambda n, at: pod_anti_affinity(n, at, "sched-0"),
             lambda n, at: pod_anti_affinity(n, at, "sched-1"),
@@ -337,7 +339,7 @@ def _workloads() -> list[Workload]:
             "SchedulingPodMatchingAntiAffinity",
             5000,
             1000,
-            1000,
+            5000,
             (),
             lambda n, at: pod_anti_affinity(n, at, "sched-0"),
             pod_with_label,
@@ -346,7 +348,7 @@ def _workloads() -> list[Workload]:
             "SchedulingPodAffinity",
             5000,
             5000,
-            1000,
+            5000,
             ("zone1",),
             lambda n, at: pod_affinity(n, at, "sched-0"),
             lambda n, at: pod_affinity(n, at, "sched-1"),
@@ -355,7 +357,7 @@ def _workloads() -> list[Workload]:
             "SchedulingNodeAffinity",
             5000,
             5000,
-            1000,
+            10000,
             ("zone1",),
             pod_node_affinity,
             pod_node_affinity,
@@ -364,7 +366,7 @@ def _workloads() -> list[Workload]:
             "TopologySpreading",
             5000,
             5000,
-            2000,
+            5000,
             moons,
             pod_default,
             lambda n, at: pod_spreading(n, at, "DoNotSchedule"),
@@ -373,7 +375,7 @@ def _workloads() -> list[Workload]:
             "PreferredTopologySpreading",
             5000,
             5000,
-            2000,
+            5000,
             moons,
             pod_default,
             lambda n, at: pod_spreading(n, at, "ScheduleAnyway"),
