@@ -1,5 +1,6 @@
 """The end-to-end benchmark runs (tiny size): the operator binds every pod, none twice,
-and the report holds every figure docs/performance.md quotes."""
+the no-op operator with the two writes binds its own pod stream, and the report holds
+every figure docs/performance.md quotes."""
 
 from __future__ import annotations
 
@@ -27,7 +28,12 @@ def test_quick_e2e_benchmark_reports_the_operator_beside_its_floors(tmp_path: Pa
         "kopf_floor_cpu_ms_per_event",
         "raw_bindings_per_s",
         "raw_client_cpu_ms_per_binding",
+        "writes_floor_cpu_ms_per_pod",
     ):
         assert report[figure] > 0, figure
+    # The operator's CPU per pod against its own stack's floor (Kopf plus the two writes).
+    assert report["cpu_ratio_to_writes_floor"] == (
+        report["operator_cpu_ms_per_pod"] / report["writes_floor_cpu_ms_per_pod"]
+    )
     assert report["ratio"] == report["operator_pods_per_s"] / report["raw_bindings_per_s"]
     assert report["event_loop"] == "uvloop"  # installed with the project: what runs
