@@ -384,7 +384,7 @@ async def writes_floor(
         before, _, _ = await asyncio.to_thread(emulator.bindings)
         cpu = cpu_seconds(noop.pid)
         await create_many(kube, [pending_pod(f"w-{i}") for i in range(pods)], "writes")
-        await wait_bindings(emulator, before + pods, timeout=max(120.0, pods / 5))
+        await wait_bindings(emulator, before + pods, timeout=max(300.0, pods / 2))
         cpu = await settle(noop.pid) - cpu
         rss, _ = memory_mib(noop.pid)
     finally:
