@@ -18,8 +18,10 @@ assume, preemption and its victims leaving the cluster).
 
 Only the decisions are timed: CPU seconds (``time.process_time``) from the first pop of
 the queue; a decision's time is the time since the previous one, so that the measured
-pods' share leaves out pending init pods decided first (Unschedulable's large-cpu pods).
-A preempting pod's two decisions (the preemption, then its placement) both count for it.
+pods' share leaves out pending init pods decided first (a workload with
+``init_pending``), while the churn's pods and objects (:class:`Churn`) count in it, as
+they count in scheduler_perf's rate. A preempting pod's two decisions (the preemption,
+then its placement) both count for it.
 The heap is frozen (``gc.freeze``) before the clock starts, as the operator freezes the
 listed cluster.
 
