@@ -39,6 +39,7 @@ import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -152,9 +153,11 @@ async def settle(pid: int, *, window: float = 1.0, quiet: float = 0.03) -> float
 class LineProcess:
     """A helper process driven over stdin/stdout, one line per command and answer."""
 
-    def __init__(self, script: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, script: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+    ) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name(script))],
+            [sys.executable, str(Path(__file__).with_name(script)), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -365,6 +368,30 @@ async def kopf_floor(
     }
 
 
+async def writes_floor(
+    emulator: EmulatorProcess, kube: KubeClient, kubeconfig: Path, pods: int, nodes: int
+) -> dict[str, float]:
+    """The operator's own stack's floor: ``noop_operator.py --writes``, Kopf on the same
+    pod stream doing only the binding and the ``Scheduled`` event of each pending pod;
+    its CPU per pod from the first creation until it is idle again."""
+    noop = LineProcess(
+        "noop_operator.py", env=child_environment(kubeconfig), args=("--writes", str(nodes))
+    )
+    try:
+        if noop.readline() != ["READY"]:
+            raise RuntimeError("the no-op operator did not start")
+        await settle(noop.pid)
+        before, _, _ = await asyncio.to_thread(emulator.bindings)
+        cpu = cpu_seconds(noop.pid)
+        await create_many(kube, [pending_pod(f"w-{i}") for i in range(pods)], "writes")
+        await wait_bindings(emulator, before + pods, timeout=max(300.0, pods / 2))
+        cpu = await settle(noop.pid) - cpu
+        rss, _ = memory_mib(noop.pid)
+    finally:
+        noop.close()
+    return {"writes_floor_cpu_ms_per_pod": 1000 * cpu / pods, "writes_floor_rss_mib": rss}
+
+
 async def scheduled(
     kube: KubeClient,
     emulator: EmulatorProcess,
@@ -411,8 +438,35 @@ async def scheduled(
     }
 
 
+async def writes_floor_alone(nodes: int, pods: int) -> dict[str, float]:
+    """The own stack's floor on a cluster of its own (tests: no operator, no other
+    measure); adds the emulator's count of the pods bound, and of the most bindings
+    of a single pod."""
+    with tempfile.TemporaryDirectory() as tmp:
+        emulator = EmulatorProcess()
+        try:
+            kubeconfig = write_kubeconfig(Path(tmp) / "kubeconfig", emulator.url)
+            async with KubeClient(emulator.url) as kube:
+                await kube.create(
+                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "writes"}}
+                )
+                await create_many(
+                    kube, [node(f"n{i}", f"zone-{i % 3}") for i in range(nodes)], None
+                )
+                report = await writes_floor(emulator, kube, kubeconfig, pods, nodes)
+            ok, _, most = await asyncio.to_thread(emulator.bindings)
+        finally:
+            emulator.close()
+    return {**report, "bound": float(ok), "most_bindings_of_a_pod": float(most)}
+
+
 async def run(
-    nodes: int, pods: int, bound_per_node: int, workers: int, profile: str | None = None
+    nodes: int,
+    pods: int,
+    bound_per_node: int,
+    workers: int,
+    profile: str | None = None,
+    writes: bool = True,
 ) -> dict[str, Any]:
     report: dict[str, Any] = {
         "nodes": nodes,
@@ -425,7 +479,7 @@ async def run(
         try:
             kubeconfig = write_kubeconfig(Path(tmp) / "kubeconfig", emulator.url)
             async with KubeClient(emulator.url) as kube:
-                for ns in ("raw", "floor", "bound", "bench"):
+                for ns in ("raw", "floor", "bound", "bench", "writes"):
                     await kube.create(
                         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                     )
@@ -452,9 +506,15 @@ async def run(
                 report.update(await raw_binding(kubeconfig, raw_names, nodes, workers))
                 floor_profile = profile.replace(".folded", "-floor.folded") if profile else None
                 report.update(await kopf_floor(kube, kubeconfig, pods, nodes, floor_profile))
+                if writes:
+                    report.update(await writes_floor(emulator, kube, kubeconfig, pods, nodes))
         finally:
             emulator.close()
     report["ratio"] = report["operator_pods_per_s"] / report["raw_bindings_per_s"]
+    if writes:
+        report["cpu_ratio_to_writes_floor"] = (
+            report["operator_cpu_ms_per_pod"] / report["writes_floor_cpu_ms_per_pod"]
+        )
     # The operator and the Kopf floor run on uvloop when this interpreter has it.
     report["event_loop"] = "uvloop" if loop_factory() is not None else "asyncio"
     return report
@@ -474,7 +534,34 @@ def describe(report: dict[str, Any]) -> str:
         f"{report['kopf_floor_events_per_pod']:.1f} events per pod\n"
         f"  raw binding: {report['raw_bindings_per_s']:.0f}/s, "
         f"{report['raw_client_cpu_ms_per_binding']:.2f} ms client CPU per POST"
+        + (
+            f"\n  own stack's floor (Kopf + binding + event): "
+            f"{report['writes_floor_cpu_ms_per_pod']:.2f} ms CPU per pod; the operator's CPU "
+            f"per pod is {report['cpu_ratio_to_writes_floor']:.2f}x it"
+            if "cpu_ratio_to_writes_floor" in report
+            else ""
+        )
+        + (f" (runs {report['runs_cpu_ratio']})" if "runs_cpu_ratio" in report else "")
     )
+
+
+def median_report(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure the median of the runs (the ratio too: the median of each run's)."""
+    report = dict(runs[0])
+    for key, value in runs[0].items():
+        if isinstance(value, float):
+            report[key] = statistics.median(run[key] for run in runs)
+    report["runs"] = len(runs)
+    if "cpu_ratio_to_writes_floor" not in runs[0]:
+        return report
+    report["runs_cpu_ratio"] = [round(run["cpu_ratio_to_writes_floor"], 2) for run in runs]
+    report["runs_operator_cpu_ms_per_pod"] = [
+        round(run["operator_cpu_ms_per_pod"], 3) for run in runs
+    ]
+    report["runs_writes_floor_cpu_ms_per_pod"] = [
+        round(run["writes_floor_cpu_ms_per_pod"], 3) for run in runs
+    ]
+    return report
 
 
 def plot(reports: list[dict[str, Any]], path: str) -> None:
@@ -518,6 +605,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bound-per-node", type=int, default=2, help="running pods per node")
     parser.add_argument("--bind-workers", type=int, default=16)
     parser.add_argument("--quick", action="store_true", help="50 nodes, 100 pods (CI smoke)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each size; the medians are shown"
+    )
+    parser.add_argument(
+        "--no-writes-floor",
+        action="store_true",
+        help="leave out the own stack's floor (Kopf plus the binding and the event)",
+    )
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--plot", metavar="FILE", help="draw the CPU per pod (matplotlib)")
     parser.add_argument(
@@ -533,7 +628,20 @@ def main(argv: list[str] | None = None) -> int:
     reports = []
     for nodes in sizes:
         profile = f"{args.profile}-{nodes}.folded" if args.profile else None
-        report = asyncio.run(run(nodes, args.pods, args.bound_per_node, args.bind_workers, profile))
+        runs = [
+            asyncio.run(
+                run(
+                    nodes,
+                    args.pods,
+                    args.bound_per_node,
+                    args.bind_workers,
+                    profile,
+                    writes=not args.no_writes_floor,
+                )
+            )
+            for _ in range(max(1, args.repeat))
+        ]
+        report = median_report(runs) if len(runs) > 1 else runs[0]
         print(describe(report), flush=True)
         reports.append(report)
     if args.json:

@@ -18,8 +18,10 @@ assume, preemption and its victims leaving the cluster).
 
 Only the decisions are timed: CPU seconds (``time.process_time``) from the first pop of
 the queue; a decision's time is the time since the previous one, so that the measured
-pods' share leaves out pending init pods decided first (Unschedulable's large-cpu pods).
-A preempting pod's two decisions (the preemption, then its placement) both count for it.
+pods' share leaves out pending init pods decided first (a workload with
+``init_pending``), while the churn's pods and objects (:class:`Churn`) count in it, as
+they count in scheduler_perf's rate. A preempting pod's two decisions (the preemption,
+then its placement) both count for it.
 The heap is frozen (``gc.freeze``) before the clock starts, as the operator freezes the
 listed cluster.
 
@@ -28,28 +30,40 @@ with an empty v1 KubeSchedulerConfiguration whose profile serves the pods'
 schedulerName, as ``simulate --config`` reads it), and ``legacy``, the built-in default
 policy (``simulate`` without ``--config``).
 
-Workloads (scheduler_perf's 5000-node parameters; ``--quick`` divides every count):
+Workloads (scheduler_perf's 5000-node parameters, as in kubernetes master's
+``misc/`` and ``affinity/`` configs where the floor is held; ``--quick`` divides every
+count):
 
 ======================================  ====== ========= ========  =====================
 workload                                nodes  init pods measured  Go floor (pods/s)
 ======================================  ====== ========= ========  =====================
-SchedulingBasic                          5000   1000      1000      680
-SchedulingPodAntiAffinity                5000   1000      1000
-SchedulingPodMatchingAntiAffinity        5000   1000      1000      595
-SchedulingPodAffinity                    5000   5000      1000
-SchedulingNodeAffinity                   5000   5000      1000
-TopologySpreading                        5000   5000      2000      460
-PreferredTopologySpreading               5000   5000      2000      340
-Unschedulable                            5000    200      5000      590
-PreemptionBasic                           500   2000       500
+SchedulingBasic                          5000   1000     10000      680
+SchedulingPodAntiAffinity                5000   1000      2000       60
+SchedulingPodMatchingAntiAffinity        5000   1000      5000      595
+SchedulingPodAffinity                    5000   5000      5000       35
+SchedulingNodeAffinity                   5000   5000     10000      220
+TopologySpreading                        5000   5000      5000      460
+PreferredTopologySpreading               5000   5000      5000      340
+Unschedulable                            5000    100     10000      590
+PreemptionBasic                          1000   4000      1000
+SchedulingWithMixedChurn                 5000      0     10000      710
+SchedulingDaemonset                     15000      0     30000     1100
 ======================================  ====== ========= ========  =====================
 
-PreemptionBasic runs at 500 nodes: scheduler_perf's 5000-node variant is commented out
+PreemptionBasic runs at 1000 nodes: scheduler_perf's 5000-node variant is commented out
 upstream (kubernetes#108308). SchedulingPodMatchingAntiAffinity: the init pods carry
 the required anti-affinity (``pod-with-pod-anti-affinity.yaml``), the measured pods are
 ``pod-with-label.yaml``-shaped pods their terms match, so every decision checks the
-existing pods' anti-affinity. The mixed-churn and 15000-node daemonset patterns are
-printed with their floors but not run (not built yet).
+existing pods' anti-affinity. Unschedulable (master's ``5kNodes/100Init/10kPods``):
+100 pod-default pods bound, then the measured pods with a churn op creating a
+pod-high-priority-large-cpu pod (9 cpu, priority 10: fits nowhere, tries preemption)
+every 118 decided pods (200 ms at the floor). SchedulingWithMixedChurn: scheduler_perf's
+``churn`` op in ``recreate`` mode, a node-default node, a pod-high-priority-large-cpu
+pod and a Service deleted and created again every 710 decided pods (1 s at the floor);
+the churn pods' decisions count in the measured time. SchedulingDaemonset: one
+``node-with-name.yaml`` node (scheduler-perf-node, 90000 pods) beside 15000 node-default
+nodes; every pod (``daemonset-pod.yaml``: no requests) requires ``matchFields
+metadata.name In [scheduler-perf-node]``, as a DaemonSet's pods do.
 
 Usage::
 
@@ -95,14 +109,21 @@ POLICIES = ("v130", "legacy")
 #: Go's floors at 5000 nodes (the lowest of the last 250 CI runs), pods/s.
 FLOORS: dict[str, int] = {
     "SchedulingBasic": 680,
+    "SchedulingPodAntiAffinity": 60,
+    "SchedulingPodAffinity": 35,
+    "SchedulingNodeAffinity": 220,
     "TopologySpreading": 460,
     "PreferredTopologySpreading": 340,
     "SchedulingPodMatchingAntiAffinity": 595,
     "Unschedulable": 590,
     "SchedulingWithMixedChurn": 710,
-    "SchedulingDaemonset (15000 nodes)": 1100,
+    "SchedulingDaemonset": 1100,
 }
-NOT_RUN = ("SchedulingWithMixedChurn", "SchedulingDaemonset (15000 nodes)")
+NOT_RUN: tuple[str, ...] = ()
+#: The churn ops' intervals in decided pods: 1 s (mixed churn) and 200 ms (Unschedulable)
+#: at the floor's rate.
+MIXED_CHURN_EVERY = 710
+UNSCHEDULABLE_EVERY = 118
 #: kube-scheduler v1.30's default profile, serving the pods' schedulerName.
 V130_CONFIGURATION: dict[str, Any] = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -110,6 +131,7 @@ V130_CONFIGURATION: dict[str, Any] = {
     "profiles": [{"schedulerName": names.DEFAULT_SCHEDULER_NAME}],
 }
 HOSTNAME = "kubernetes.io/hostname"
+DAEMONSET_NODE = "scheduler-perf-node"
 ZONE = "topology.kubernetes.io/zone"
 
 PodFn = Callable[[str, str | None], dict[str, Any]]
@@ -159,22 +181,21 @@ def pod_anti_affinity(name: str, node_name: str | None, namespace: str) -> dict[
         "namespaces": ["sched-1", "sched-0"],
     }
     affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
-    raw = pod_object(
-        name, node_name=node_name, labels={"color": "green", "name": "test"}, affinity=affinity
-    )
+    raw = pod_object(name, node_name=node_name, labels={"color": "green"}, affinity=affinity)
     return _in(namespace, raw)
 
 
 def pod_affinity(name: str, node_name: str | None, namespace: str) -> dict[str, Any]:
-    """pod-with-pod-affinity.yaml: with the foo="" pods, in their zone."""
+    """pod-with-pod-affinity.yaml: with the color=blue pods, in their zone."""
     term = {
-        "labelSelector": {"matchLabels": {"foo": ""}},
+        "labelSelector": {"matchLabels": {"color": "blue"}},
         "topologyKey": ZONE,
         "namespaces": ["sched-1", "sched-0"],
     }
     affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
     return _in(
-        namespace, pod_object(name, node_name=node_name, labels={"foo": ""}, affinity=affinity)
+        namespace,
+        pod_object(name, node_name=node_name, labels={"color": "blue"}, affinity=affinity),
     )
 
 
@@ -219,6 +240,67 @@ def pod_priority(name: str, node_name: str | None, *, high: bool) -> dict[str, A
     return _in("default", raw, priority=10 if high else 1)
 
 
+def pod_high_priority_large_cpu(name: str, node_name: str | None) -> dict[str, Any]:
+    """pod-high-priority-large-cpu.yaml: 9 cpu, 500Mi, priority 10: fits no node, preempts."""
+    raw = pod_object(name, cpu="9", node_name=node_name)
+    container = raw["spec"]["containers"][0]
+    del container["resources"]["limits"]  # the template sets requests only
+    return _in("default", raw, priority=10)
+
+
+def node_with_name() -> dict[str, Any]:
+    """node-with-name.yaml: scheduler-perf-node, 4 cpu, 32Gi, 90000 pods."""
+    raw = node(0, ())
+    raw["metadata"]["name"] = DAEMONSET_NODE
+    raw["metadata"]["uid"] = "node-uid-named"
+    raw["metadata"]["labels"] = {HOSTNAME: DAEMONSET_NODE}
+    capacity = {"cpu": "4", "memory": "32Gi", "pods": "90000"}
+    raw["status"]["capacity"] = capacity
+    raw["status"]["allocatable"] = dict(capacity)
+    return raw
+
+
+def pod_daemonset(name: str, node_name: str | None) -> dict[str, Any]:
+    """daemonset-pod.yaml: no requests, required node affinity matchFields metadata.name
+    In [scheduler-perf-node] (NodeAffinity's PreFilter narrows the nodes to that one)."""
+    field = {"key": "metadata.name", "operator": "In", "values": [DAEMONSET_NODE]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [field]}]
+            }
+        }
+    }
+    raw: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": names.DEFAULT_SCHEDULER_NAME,
+            "affinity": affinity,
+            "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10"}],
+        },
+    }
+    if node_name is not None:
+        raw["spec"]["nodeName"] = node_name
+        raw["status"] = {"phase": "Running"}
+    return _in("default", raw)
+
+
+def service_churn(index: int) -> dict[str, Any]:
+    """churn/service-default.yaml's shape: a Service selecting app=foo."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": f"service-churn-{index}",
+            "namespace": "default",
+            "uid": f"uid-service-churn-{index}",
+        },
+        "spec": {"selector": {"app": "foo"}, "ports": [{"port": 8080, "targetPort": 8080}]},
+    }
+
+
 # -- workloads ------------------------------------------------------------------------------
 
 
@@ -235,17 +317,22 @@ class Workload:
     init_pending: bool = False
     #: Init pods per node at most before the next node (one per node: anti-affinity).
     per_node: int = 0
+    #: Nodes created before the workload's own (SchedulingDaemonset's named node).
+    extra_nodes: Callable[[], list[dict[str, Any]]] | None = None
+    #: scheduler_perf's churn op, every ``churn_every`` decided pods (see :class:`Churn`).
+    churn: str = ""
+    churn_every: int = 0
 
 
 def _workloads() -> list[Workload]:
     moons = ("moon-1", "moon-2", "moon-3")
     return [
-        Workload("SchedulingBasic", 5000, 1000, 1000, (), pod_default, pod_default),
+        Workload("SchedulingBasic", 5000, 1000, 10000, (), pod_default, pod_default),
         Workload(
             "SchedulingPodAntiAffinity",
             5000,
             1000,
-            1000,
+            2000,
             (),
             lambda n, at: pod_anti_affinity(n, at, "sched-0"),
             lambda n, at: pod_anti_affinity(n, at, "sched-1"),
@@ -254,7 +341,7 @@ def _workloads() -> list[Workload]:
             "SchedulingPodMatchingAntiAffinity",
             5000,
             1000,
-            1000,
+            5000,
             (),
             lambda n, at: pod_anti_affinity(n, at, "sched-0"),
             pod_with_label,
@@ -263,7 +350,7 @@ def _workloads() -> list[Workload]:
             "SchedulingPodAffinity",
             5000,
             5000,
-            1000,
+            5000,
             ("zone1",),
             lambda n, at: pod_affinity(n, at, "sched-0"),
             lambda n, at: pod_affinity(n, at, "sched-1"),
@@ -272,7 +359,7 @@ def _workloads() -> list[Workload]:
             "SchedulingNodeAffinity",
             5000,
             5000,
-            1000,
+            10000,
             ("zone1",),
             pod_node_affinity,
             pod_node_affinity,
@@ -281,7 +368,7 @@ def _workloads() -> list[Workload]:
             "TopologySpreading",
             5000,
             5000,
-            2000,
+            5000,
             moons,
             pod_default,
             lambda n, at: pod_spreading(n, at, "DoNotSchedule"),
@@ -290,7 +377,7 @@ def _workloads() -> list[Workload]:
             "PreferredTopologySpreading",
             5000,
             5000,
-            2000,
+            5000,
             moons,
             pod_default,
             lambda n, at: pod_spreading(n, at, "ScheduleAnyway"),
@@ -298,21 +385,43 @@ def _workloads() -> list[Workload]:
         Workload(
             "Unschedulable",
             5000,
-            200,
-            5000,
+            100,
+            10000,
             (),
-            pod_large_cpu,
             pod_default,
-            init_pending=True,
+            pod_default,
+            churn="create",
+            churn_every=UNSCHEDULABLE_EVERY,
         ),
         Workload(
             "PreemptionBasic",
-            500,
-            2000,
-            500,
+            1000,
+            4000,
+            1000,
             (),
             lambda n, at: pod_priority(n, at, high=False),
             lambda n, at: pod_priority(n, at, high=True),
+        ),
+        Workload(
+            "SchedulingWithMixedChurn",
+            5000,
+            0,
+            10000,
+            (),
+            pod_default,
+            pod_default,
+            churn="recreate",
+            churn_every=MIXED_CHURN_EVERY,
+        ),
+        Workload(
+            "SchedulingDaemonset",
+            15000,
+            0,
+            30000,
+            (),
+            pod_daemonset,
+            pod_daemonset,
+            extra_nodes=lambda: [node_with_name()],
         ),
     ]
 
@@ -320,10 +429,60 @@ def _workloads() -> list[Workload]:
 WORKLOADS = {w.name: w for w in _workloads()}
 
 
-def objects(workload: Workload, scale: int) -> tuple[list[dict[str, Any]], set[str]]:
+class Churn:
+    """scheduler_perf's churn op, counted in decisions instead of milliseconds.
+
+    ``recreate`` (SchedulingWithMixedChurn: a node-default node, a
+    pod-high-priority-large-cpu pod and a Service, one each): every tick deletes the
+    previous tick's objects and creates new ones; ``create`` (Unschedulable: the
+    large-cpu pod only): every tick adds one. Upstream ticks on a wall clock (1 s, 200
+    ms); here a tick comes every ``every`` decided measured pods, the floor's rate times
+    the interval (710 and 118 pods), so that two builds decide the same stream. The
+    objects go through the watch's door (``World.observe``), as the operator gets them.
+    """
+
+    def __init__(self, mode: str, every: int) -> None:
+        self.mode = mode
+        self.every = every
+        self.ticks = 0
+        self.seen = 0
+        self.live: list[dict[str, Any]] = []
+
+    def make(self) -> list[dict[str, Any]]:
+        index = self.ticks
+        self.ticks += 1
+        pod = pod_high_priority_large_cpu(f"churn-pod-{index}", None)
+        if self.mode == "create":
+            return [pod]
+        raw = node(0, ())
+        name = f"churn-node-{index}"
+        raw["metadata"].update(name=name, uid=f"uid-churn-node-{index}")
+        raw["metadata"]["labels"] = {HOSTNAME: name}
+        made = [raw, pod, service_churn(index)]
+        self.live = made
+        return made
+
+    def decided(self, world: Any) -> None:
+        """One measured pod decided: a tick every ``every``."""
+        self.seen += 1
+        if self.seen % self.every:
+            return
+        if self.mode == "recreate":
+            for raw in self.live:
+                world.observe("DELETED", raw)
+        for raw in json.loads(json.dumps(self.make())):
+            world.observe("ADDED", raw)
+
+
+def objects(
+    workload: Workload, scale: int, churn: Churn | None = None
+) -> tuple[list[dict[str, Any]], set[str]]:
     """The workload's API objects (``scale`` divides every count) and the measured uids."""
     nodes = max(1, workload.nodes // scale)
-    out = [node(i, workload.zones) for i in range(nodes)]
+    out = list(workload.extra_nodes()) if workload.extra_nodes is not None else []
+    out += [node(i, workload.zones) for i in range(nodes)]
+    if churn is not None:
+        out += churn.make()  # the churn op starts before the measured pods are created
     for i in range(workload.init_pods // scale):
         at = None if workload.init_pending else f"scheduler-perf-node-{i % nodes}"
         out.append(workload.init(f"init-{i}", at))
@@ -351,7 +510,8 @@ def run_one(
     workload: Workload, policy: str, scale: int, profiler: cProfile.Profile | None = None
 ) -> dict[str, Any]:
     """Decide one workload with one policy; the measured pods' CPU time and outcomes."""
-    objs, measured = objects(workload, scale)
+    churn = Churn(workload.churn, max(1, workload.churn_every // scale)) if workload.churn else None
+    objs, measured = objects(workload, scale, churn)
     profiles = []
     if policy == "v130":
         conversion = convert_configuration(V130_CONFIGURATION)
@@ -370,7 +530,15 @@ def run_one(
             spent[0] += now - last[0]
             decisions[0] += 1
             outcomes[decision.pod.name] = _outcome(decision)
-        last[0] = time.process_time()
+            if churn is not None:
+                churn.decided(inputs.world)
+        elif churn is not None:
+            # The churn's pods are decided among the measured ones: their time counts,
+            # as it does in scheduler_perf's pods per second of the whole run.
+            spent[0] += now - last[0]
+            outcomes[decision.pod.name] = _outcome(decision)
+        # With churn, its objects' arrival is counted in the next decision's time.
+        last[0] = now if churn is not None else time.process_time()
 
     gc.collect()
     gc.freeze()
@@ -383,7 +551,9 @@ def run_one(
             profiler.disable()
     finally:
         gc.unfreeze()
-    placed = sum(1 for v in outcomes.values() if not v.startswith("- "))
+    placed = sum(
+        1 for k, v in outcomes.items() if k.startswith("measure-") and not v.startswith("- ")
+    )
     pods = len(measured)
     return {
         "workload": workload.name,

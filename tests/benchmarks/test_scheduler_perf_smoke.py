@@ -5,8 +5,9 @@ on. Every workload runs with kube-scheduler v1.30's default profile and with the
 default policy, at scheduler_perf's counts divided by 50; every measured pod is decided
 and reported; the workloads exercise what their names say (the anti-affinity pods keep
 off the nodes of the init pods, the spreading pods stay within maxSkew over the three
-zones, the preemptors place by evicting); the table prints each Go floor and the
-workloads not run; ``-o json`` writes the outcomes per workload and policy.
+zones, the preemptors place by evicting, the churn's large pods fit nowhere, the
+daemonset pods all land on the node they name); the table prints each Go floor;
+``-o json`` writes the outcomes per workload and policy.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def test_every_workload_runs_with_both_policies(bench: ModuleType, quick: dict[s
         assert row["decisions"] >= row["measured_pods"]
         assert row["cpu_s"] > 0 and row["pods_per_s"] > 0
         outcomes = quick["_outcomes"][f"{row['workload']}/{row['policy']}"]
-        assert len(outcomes) == row["measured_pods"]
+        measured = [name for name in outcomes if name.startswith("measure-")]
+        assert len(measured) == row["measured_pods"]
     assert quick["_written"]["results"] == quick["results"]
 
 
@@ -72,15 +74,33 @@ def test_the_workloads_decide_what_their_names_say(quick: dict[str, Any]) -> Non
             "TopologySpreading",
             "Unschedulable",
             "PreemptionBasic",
+            "SchedulingWithMixedChurn",
+            "SchedulingDaemonset",
         ):
-            placed = outcomes[f"{name}/{policy}"].values()
+            decided = outcomes[f"{name}/{policy}"]
+            placed = [node for pod, node in decided.items() if pod.startswith("measure-")]
             assert all(not node.startswith("- ") for node in placed), (name, policy)
+        # The churn's 9-cpu pods fit no node and are decided among the measured pods.
+        for name in ("Unschedulable", "SchedulingWithMixedChurn"):
+            churned = [
+                node
+                for pod, node in outcomes[f"{name}/{policy}"].items()
+                if pod.startswith("churn-pod-")
+            ]
+            assert churned and all(node.startswith("- ") for node in churned), (name, policy)
+            assert all("Insufficient cpu" in node for node in churned)
+        # Every daemonset pod goes to the one node its matchFields names.
+        nodes = set(outcomes[f"SchedulingDaemonset/{policy}"].values())
+        assert nodes == {"scheduler-perf-node"}, policy
         # The init pods (one each on nodes 0-19) repel the pods their terms match.
         held = {f"scheduler-perf-node-{i}" for i in range(20)}
         for name in ("SchedulingPodAntiAffinity", "SchedulingPodMatchingAntiAffinity"):
             nodes = list(outcomes[f"{name}/{policy}"].values())
             assert not held & set(nodes), (name, policy)
-            assert len(set(nodes)) == len(nodes)
+        # The anti-affinity pods repel each other too: one per hostname (the matching
+        # variant's pods have no term of their own and may share a node).
+        nodes = list(outcomes[f"SchedulingPodAntiAffinity/{policy}"].values())
+        assert len(set(nodes)) == len(nodes)
         # maxSkew 5 over the three moon zones (node i is in zone i mod 3); the 100 init
         # pods are not blue, so the measured pods alone count.
         zones = collections.Counter(
@@ -95,18 +115,18 @@ def test_the_preemptors_evict_to_place(quick: dict[str, Any]) -> None:
     preemptor is placed only after its first decision evicted victims (two decisions)."""
     for row in quick["results"]:
         if row["workload"] == "PreemptionBasic":
-            assert row["placed"] == row["measured_pods"] == 10
+            assert row["placed"] == row["measured_pods"] == 20
             assert row["decisions"] == 2 * row["measured_pods"]
 
 
 def test_the_table_prints_each_floor(bench: ModuleType, quick: dict[str, Any]) -> None:
     table = bench.format_table(quick["results"], ["v130", "legacy"])
-    assert "| SchedulingBasic | 100 | 20 | 20 |" in table
+    assert "| SchedulingBasic | 100 | 20 | 200 |" in table
+    assert "| SchedulingDaemonset | 300 | 0 | 600 |" in table
     assert table.splitlines()[0].endswith("| v130 pods/s | legacy pods/s | Go floor |")
     for name, floor in bench.FLOORS.items():
         (line,) = [row for row in table.splitlines() if row.startswith(f"| {name} |")]
         assert line.endswith(f"| {floor} |")
-    assert "| SchedulingWithMixedChurn |  |  |  | not run | not run | 710 |" in table
 
 
 def test_an_unknown_workload_is_refused_naming_it(bench: ModuleType) -> None:

@@ -159,6 +159,8 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     ),
     "python benchmarks/e2e_bench.py": (
         "tests/benchmarks/test_e2e_bench_smoke.py::test_quick_e2e_benchmark_reports_the_operator_beside_its_floors",
+        "tests/benchmarks/test_e2e_bench_smoke.py::"
+        "test_the_own_stack_floor_binds_each_pod_once_and_reports_its_cpu",
     ),
     # the chart and the CRD
     "helm install policy-scheduler charts/policy-scheduler": (

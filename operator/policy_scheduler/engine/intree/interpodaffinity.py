@@ -481,7 +481,14 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         )
 
         def inter_pod_filter(pod: Pod, node: NodeInfo, cycle: CycleState) -> Reasons:
-            return check_filter(self._filter_state(pod, cycle), node.node.labels)
+            # Called on every node a decision visits: the cycle's state is read without
+            # building a factory closure per node (one is built on the first node only).
+            state = cycle._memo.get(_FILTER_MEMO)
+            if state is None:
+                state = self._filter_state(pod, cycle)
+            if state.skip:
+                return FITS
+            return check_filter(state, node.node.labels)
 
         def fits_everywhere(pod: Pod, cycle: CycleState) -> bool:
             return self._filter_state(pod, cycle).skip
