@@ -429,9 +429,9 @@ async def test_a_pods_label_keys_are_merged_at_create_as_v134_does(
         {"key": "pod-template-hash", "operator": "In", "values": ["7d9f"]},
         {"key": "tenant", "operator": "NotIn", "values": ["a"]},
     ]
-    assert stored["spec"]["topologySpreadConstraints"][0]["labelSelector"][
-        "matchExpressions"
-    ] == [{"key": "pod-template-hash", "operator": "In", "values": ["7d9f"]}]
+    assert stored["spec"]["topologySpreadConstraints"][0]["labelSelector"]["matchExpressions"] == [
+        {"key": "pod-template-hash", "operator": "In", "values": ["7d9f"]}
+    ]
 
     term["matchLabelKeys"] = ["app"]
     body["metadata"]["name"] = "web-2"

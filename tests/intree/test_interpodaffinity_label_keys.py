@@ -236,9 +236,7 @@ def test_the_affinity_rows_refuse_for_the_upstream_reasons(tmp_path: Path) -> No
 
 
 def score_nodes(count: int) -> list[dict[str, Any]]:
-    return [
-        node(f"node{i + 1}", {TOPOLOGY_KEY: f"topologyvalue{i % 3 + 1}"}) for i in range(count)
-    ]
+    return [node(f"node{i + 1}", {TOPOLOGY_KEY: f"topologyvalue{i % 3 + 1}"}) for i in range(count)]
 
 
 SCORE_ROWS = [

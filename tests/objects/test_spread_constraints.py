@@ -114,8 +114,7 @@ ERR = 'Pod "default/p": spec.topologySpreadConstraints[0].'
         # constraint's path and the key's index.
         pytest.param(
             {"matchLabelKeys": ["app"]},
-            ERR[:-1] + '[0]: Invalid value: "app": exists in both matchLabelKeys and '
-            "labelSelector",
+            ERR[:-1] + '[0]: Invalid value: "app": exists in both matchLabelKeys and labelSelector',
             id="key-also-in-the-selector",
         ),
         pytest.param(
