@@ -1364,12 +1364,15 @@ def _spread_constraints(
     """``spec.topologySpreadConstraints`` with the API server's checks and today's fields.
 
     ``minDomains`` (> 0, DoNotSchedule only), ``nodeAffinityPolicy`` / ``nodeTaintsPolicy``
-    (Honor or Ignore) and ``matchLabelKeys`` (label keys, not in the labelSelector; each
-    key the pod carries becomes ``key In (its value)`` in the selector, as
-    PodTopologySpread merges them, v1.25-v1.27). A field the scheduler does not know is
-    refused on a pending pod: placing it while ignoring a rule it states would break the
-    rule silently. A placed pod's own constraints never take part in a decision, so they
-    are read without that check.
+    (Honor or Ignore) and ``matchLabelKeys`` (each key the pod carries becomes ``key In
+    (its value)`` in the selector, as v1.34's PodTopologySpread still merges them for
+    every pod it reads: the API server merged them already at create, behind
+    MatchLabelKeysInPodTopologySpreadSelectorMerge, and merging the same requirement
+    twice changes nothing; the API server's checks of the keys are
+    :func:`created_spec`'s). A field the scheduler does not know is refused on a
+    pending pod: placing it while ignoring a rule it states would break the rule
+    silently. A placed pod's own constraints never take part in a decision, so they are
+    read without that check.
     """
     path = "spec.topologySpreadConstraints"
     out: list[TopologySpreadConstraint] = []
@@ -1439,24 +1442,206 @@ def _merge_match_label_keys(
     selector_raw: object,
     labels: Mapping[str, str],
 ) -> Selector:
-    """The constraint's selector AND ``key In (pod's value)`` for each key the pod has."""
-    if selector_raw is None:
-        raise r.fail(f"{where}.matchLabelKeys", "must not be set when labelSelector is not set")
-    in_selector = {requirement.key for requirement in selector.requirements}
+    """The constraint's selector AND ``key In (pod's value)`` for each key the pod has,
+    as v1.34's ``filterTopologySpreadConstraints`` merges them (a requirement the API
+    server merged already is not added twice). Upstream reads a null labelSelector with
+    keys (which the API server refuses) as the keys alone."""
     extra: list[Requirement] = []
+    present = set(selector.requirements)
     for j, key in enumerate(keys):
         if not valid_label_key(key):
-            raise r.fail(f"{where}.matchLabelKeys[{j}]", f"not a valid label key: {key!r}")
-        if key in in_selector:
-            raise r.fail(
-                f"{where}.matchLabelKeys[{j}]",
-                f"{key!r} is also a key of labelSelector; a key may be in only one of them",
-            )
+            raise r.fail(f"{where}.matchLabelKeys[{j}]", f'Invalid value: "{key}": {_NOT_A_KEY}')
         if key in labels:
-            extra.append(Requirement(key, IN, frozenset({labels[key]})))
+            requirement = Requirement(key, IN, frozenset({labels[key]}))
+            if requirement not in present:
+                extra.append(requirement)
+                present.add(requirement)
     if not extra:
         return selector
+    if selector_raw is None:
+        return Selector(tuple(extra))
     return Selector((*selector.requirements, *extra), nothing=selector.nothing)
+
+
+_NOT_A_KEY: Final = (
+    "a label key must be a qualified name (an optional DNS subdomain prefix and '/', then "
+    "at most 63 alphanumeric characters, '-', '_' or '.', starting and ending with an "
+    "alphanumeric character)"
+)
+_TERM_ARMS: Final = ("podAffinity", "podAntiAffinity")
+_REQUIRED: Final = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED: Final = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _key_list(value: object) -> list[str] | None:
+    """A term's matchLabelKeys / mismatchLabelKeys, or None when it is not a list of
+    strings (the parsing that follows says where)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
+        return None
+    return value
+
+
+def label_keys_problem(
+    path: str, match_keys: list[str], mismatch_keys: list[str], selector: object
+) -> tuple[str, str] | None:
+    """The first of kube-apiserver v1.34's complaints about a term's label keys
+    (``validateMatchLabelKeysAndMismatchLabelKeys``, run after the merge): (field, message
+    in the API server's words), or None. ``path`` is the term's (for a topology spread
+    constraint, the constraint's); a key found twice in the merged selector is reported
+    at ``path[i]`` (``i`` its index in matchLabelKeys), as upstream words it."""
+    for name, keys in (("matchLabelKeys", match_keys), ("mismatchLabelKeys", mismatch_keys)):
+        if not keys:
+            continue
+        if selector is None:
+            return (
+                f"{path}.{name}",
+                "Forbidden: must not be specified when labelSelector is not set",
+            )
+        for i, key in enumerate(keys):
+            if not valid_label_key(key):
+                return f"{path}.{name}[{i}]", f'Invalid value: "{key}": {_NOT_A_KEY}'
+    if isinstance(selector, Mapping) and match_keys:
+        index = {key: i for i, key in enumerate(match_keys)}
+        seen = set(selector.get("matchLabels") or ())
+        for expression in selector.get("matchExpressions") or ():
+            found = expression.get("key") if isinstance(expression, Mapping) else None
+            if not isinstance(found, str):
+                continue
+            if found in index and found in seen:
+                return (
+                    f"{path}[{index[found]}]",
+                    f'Invalid value: "{found}": exists in both matchLabelKeys and labelSelector',
+                )
+            seen.add(found)
+    for i, key in enumerate(match_keys):
+        if key in mismatch_keys:
+            return (
+                f"{path}.matchLabelKeys[{i}]",
+                f'Invalid value: "{key}": exists in both matchLabelKeys and mismatchLabelKeys',
+            )
+    return None
+
+
+def _merged_selector(
+    selector: object, keys: list[str], operator: str, labels: Mapping[str, str]
+) -> object:
+    """``selector`` with ``key <operator> (the pod's value)`` appended to its
+    matchExpressions for each key the pod carries (strategy.go's
+    ``applyLabelKeysToLabelSelector``); a selector of another shape is left to the
+    parsing to refuse."""
+    added = [
+        {"key": key, "operator": operator, "values": [labels[key]]} for key in keys if key in labels
+    ]
+    if not added or not isinstance(selector, Mapping):
+        return selector
+    expressions = selector.get("matchExpressions")
+    if expressions is not None and not isinstance(expressions, list):
+        return selector
+    return {**selector, "matchExpressions": [*(expressions or ()), *added]}
+
+
+def created_spec(
+    r: _Reader, spec: Mapping[str, Any], labels: Mapping[str, str]
+) -> Mapping[str, Any]:
+    """``spec`` as kube-apiserver v1.34 stores it when the pod is created: the pod
+    (anti-)affinity terms' ``matchLabelKeys`` / ``mismatchLabelKeys`` merged into their
+    labelSelector (``key In (value)`` / ``key NotIn (value)`` for each key the pod
+    carries; PrepareForCreate's ``mutatePodAffinity``, KEP-3633, GA in v1.33), and both
+    those keys and the topology spread constraints' ``matchLabelKeys`` checked as its
+    validation checks them after that merge (raises the first complaint, naming the
+    field). The scheduler itself merges nothing into affinity terms since v1.31: a pod
+    read from a cluster carries the merged selector already. Returns ``spec`` itself when
+    there is nothing to merge or check."""
+    merged_affinity: dict[str, Any] | None = None
+    affinity = spec.get("affinity")
+    if isinstance(affinity, Mapping):
+        for arm in _TERM_ARMS:
+            terms = affinity.get(arm)
+            if not isinstance(terms, Mapping):
+                continue
+            new_arm: dict[str, Any] | None = None
+            for kind in (_REQUIRED, _PREFERRED):
+                entries = terms.get(kind)
+                if not isinstance(entries, list):
+                    continue
+                new_entries: list[Any] | None = None
+                for i, entry in enumerate(entries):
+                    weighted = kind == _PREFERRED
+                    term = (
+                        entry.get("podAffinityTerm")
+                        if weighted and isinstance(entry, Mapping)
+                        else entry
+                    )
+                    if not isinstance(term, Mapping) or not isinstance(entry, Mapping):
+                        continue
+                    match_keys = _key_list(term.get("matchLabelKeys"))
+                    mismatch_keys = _key_list(term.get("mismatchLabelKeys"))
+                    if match_keys is None or mismatch_keys is None:
+                        continue
+                    if not match_keys and not mismatch_keys:
+                        continue
+                    selector = term.get("labelSelector")
+                    selector = _merged_selector(selector, match_keys, "In", labels)
+                    selector = _merged_selector(selector, mismatch_keys, "NotIn", labels)
+                    path = f"spec.affinity.{arm}.{kind}[{i}]" + (
+                        ".podAffinityTerm" if weighted else ""
+                    )
+                    problem = label_keys_problem(path, match_keys, mismatch_keys, selector)
+                    if problem is not None:
+                        raise r.fail(*problem)
+                    if selector is term.get("labelSelector"):
+                        continue
+                    new_term = {**term, "labelSelector": selector}
+                    if new_entries is None:
+                        new_entries = list(entries)
+                    new_entries[i] = (
+                        {**entry, "podAffinityTerm": new_term} if weighted else new_term
+                    )
+                if new_entries is not None:
+                    new_arm = {**(new_arm or terms), kind: new_entries}
+            if new_arm is not None:
+                merged_affinity = {**(merged_affinity or affinity), arm: new_arm}
+    constraints = spec.get("topologySpreadConstraints")
+    if isinstance(constraints, list):
+        for i, constraint in enumerate(constraints):
+            if not isinstance(constraint, Mapping):
+                continue
+            keys = _key_list(constraint.get("matchLabelKeys"))
+            if not keys:
+                continue
+            selector = _merged_selector(constraint.get("labelSelector"), keys, "In", labels)
+            problem = label_keys_problem(f"spec.topologySpreadConstraints[{i}]", keys, [], selector)
+            if problem is not None:
+                raise r.fail(*problem)
+    if merged_affinity is None:
+        return spec
+    return {**spec, "affinity": merged_affinity}
+
+
+def _has_label_keys(spec: Mapping[str, Any]) -> bool:
+    """Whether any pod (anti-)affinity term or spread constraint names label keys (the
+    cheap test before :func:`created_spec`)."""
+    affinity = spec.get("affinity")
+    if isinstance(affinity, Mapping):
+        for arm in _TERM_ARMS:
+            terms = affinity.get(arm)
+            if not isinstance(terms, Mapping):
+                continue
+            for kind in (_REQUIRED, _PREFERRED):
+                entries = terms.get(kind)
+                for entry in entries if isinstance(entries, list) else ():
+                    weighted = kind == _PREFERRED and isinstance(entry, Mapping)
+                    term = entry.get("podAffinityTerm") if weighted else entry
+                    if isinstance(term, Mapping) and (
+                        term.get("matchLabelKeys") or term.get("mismatchLabelKeys")
+                    ):
+                        return True
+    constraints = spec.get("topologySpreadConstraints")
+    return isinstance(constraints, list) and any(
+        isinstance(c, Mapping) and c.get("matchLabelKeys") for c in constraints
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -1994,6 +2179,10 @@ def parse_pod(raw: Mapping[str, Any]) -> Pod:
     r = _Reader("Pod", f"{namespace}/{name}")
     spec = r.mapping(raw.get("spec"), "spec")
     status = r.mapping(raw.get("status"), "status")
+    if not meta.get("uid") and _has_label_keys(spec):
+        # A manifest (no uid: no API server created it, as in ``simulate``): what
+        # kube-apiserver v1.34 does at create. A pod from a cluster was merged then.
+        spec = created_spec(r, spec, r.labels(meta.get("labels"), "metadata.labels"))
 
     containers = r.items(spec.get("containers"), "spec.containers")
     init_containers = r.items(spec.get("initContainers"), "spec.initContainers")

@@ -370,3 +370,122 @@ def test_a_claim_reserved_for_256_other_pods_is_in_use(
         assert decisions["p"]["node"] == "gpu-1"
     else:
         assert decisions["p"]["message"] == "0/1 nodes are available: resourceclaim in use."
+
+
+# -- PostFilter and preemption, as v1.34's default profile runs them ---------------------
+
+#: v1.34's order at PostFilter: DynamicResources, then DefaultPreemption.
+V134_POLICY = {
+    "apiVersion": "policyscheduler.io/v1alpha1",
+    "kind": "SchedulingPolicy",
+    "metadata": {"name": "v134"},
+    "spec": {
+        "schedulerName": "policy-scheduler",
+        "predicates": [{"name": "NodeResourcesFit"}, {"name": "DynamicResources"}],
+        "priorities": [{"name": "NodeResourcesFit", "weight": 1}],
+        "plugins": {
+            point: {"enabled": [{"name": n} for n in names], "disabled": [{"name": "*"}]}
+            for point, names in {
+                "preEnqueue": ["DynamicResources"],
+                "queueSort": ["PrioritySort"],
+                "preFilter": ["NodeResourcesFit", "DynamicResources"],
+                "postFilter": ["DynamicResources", "DefaultPreemption"],
+                "preScore": ["NodeResourcesFit"],
+                "reserve": ["DynamicResources"],
+                "preBind": ["DynamicResources"],
+                "bind": ["DefaultBinder"],
+            }.items()
+        },
+    },
+}
+
+
+def held_by(claim_name: str, pod_name: str, node_name: str) -> dict[str, Any]:
+    """A claim allocated on ``node_name``'s gpu-0 and reserved for ``pod_name`` alone."""
+    body = claim(claim_name)
+    body["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": DRIVER, "pool": node_name, "device": "gpu-0"}
+                ]
+            }
+        },
+        "reservedFor": [{"resource": "pods", "name": pod_name, "uid": f"uid-{pod_name}"}],
+    }
+    return body
+
+
+def running(name: str, node_name: str, priority: int, *claims: dict[str, str]) -> dict[str, Any]:
+    body = pod(name, 0, *claims)
+    body["spec"]["nodeName"] = node_name
+    body["spec"]["priority"] = priority
+    return body
+
+
+def urgent(name: str, cpu: str, *claims: dict[str, str]) -> dict[str, Any]:
+    body = pod(name, 1, *claims)
+    body["spec"]["priority"] = 1000
+    body["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+    return body
+
+
+def simulate_v134(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], objects: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(V134_POLICY))
+    capsys.readouterr()
+    args = ["simulate", "-f", str(tmp_path / "cluster.yaml"), "--policy"]
+    code = cli.main([*args, str(tmp_path / "policy.yaml"), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    first: dict[str, dict[str, Any]] = {}  # a preemptor's first attempt (then its placement)
+    for decision in json.loads(out)["decisions"]:
+        first.setdefault(decision["pod"].split("/")[1], decision)
+    return first
+
+
+def test_a_victims_devices_are_not_freed_by_preemption_as_in_v134(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The node's one GPU is held by a low-priority pod's claim. v1.34's DynamicResources
+    has no RemovePod: preemption's what-if still sees the GPU taken, the node is
+    refused UnschedulableAndUnresolvable, and nobody is preempted for a device. The
+    same victim is preempted for CPU (its removal does free that)."""
+    objects = [
+        {**node("gpu-1"), "status": {"allocatable": {"cpu": "1", "memory": "8Gi", "pods": "9"}}},
+        gpu_class(),
+        gpus("gpu-1", 1),
+        held_by("held", "holder", "gpu-1"),
+        claim("wanted"),
+        running("holder", "gpu-1", 0, uses("held")),
+        urgent("needs-a-gpu", "100m", uses("wanted")),
+    ]
+    decision = simulate_v134(tmp_path, capsys, objects)["needs-a-gpu"]
+    assert decision["node"] is None
+    assert decision["preemption"] is None
+    assert decision["message"] == (
+        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.."
+    )
+
+    cpu_only = simulate_v134(tmp_path, capsys, [*objects[:-1], urgent("needs-cpu", "1")])
+    assert cpu_only["needs-cpu"]["preemption"] == {"node": "gpu-1", "victims": ["ml/holder"]}
+
+
+def test_every_failure_says_no_new_claims_to_deallocate_before_preemption(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod without claims, refused, with no victim to take: DynamicResources'
+    PostFilter answer comes first, as in a v1.34 cluster's FailedScheduling events."""
+    objects = [
+        {**node("n1"), "status": {"allocatable": {"cpu": "1", "memory": "8Gi", "pods": "9"}}},
+        running("peer", "n1", 1000),
+        urgent("big", "1"),
+    ]
+    decision = simulate_v134(tmp_path, capsys, objects)["big"]
+    assert decision["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
+    )

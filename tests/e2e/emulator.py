@@ -57,6 +57,12 @@ What it emulates (and how it differs from a real kube-apiserver):
   openAPIV3Schema): ``validators[resource](obj) -> list[str]`` run on the object as it
   would be stored (after the patch is applied, not the patch body) on create,
   patch, replace and status writes; any message -> 422 Invalid with the messages.
+* Pod create: as kube-apiserver v1.34's PrepareForCreate, each ``matchLabelKeys`` /
+  ``mismatchLabelKeys`` key of a pod (anti-)affinity term (and each ``matchLabelKeys``
+  key of a topology spread constraint) that the pod carries joins the selector as
+  ``key In/NotIn (value)``; a key then in the selector twice, in both lists, or given
+  without a labelSelector is 422 Invalid in the API server's words
+  (``_merge_label_keys``). Updates do not merge (nor does the real server).
 * List: ``labelSelector`` (equality, set-based, existence) and ``fieldSelector`` (the
   fields kube-apiserver indexes per kind, ``FIELD_LABELS``; ``=``, ``==``, ``!=``,
   comma-joined; any other field is a 400 as on a real server), the collection's
@@ -491,6 +497,74 @@ def _error(
     return kmock.KubernetesError(
         status=status, reason=reason, message=message, details=dict(details or {})
     )
+
+
+_LABEL_KEY_TERMS = (
+    ("podAffinity", "requiredDuringSchedulingIgnoredDuringExecution", False),
+    ("podAffinity", "preferredDuringSchedulingIgnoredDuringExecution", True),
+    ("podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution", False),
+    ("podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution", True),
+)
+
+
+def _merge_label_keys(pod: dict[str, Any]) -> str:
+    """kube-apiserver v1.34 at a pod's create (strategy.go ``mutatePodAffinity`` and
+    ``mutateTopologySpreadConstraints``, then validation): each matchLabelKeys /
+    mismatchLabelKeys key the pod carries joins the term's (or the spread constraint's)
+    labelSelector as ``key In/NotIn (value)``; a key then found twice in the selector,
+    named in both lists, or given without a selector is refused. Returns the first
+    complaint ("" when none), in the API server's words."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    spec = pod.get("spec") or {}
+
+    def merge(path: str, term: dict[str, Any], match: list[str], mismatch: list[str]) -> str:
+        selector = term.get("labelSelector")
+        if selector is None:
+            field = "matchLabelKeys" if match else "mismatchLabelKeys"
+            return f"{path}.{field}: Forbidden: must not be specified when labelSelector is not set"
+        expressions = list(selector.get("matchExpressions") or [])
+        for keys, operator in ((match, "In"), (mismatch, "NotIn")):
+            for key in keys:
+                if key in labels:
+                    expressions.append({"key": key, "operator": operator, "values": [labels[key]]})
+        if expressions:
+            selector["matchExpressions"] = expressions
+        seen = set(selector.get("matchLabels") or {})
+        for expression in expressions:
+            key = expression.get("key")
+            if key in match and key in seen:
+                return (
+                    f'{path}[{match.index(key)}]: Invalid value: "{key}": '
+                    "exists in both matchLabelKeys and labelSelector"
+                )
+            seen.add(key)
+        for index, key in enumerate(match):
+            if key in mismatch:
+                return (
+                    f'{path}.matchLabelKeys[{index}]: Invalid value: "{key}": '
+                    "exists in both matchLabelKeys and mismatchLabelKeys"
+                )
+        return ""
+
+    affinity = spec.get("affinity") or {}
+    for arm, kind, weighted in _LABEL_KEY_TERMS:
+        for i, entry in enumerate((affinity.get(arm) or {}).get(kind) or []):
+            term = (entry.get("podAffinityTerm") or {}) if weighted else entry
+            match = term.get("matchLabelKeys") or []
+            mismatch = term.get("mismatchLabelKeys") or []
+            if match or mismatch:
+                path = f"spec.affinity.{arm}.{kind}[{i}]"
+                if weighted:
+                    path += ".podAffinityTerm"
+                if problem := merge(path, term, match, mismatch):
+                    return problem
+    for i, constraint in enumerate(spec.get("topologySpreadConstraints") or []):
+        keys = constraint.get("matchLabelKeys") or []
+        if keys and (
+            problem := merge(f"spec.topologySpreadConstraints[{i}]", constraint, keys, [])
+        ):
+            return problem
+    return ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1584,6 +1658,10 @@ class ApiEmulator(kmock.KubernetesEmulator):
                 )
             self._fill_new(obj, spec)
             self._openapi.apply_defaults(spec, obj)
+            if spec.kind == "Pod" and not spec.group:
+                problem = _merge_label_keys(obj)
+                if problem:
+                    raise _error(422, "Invalid", f'Pod "{name}" is invalid: {problem}')
             self._validate(spec, obj)
             key = self._key(spec, request.namespace, name)
             if key in self.objects:

@@ -209,3 +209,70 @@ async def test_a_pod_waits_for_its_template_claim_then_is_placed(
     assert written is not None
     assert written["status"]["reservedFor"][0]["uid"] == uid
     assert await node_of(emulator, namespace, "probe") is None  # its claim never came
+
+
+def v134_policy() -> dict[str, Any]:
+    """v1.34's order at PostFilter (DynamicResources, then DefaultPreemption), with a
+    framework score, so that FailedScheduling carries PostFilter's words."""
+    points = {
+        "preEnqueue": ["DynamicResources"],
+        "queueSort": ["PrioritySort"],
+        "preFilter": ["NodeResourcesFit", "DynamicResources"],
+        "postFilter": ["DynamicResources", "DefaultPreemption"],
+        "preScore": ["NodeResourcesFit"],
+        "reserve": ["DynamicResources"],
+        "preBind": ["DynamicResources"],
+        "bind": ["DefaultBinder"],
+    }
+    return {
+        "apiVersion": "policyscheduler.io/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {"name": "dra-v134"},
+        "spec": {
+            "schedulerName": SCHEDULER,
+            "predicates": [{"name": "NodeResourcesFit"}, {"name": "DynamicResources"}],
+            "priorities": [{"name": "NodeResourcesFit", "weight": 1}],
+            "plugins": {
+                point: {"enabled": [{"name": n} for n in names], "disabled": [{"name": "*"}]}
+                for point, names in points.items()
+            },
+        },
+    }
+
+
+async def test_no_pod_is_preempted_for_a_device_as_in_v134(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    """The one GPU is a low-priority pod's. v1.34's preemption does not count a victim's
+    devices as freed: the urgent pod is refused on the device, preemption is "not
+    helpful", and the holder keeps running."""
+    await emulator.create(v134_policy())
+    await emulator.create(node("gpu-node", cpu="8"))
+    await emulator.create(device_class())
+    await emulator.create(gpu_slice("gpu-node", 1))
+    await emulator.create(claim("held"), namespace)
+    await emulator.create(claim("wanted"), namespace)
+    await emulator.create(
+        gpu_pod("holder", {"name": "gpu", "resourceClaimName": "held"}), namespace
+    )
+    async with OperatorThread(kubeconfig):
+
+        async def holder_bound() -> bool:
+            return await node_of(emulator, namespace, "holder") == "gpu-node"
+
+        await wait_until(holder_bound, timeout=30, message="the holder placed on the GPU")
+        urgent = gpu_pod("urgent", {"name": "gpu", "resourceClaimName": "wanted"})
+        urgent["spec"]["priority"] = 1000
+        await emulator.create(urgent, namespace)
+
+        async def refused() -> bool:
+            return bool(await failures(emulator, namespace, "urgent"))
+
+        await wait_until(refused, timeout=30, message="the urgent pod refused")
+        assert (await failures(emulator, namespace, "urgent"))[0] == (
+            "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.."
+        )
+        holder = await emulator.get("v1", "Pod", "holder", namespace)
+        assert holder is not None and holder["metadata"].get("deletionTimestamp") is None
+        assert await node_of(emulator, namespace, "urgent") is None

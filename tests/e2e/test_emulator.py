@@ -399,6 +399,52 @@ async def test_a_status_patch_for_another_uid_is_refused(
     assert stored is not None and not stored["status"].get("conditions")
 
 
+async def test_a_pods_label_keys_are_merged_at_create_as_v134_does(
+    emulator: KubeClient, namespace: str
+) -> None:
+    term = {
+        "topologyKey": "kubernetes.io/hostname",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        "matchLabelKeys": ["pod-template-hash"],
+        "mismatchLabelKeys": ["tenant"],
+    }
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        "matchLabelKeys": ["pod-template-hash"],
+    }
+    body = pod_body(
+        "web-1",
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+        topologySpreadConstraints=[spread],
+    )
+    body["metadata"]["labels"] = {"app": "web", "pod-template-hash": "7d9f", "tenant": "a"}
+    stored = await emulator.create(body, namespace=namespace)
+    [merged] = stored["spec"]["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert merged["labelSelector"]["matchExpressions"] == [
+        {"key": "pod-template-hash", "operator": "In", "values": ["7d9f"]},
+        {"key": "tenant", "operator": "NotIn", "values": ["a"]},
+    ]
+    assert stored["spec"]["topologySpreadConstraints"][0]["labelSelector"]["matchExpressions"] == [
+        {"key": "pod-template-hash", "operator": "In", "values": ["7d9f"]}
+    ]
+
+    term["matchLabelKeys"] = ["app"]
+    body["metadata"]["name"] = "web-2"
+    with pytest.raises(ApiError) as err:
+        await emulator.create(body, namespace=namespace)
+    assert err.value.status == 422
+    assert err.value.body["message"] == (
+        'Pod "web-2" is invalid: spec.affinity.podAntiAffinity.'
+        'requiredDuringSchedulingIgnoredDuringExecution[0][0]: Invalid value: "app": '
+        "exists in both matchLabelKeys and labelSelector"
+    )
+
+
 async def test_validator_refuses_invalid_policies(
     emulator: KubeClient, emulator_server: EmulatorServer
 ) -> None:

@@ -989,7 +989,7 @@ def nominated(obj: dict[str, Any]) -> dict[str, Any]:
         pytest.param(
             nominated(mk("p", priority=HIGH)),
             [terminating(mk("p1", "node1", LOW), by_scheduler=True)],
-            Status.unresolvable("node(s) had untolerated taint {foo: bar}"),
+            Status.unresolvable("node(s) had untolerated taint(s)"),
             None,
             id="Pod with nominated node",
         ),

@@ -952,13 +952,31 @@ BAL_GPU = {"resources": [*DEFAULT_RESOURCES, {"name": "nvidia.com/gpu", "weight"
 BAL_PLACED = [cpu_only("node1"), cpu_and_memory("node2")]
 
 BALANCED_ALLOCATION = [
-    score(
-        "nothing scheduled, nothing requested (v1.30 scores a best-effort pod)",
-        BALANCED,
-        BAL_DEFAULT,
-        st_pod(),
-        [bal_node("node1", 4000, 10000), bal_node("node2", 4000, 10000)],
-        [100, 100],
+    # v1.33+ (kubernetes#129138): PreScore skips a pod requesting none of the resources;
+    # v1.30 scored it 100 on both nodes.
+    pytest.param(
+        ScoreCase(
+            BALANCED,
+            st_pod(),
+            [bal_node("node1", 4000, 10000), bal_node("node2", 4000, 10000)],
+            {"node1": 0, "node2": 0},
+            [],
+            BAL_DEFAULT,
+            skip=True,
+        ),
+        id="nothing scheduled, nothing requested (a best-effort pod is skipped)",
+    ),
+    pytest.param(
+        ScoreCase(
+            BALANCED,
+            st_pod(),
+            [bal_node("node1", 10000, 20000), bal_node("node2", 10000, 20000)],
+            {"node1": 0, "node2": 0},
+            BAL_PLACED,
+            BAL_DEFAULT,
+            skip=True,
+        ),
+        id="a best-effort pod is skipped whatever the nodes hold",
     ),
     score(
         "nothing scheduled, resources requested, differently sized nodes",

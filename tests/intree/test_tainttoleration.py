@@ -1,10 +1,12 @@
-"""TaintToleration: kube-scheduler v1.30's TestTaintTolerationFilter and ...Score tables.
+"""TaintToleration: kube-scheduler v1.34's TestTaintTolerationFilter and ...Score tables.
 
 Ported from pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go:
-the Filter names the first untolerated NoSchedule/NoExecute taint, UnschedulableAndUnresolvable;
+an untolerated NoSchedule/NoExecute taint refuses the node, UnschedulableAndUnresolvable,
+with ``node(s) had untolerated taint(s)`` (v1.34's patch releases: kubernetes#134740
+took the taint's key and value out of the reason, and the table's expectations with it);
 the Score counts intolerable PreferNoSchedule taints, reversed onto 0..100 by
-NormalizeScore. Plus our cases: NoExecute refuses too, the first untolerated taint in
-the node's order is the one named, and a wildcard toleration.
+NormalizeScore. Plus our cases: NoExecute refuses too, a node with several untolerated
+taints gets the one reason, and a wildcard toleration.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ FILTER = [
         "A pod having no tolerations can't be scheduled onto a node with nonempty taints",
         tolerating(),
         [USER1],
-        "node(s) had untolerated taint {dedicated: user1}",
+        "node(s) had untolerated taint(s)",
     ),
     filter_case(
         "A pod which can be scheduled on a dedicated node assigned to user1 with effect NoSchedule",
@@ -75,7 +77,7 @@ FILTER = [
             {"key": "dedicated", "operator": "Equal", "value": "user2", "effect": "NoSchedule"}
         ),
         [USER1],
-        "node(s) had untolerated taint {dedicated: user1}",
+        "node(s) had untolerated taint(s)",
     ),
     filter_case(
         "A pod can be scheduled onto the node, with a toleration uses operator Exists that "
@@ -101,7 +103,7 @@ FILTER = [
             {"key": "foo", "operator": "Equal", "value": "bar", "effect": "PreferNoSchedule"}
         ),
         [taint("foo", "bar", "NoSchedule")],
-        "node(s) had untolerated taint {foo: bar}",
+        "node(s) had untolerated taint(s)",
     ),
     filter_case(
         "The pod has a toleration that keys and values match the taint on the node, the "
@@ -132,17 +134,17 @@ FILTER = [
         "a NoExecute taint keeps an intolerant pod off",
         tolerating(),
         [taint("maintenance", "", "NoExecute")],
-        "node(s) had untolerated taint {maintenance: }",
+        "node(s) had untolerated taint(s)",
     ),
     filter_case(
-        "the first untolerated taint in the node's order is named",
+        "several untolerated taints, one reason naming none",
         tolerating({"key": "a", "operator": "Exists"}),
         [
             taint("a", "1", "NoSchedule"),
             taint("b", "2", "NoExecute"),
             taint("c", "3", "NoSchedule"),
         ],
-        "node(s) had untolerated taint {b: 2}",
+        "node(s) had untolerated taint(s)",
     ),
     filter_case(
         "an empty key with Exists tolerates every taint",
@@ -155,7 +157,7 @@ FILTER = [
             PLUGIN,
             tolerating(),
             [st_node("clean"), tainted("dirty", USER1)],
-            {"dirty": unresolvable("node(s) had untolerated taint {dedicated: user1}")},
+            {"dirty": unresolvable("node(s) had untolerated taint(s)")},
         ),
         id="only the tainted node is refused",
     ),

@@ -109,19 +109,22 @@ ERR = 'Pod "default/p": spec.topologySpreadConstraints[0].'
             ERR + 'nodeTaintsPolicy: must be "Honor" or "Ignore", got \'honor\'',
             id="policies-are-case-sensitive",
         ),
+        # kube-apiserver v1.34 (MatchLabelKeysInPodTopologySpreadSelectorMerge): the keys
+        # are merged at create, then a key found twice in the selector is refused, at the
+        # constraint's path and the key's index.
         pytest.param(
             {"matchLabelKeys": ["app"]},
-            ERR + "matchLabelKeys[0]: 'app' is also a key of labelSelector",
+            ERR[:-1] + '[0]: Invalid value: "app": exists in both matchLabelKeys and labelSelector',
             id="key-also-in-the-selector",
         ),
         pytest.param(
             {"matchLabelKeys": ["not a key"]},
-            ERR + "matchLabelKeys[0]: not a valid label key: 'not a key'",
+            ERR + 'matchLabelKeys[0]: Invalid value: "not a key": a label key must be',
             id="invalid-key",
         ),
         pytest.param(
             {"matchLabelKeys": ["pod-template-hash"], "labelSelector": None},
-            ERR + "matchLabelKeys: must not be set when labelSelector is not set",
+            ERR + "matchLabelKeys: Forbidden: must not be specified when labelSelector is not set",
             id="keys-without-selector",
         ),
         pytest.param(
@@ -136,8 +139,10 @@ def test_bad_constraints_are_refused_naming_the_field(fields: dict[str, Any], me
     constraint = {**BASE, **fields}
     if fields.get("labelSelector", "") is None:
         del constraint["labelSelector"]
+    manifest = pod("p", labels=LABELS, spread=[constraint])
+    del manifest["metadata"]["uid"]  # as the API server would get it at create
     with pytest.raises(ObjectError) as caught:
-        parse_pod(pod("p", labels=LABELS, spread=[constraint]))
+        parse_pod(manifest)
     assert str(caught.value).startswith(message)
 
 
@@ -145,3 +150,34 @@ def test_a_placed_pods_unknown_constraint_field_does_not_lose_the_pod() -> None:
     # Its constraints never decide anything; dropping it would lose its resources.
     raw = pod("p", node_name="n1", spread=[{**BASE, "futureField": True}])
     assert parse_pod(raw).node_name == "n1"
+
+
+def test_a_key_the_pod_lacks_may_also_be_in_the_selector() -> None:
+    """v1.34 checks the merged selector: a key the pod does not carry merges nothing, so
+    the user's own requirement on it is no duplicate (v1.33's rule refused it)."""
+    constraint = {**BASE, "matchLabelKeys": ["app"]}
+    raw = pod("p", labels={"tier": "web"}, spread=[constraint])
+    del raw["metadata"]["uid"]
+    (parsed_constraint,) = parse_pod(raw).spread_constraints
+    assert parsed_constraint.selector.matches({"app": "web"})
+
+
+def test_a_pod_a_v134_api_server_stored_is_read() -> None:
+    """A pod from a v1.34 cluster carries the merged requirement beside its key; it is
+    read (earlier this was refused as a key in both), and the scheduler's own merge of
+    the same requirement changes nothing."""
+    merged = {
+        **BASE,
+        "labelSelector": {
+            "matchLabels": {"app": "web"},
+            "matchExpressions": [
+                {"key": "pod-template-hash", "operator": "In", "values": ["7d9f"]}
+            ],
+        },
+        "matchLabelKeys": ["pod-template-hash"],
+    }
+    raw = pod("p", labels=LABELS, spread=[merged])  # with a uid: from a cluster
+    (constraint,) = parse_pod(raw).spread_constraints
+    assert len(constraint.selector.requirements) == 2
+    assert constraint.selector.matches(LABELS)
+    assert not constraint.selector.matches({"app": "web", "pod-template-hash": "old"})

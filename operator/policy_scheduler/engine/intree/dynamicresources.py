@@ -29,6 +29,22 @@ and the devices in use (allocated claims' and those in flight), once per cycle.
 (a selector that does not compile or fails, "all" devices of an incomplete pool) is an
 Error for the attempt. The node's allocation is kept for Reserve.
 
+**PostFilter.** Unschedulable, in v1.34's words: ``no new claims to deallocate`` for a
+pod without claims, ``still not schedulable`` for one with claims; with DefaultPreemption
+after it (v1.34's default profile) every FailedScheduling message so reads ``... no new
+claims to deallocate, preemption: 0/N nodes are available: ...``. Upstream, for an
+allocated claim that kept the pod off some node ("resourceclaim not available on the
+node") and that no other pod reserves, clears its allocation so that the next attempt
+allocates it afresh (``deallocation of ResourceClaim completed``); here such a claim keeps
+its allocation, and the pod waits until it is freed.
+
+**Preemption.** v1.34's DynamicResources has no PreFilterExtensions (AddPod/RemovePod):
+when DefaultPreemption removes victims from a node in its what-if, the devices their
+claims hold stay in use, as PreFilter saw them. A pod that finds no device anywhere is
+refused UnschedulableAndUnresolvable, so preemption skips every node ("Preemption is not
+helpful for scheduling"): no pod is evicted to free a device. (Upstream's later
+DRAPreemption work adds the RemovePod accounting; v1.34 has none, nor has this plugin.)
+
 **Reserve / Unreserve / PreBind.** Reserve takes the chosen node's devices: in flight in
 the scheduler's cache, so that no other pod is given them; Unreserve gives them back.
 PreBind writes each claim's ``status.allocation`` (those it allocated) and adds the pod to
@@ -75,6 +91,9 @@ STATE_KEY: Final = NAME
 CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 IN_USE: Final = "resourceclaim in use"
+#: PostFilter's answers (v1.34): a pod without claims; a pod with claims.
+NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
+STILL_NOT_SCHEDULABLE: Final = "still not schedulable"
 
 
 class ClaimProblem(Exception):
@@ -261,9 +280,15 @@ class DynamicResources(
     async def post_filter(
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
     ) -> PostFilterResult | Status | None:
-        # Upstream deallocates a claim nobody else uses when that could help; claims
-        # this scheduler allocated are in use by their pods: nothing to offer here.
-        return Status.unschedulable()
+        # v1.34's words, which every FailedScheduling of a profile running this plugin
+        # carries before DefaultPreemption's ("no new claims to deallocate, preemption:
+        # ..."). Upstream also deallocates an allocated claim that kept the pod off a
+        # node and that no other pod reserves ("deallocation of ResourceClaim
+        # completed"); that write is not made here (module docstring).
+        found = _state(state)
+        if found is None or not found.claims:
+            return Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE)
+        return Status.unschedulable(STILL_NOT_SCHEDULABLE)
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         found = _state(state)

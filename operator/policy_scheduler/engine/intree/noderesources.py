@@ -47,7 +47,10 @@ memory), the *plain* requested amounts (v1.30's ``useRequested``: node ``Request
 plus the pod's ``PodRequests``), each fraction ``req / alloc`` capped at 1, resources
 without allocatable (and scalar ones the pod does not request) left out; the score is
 ``int((1 - std) * 100)`` with ``std = |f1 - f2| / 2`` for two fractions, the population
-standard deviation for more, 0 for fewer (v1.22+ formula). No NormalizeScore.
+standard deviation for more, 0 for fewer (v1.22+ formula). No NormalizeScore. A pod
+that requests none of those resources (a best-effort pod, by default) is not scored:
+PreScore skips it and every node scores 0 (v1.33+, kubernetes#129138: the balanced score
+drew every best-effort pod onto the same node).
 
 **Fast path.** Filter is node-local, screened over a chunk of nodes on the engine's free
 amounts (a node with init-container excess, or a pod with scalar requests, is always a
@@ -444,12 +447,17 @@ class ResourceScorer:
         return total // weights if weights else 0
 
     def __call__(self, pod: Pod, info: NodeInfo, cycle: CycleState) -> int:
-        return self._score(self._requests(pod, cycle), info)
+        requests = self._requests(pod, cycle)
+        if self.kind == BALANCED_ALLOCATION and not any(requests):
+            return 0  # v1.33+: a best-effort pod is not scored (PreScore's Skip)
+        return self._score(requests, info)
 
     def batch(self, pod: Pod, nodes: Sequence[NodeInfo], cycle: CycleState) -> list[int]:
         """The map over ``nodes``; each node's score kept in its ``scores`` under these
         settings and the pod's requests (module doc)."""
         requests = self._requests(pod, cycle)
+        if self.kind == BALANCED_ALLOCATION and not any(requests):
+            return [0] * len(nodes)  # v1.33+: a best-effort pod is not scored
         key = memo_key((self._key, requests))
         if self._pair is not None:
             return self._pair_batch(requests, key, nodes)
@@ -709,7 +717,8 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     def pre_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfoView]
     ) -> Status | None:
-        return None
+        # v1.33+: skipped for a pod that requests none of the resources (best-effort).
+        return None if any(self._scorer.pod_requests(pod)) else Status.skip()
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfoView) -> int | Status:
         return self._scorer(pod, engine_node(state, node), state)

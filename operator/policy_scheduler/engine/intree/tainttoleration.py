@@ -1,9 +1,12 @@
-"""TaintToleration, as kube-scheduler v1.30 has it (Filter, PreScore, Score, NormalizeScore).
+"""TaintToleration, as kube-scheduler v1.34 has it (Filter, PreScore, Score, NormalizeScore).
 
-Filter: the first of the node's taints, in the node's order, with effect ``NoSchedule``
-or ``NoExecute`` that none of the pod's tolerations tolerates refuses the node,
-UnschedulableAndUnresolvable, naming it: ``node(s) had untolerated taint {key: value}``
-(the legacy predicate said only "node(s) had taints that the pod didn't tolerate").
+Filter: a node with a taint of effect ``NoSchedule`` or ``NoExecute`` that none of the
+pod's tolerations tolerates is refused, UnschedulableAndUnresolvable, with
+``node(s) had untolerated taint(s)``. v1.24-v1.34.1 named the first such taint
+(``node(s) had untolerated taint {key: value}``); since kubernetes#134740 (v1.35,
+cherry-picked into the v1.34 patch releases as #135023) the reason no longer shows taint
+keys or values, which may be sensitive, in pod statuses and events. (The legacy
+predicate said "node(s) had taints that the pod didn't tolerate".)
 
 Score: the number of the node's ``PreferNoSchedule`` taints not tolerated by the pod's
 tolerations whose effect is empty or ``PreferNoSchedule`` (PreScore keeps those);
@@ -49,9 +52,14 @@ PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
 ERR_REASON_NOT_MATCH: Final = "node(s) had taints that the pod didn't tolerate"
 
 
+#: The Filter's reason (v1.34 patch releases on, v1.35): no taint key or value in it.
+ERR_REASON_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
+
+
 def untolerated_taint_reason(taint: Taint) -> Unresolvable:
-    """The Filter's reason: ``node(s) had untolerated taint {key: value}``."""
-    return Unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
+    """The Filter's reason for an untolerated ``taint``: ``node(s) had untolerated
+    taint(s)``, whichever taint it is."""
+    return Unresolvable(ERR_REASON_UNTOLERATED)
 
 
 def find_untolerated_taint(pod: Pod, taints: Sequence[Taint]) -> Taint | None:
