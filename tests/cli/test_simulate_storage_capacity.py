@@ -91,7 +91,8 @@ def test_a_100gi_claim_is_refused_by_a_node_whose_storage_has_1gi(
     assert decision["node"] is None
     assert decision["failedPredicates"] == {"n1": [NOT_ENOUGH], "n2": [NOT_ENOUGH]}
     assert decision["message"].startswith(
-        f"0/2 nodes are available: 2 {NOT_ENOUGH}. preemption: 0/2 nodes are available: "
+        f"0/2 nodes are available: 2 {NOT_ENOUGH}. no new claims to deallocate, preemption: "
+        "0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
     )
 

@@ -459,8 +459,8 @@ def test_the_fit_error_ends_with_the_preemption_message(
     code, out, _ = run(["simulate", "--config", config, "-f", objects, "-o", "summary"], capsys)
     assert code == 0
     assert out == (
-        "default/big: 0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
-        "available: 2 No preemption victims found for incoming pod..\n"
+        "default/big: 0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.\n"
     )
     # The legacy default policy's message is v1.17's.
     policy = write(tmp_path, "p.yaml", legacy_default())
@@ -484,8 +484,8 @@ def test_preemption_is_evaluated_even_when_a_pre_filter_found_it_hopeless(
     assert code == 0
     assert out == (
         "default/db: 0/2 nodes are available: pod has unbound immediate "
-        "PersistentVolumeClaims. preemption: 0/2 nodes are available: 2 Preemption is not "
-        "helpful for scheduling..\n"
+        "PersistentVolumeClaims. no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling.\n"
     )
 
 

@@ -467,7 +467,7 @@ def test_a_victims_devices_are_not_freed_by_preemption_as_in_v134(
     assert decision["preemption"] is None
     assert decision["message"] == (
         "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
-        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.."
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
 
     cpu_only = simulate_v134(tmp_path, capsys, [*objects[:-1], urgent("needs-cpu", "1")])
@@ -487,5 +487,5 @@ def test_every_failure_says_no_new_claims_to_deallocate_before_preemption(
     decision = simulate_v134(tmp_path, capsys, objects)["big"]
     assert decision["message"] == (
         "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
-        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )

@@ -271,7 +271,7 @@ async def test_no_pod_is_preempted_for_a_device_as_in_v134(
         await wait_until(refused, timeout=30, message="the urgent pod refused")
         assert (await failures(emulator, namespace, "urgent"))[0] == (
             "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
-            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.."
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
         )
         holder = await emulator.get("v1", "Pod", "holder", namespace)
         assert holder is not None and holder["metadata"].get("deletionTimestamp") is None

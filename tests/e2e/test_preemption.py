@@ -239,7 +239,7 @@ async def test_a_v130_preemptor_marks_its_victim_and_waits_for_it_to_terminate(
             ]
             assert (
                 "0/3 nodes are available: 3 Insufficient cpu. preemption: not eligible due "
-                "to a terminating pod on the nominated node.."
+                "to a terminating pod on the nominated node."
             ) in failed
 
             # Its victim gone, n2 still has no room: now it may preempt again (n1).

