@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from builders import node, pod
+from e2e.emulator import EmulatorServer, Fault
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
 
@@ -276,3 +277,94 @@ async def test_no_pod_is_preempted_for_a_device_as_in_v134(
         holder = await emulator.get("v1", "Pod", "holder", namespace)
         assert holder is not None and holder["metadata"].get("deletionTimestamp") is None
         assert await node_of(emulator, namespace, "urgent") is None
+
+
+async def allocations(kube: KubeClient, namespace: str) -> dict[str, list[tuple[str, str]]]:
+    """Each allocated claim's devices, as (pool, device)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for written in await kube.list(RESOURCE, "ResourceClaim", namespace):
+        allocation = (written.get("status") or {}).get("allocation")
+        if allocation:
+            found[written["metadata"]["name"]] = [
+                (r["pool"], r["device"]) for r in allocation["devices"]["results"]
+            ]
+    return found
+
+
+async def never_twice(kube: KubeClient, namespace: str) -> dict[str, list[tuple[str, str]]]:
+    """No device in two claims' allocations, and every bound pod's claim allocated on
+    its node and reserved for it."""
+    held = await allocations(kube, namespace)
+    devices = [d for ds in held.values() for d in ds]
+    assert len(devices) == len(set(devices)), held
+    for p in await kube.list("v1", "Pod", namespace):
+        where = p["spec"].get("nodeName")
+        if not where:
+            continue
+        name = p["spec"]["resourceClaims"][0]["resourceClaimName"]
+        assert [pool for pool, _ in held[name]] == [where], (p["metadata"]["name"], held)
+        written = await kube.get(RESOURCE, "ResourceClaim", name, namespace)
+        assert written is not None
+        assert [r["uid"] for r in written["status"]["reservedFor"]] == [p["metadata"]["uid"]]
+    return held
+
+
+async def test_under_load_and_failing_claim_writes_no_device_is_given_twice(
+    emulator: KubeClient, emulator_server: EmulatorServer, namespace: str, kubeconfig: Path
+) -> None:
+    """Sixteen pods for six GPUs on three nodes, while the first four claims' status
+    writes fail (two after the write committed, the reply lost): PreBind fails,
+    the pod is unreserved and retried. Six pods end up bound, each on the node of its
+    claim's device, no device in two claims; when three go, three waiting pods get the
+    freed devices, still never one twice."""
+    await emulator.create(policy())
+    for i in range(3):
+        await emulator.create(node(f"gpu-{i}", cpu="8"))
+        await emulator.create(gpu_slice(f"gpu-{i}", 2))
+    await emulator.create(device_class())
+    faults = [
+        Fault("after", "PUT", "/status", status=500, times=2),
+        Fault("status", "PUT", "/status", status=500, times=2),
+    ]
+    emulator_server.call(lambda em: em.faults.extend(faults))
+    names = [f"p{i:02d}" for i in range(16)]
+    for name in names:
+        await emulator.create(claim(f"{name}-gpu"), namespace)
+        await emulator.create(
+            gpu_pod(name, {"name": "gpu", "resourceClaimName": f"{name}-gpu"}), namespace
+        )
+
+    async def bound() -> list[str]:
+        return [n for n in names if await node_of(emulator, namespace, n)]
+
+    async with OperatorThread(kubeconfig, api_timeout=1.0):
+
+        async def six_bound() -> bool:
+            await never_twice(emulator, namespace)
+            return len(await bound()) == 6
+
+        await wait_until(six_bound, timeout=60, interval=0.2, message="six pods bound")
+        assert all(f.hits for f in faults), [f.hits for f in faults]  # PreBind did fail
+        emulator_server.call(lambda em: em.faults.clear())
+        first = await bound()
+        assert len(await never_twice(emulator, namespace)) == 6
+
+        # Three go; the resource claim controller deallocates their claims.
+        for name in first[:3]:
+            await emulator.delete("v1", "Pod", name, namespace)
+            freed = await emulator.get(RESOURCE, "ResourceClaim", f"{name}-gpu", namespace)
+            assert freed is not None
+            freed["status"] = {}
+            await emulator.replace(freed, subresource="status")
+
+        async def three_more() -> bool:
+            await never_twice(emulator, namespace)
+            now = await bound()
+            return len(now) == 6 and not set(now) & set(first[:3])
+
+        await wait_until(three_more, timeout=60, interval=0.2, message="freed GPUs given again")
+    held = await never_twice(emulator, namespace)
+    assert sorted(held) == sorted(f"{n}-gpu" for n in await bound())
+    assert sorted(d for ds in held.values() for d in ds) == [
+        (f"gpu-{i}", f"gpu-{j}") for i in range(3) for j in range(2)
+    ]

@@ -89,3 +89,41 @@ async def test_unreserve_takes_only_this_pod_out_of_reserved_for() -> None:
     api = api_with_claim(reservedFor=[other, mine])
     await release_claims(api, POD, [parse_resource_claim(CLAIM)])
     assert api.resource_claims[("default", "gpu")]["status"]["reservedFor"] == [other]
+
+
+class LostReplies(FakeApi):
+    """Status writes land, then their reply is lost (500, or no answer: status 0)."""
+
+    def __init__(self, answer: int) -> None:
+        super().__init__()
+        self.answer = answer
+
+    async def replace_resource_claim(
+        self, namespace: str, name: str, body: Any, *, status: bool
+    ) -> tuple[int, dict[str, Any] | None]:
+        written = await super().replace_resource_claim(namespace, name, body, status=status)
+        return (self.answer, None) if status else written
+
+
+async def test_a_status_write_that_landed_with_its_reply_lost_lets_prebind_go_on() -> None:
+    # Failing it would give back the devices the claim now holds: the next pod would be
+    # allocated them too.
+    for answer in (500, 503, 0):
+        api = LostReplies(answer)
+        api.resource_claims[("default", "gpu")] = {**CLAIM, "status": {}}
+        assert await reserve_claims(api, POD, [(parse_resource_claim(CLAIM), ALLOCATION)]) is None
+        assert len(api.of("replace_resource_claim_status")) == 1  # read back, not written twice
+        assert len(api.of("get_resource_claim")) == 2
+
+
+async def test_a_status_write_answered_500_that_did_not_land_fails_without_a_second_write() -> None:
+    for answer in (500, 503):
+        api = api_with_claim()
+        api.statuses["replace_resource_claim_status"] = answer
+        status = await reserve_claims(api, POD, [(parse_resource_claim(CLAIM), ALLOCATION)])
+        assert status is not None
+        assert status.message == (
+            f"add allocation and reservation to claim default/gpu: HTTP {answer}"
+        )
+        assert len(api.of("replace_resource_claim_status")) == 1
+        assert not api.resource_claims[("default", "gpu")]["status"]

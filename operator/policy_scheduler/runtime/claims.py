@@ -12,7 +12,11 @@ PreBind, per claim not yet reserved for the pod, in the claims' order:
    is not deleted while allocated;
 3. ``status.allocation`` (when allocating) and the pod in ``status.reservedFor``, in one
    status update. A 409 (the claim changed meanwhile) starts over from 1, at most five
-   times (client-go's ``retry.DefaultRetry``).
+   times (client-go's ``retry.DefaultRetry``). A 5xx or no answer may hide a write that
+   landed with its reply lost: the claim is read once more, and if it shows the pod
+   reserved the write landed and PreBind goes on; else it fails (no second write). Without
+   that read, Unreserve would give back devices the claim holds and the next pod would be
+   allocated them too (kube-scheduler v1.34 has that window).
 
 A failure is PreBind's Error naming the claim: the binding cycle unreserves the pod
 (the devices in flight are given back) and retries it. Unreserve takes the pod out of
@@ -60,19 +64,22 @@ async def _reserve(
     api: Api, pod: Pod, claim: ResourceClaim, allocation: Allocation | None
 ) -> str | None:
     key = claim.key
+    failed: str | None = None  # a status write answered 5xx or not at all: did it land?
     for _ in range(RETRIES):
         status, current = await api.get_resource_claim(claim.namespace, claim.name)
         if status == 404:
-            return f"claim {key} got deleted in the meantime"
+            return failed or f"claim {key} got deleted in the meantime"
         if status != 200 or current is None:
-            return f"reading claim {key}: HTTP {status or 'no answer'}"
+            return failed or f"reading claim {key}: HTTP {status or 'no answer'}"
         meta = current.setdefault("metadata", {})
-        if meta.get("deletionTimestamp"):
-            return f"claim {key} got deleted in the meantime"
         state = current.get("status") or {}
         reserved = list(state.get("reservedFor") or [])
         if any(ref.get("uid") == pod.uid for ref in reserved):
             return None  # reserved already (an earlier attempt's write landed)
+        if failed is not None:
+            return failed  # it did not land: PreBind fails, as upstream's, no second write
+        if meta.get("deletionTimestamp"):
+            return f"claim {key} got deleted in the meantime"
         if allocation is not None:
             if state.get("allocation"):
                 return f"claim {key} got allocated elsewhere in the meantime"
@@ -97,11 +104,18 @@ async def _reserve(
         )
         if status == 409:
             continue
-        if status >= 300:
+        if status >= 300 or status == 0:
             what = "allocation and reservation" if allocation is not None else "reservation"
-            return f"add {what} to claim {key}: HTTP {status or 'no answer'}"
+            problem = f"add {what} to claim {key}: HTTP {status or 'no answer'}"
+            if status >= 500 or status == 0:
+                # The write may have landed with its reply lost: read the claim again
+                # rather than give its devices back while they are the claim's (the next
+                # pod would get them too). Landed, PreBind goes on.
+                failed = problem
+                continue
+            return problem
         return None
-    return f"claim {key} kept changing: gave up after {RETRIES} conflicts"
+    return failed or f"claim {key} kept changing: gave up after {RETRIES} conflicts"
 
 
 async def release_claims(api: Api, pod: Pod, claims: Sequence[ResourceClaim]) -> None:
