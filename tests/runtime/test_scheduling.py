@@ -23,6 +23,7 @@ from policy_scheduler.policy import parse_policy
 from policy_scheduler.runtime.reporting import Reporter
 from policy_scheduler.runtime.scheduling import NO_POLICY_REASON, SchedulerRuntime
 from policy_scheduler.state.cache import PodState
+from waiting import until
 
 NAME = "policy-scheduler"
 
@@ -525,10 +526,7 @@ async def test_an_error_after_the_binding_started_keeps_the_assumption(
     web = spod("web")
     runtime.handle("MODIFIED", web)
     loop = asyncio.create_task(runtime.run())
-    for _ in range(50):
-        await asyncio.sleep(0)
-        if api.bindings:
-            break
+    await until(lambda: api.bindings, "the binding")
     loop.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await loop
@@ -685,15 +683,17 @@ async def test_bind_workers_bound_the_calls_in_flight_but_the_loop_never_waits_f
     for i in range(5):
         runtime.handle("ADDED", spod(f"p{i}", "100m"))
     loop = asyncio.create_task(runtime.run())
-    for _ in range(50):
-        await asyncio.sleep(0)
-    assert most == 2  # two calls in flight...
-    # ... and yet every pod was decided and assumed: hung calls hold up their own pods only.
-    assert runtime.queue.lengths()["active"] == 0
-    assert len(runtime.cache.cluster.nodes["n1"].pods) == 5
+    # Every pod decided and assumed while the calls hang: they hold up their own pods only.
+    await until(
+        lambda: (
+            runtime.queue.lengths()["active"] == 0
+            and len(runtime.cache.cluster.nodes["n1"].pods) == 5
+        ),
+        "every pod decided and assumed",
+    )
+    await until(lambda: in_flight == 2, "two calls in flight")
     release.set()
-    for _ in range(50):
-        await asyncio.sleep(0)
+    await until(lambda: len(bound) == 5, "every binding made once released")
     loop.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await loop

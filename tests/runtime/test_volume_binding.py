@@ -23,6 +23,7 @@ from builders import claim_volume, node, pod, pv, pvc, storage_class
 from fakes import FakeApi, FakeClock
 from policy_scheduler.runtime.reporting import Reporter
 from policy_scheduler.runtime.scheduling import SchedulerRuntime
+from waiting import until
 
 NAME = "policy-scheduler"
 HOSTNAME = "kubernetes.io/hostname"
@@ -81,15 +82,6 @@ def make_runtime(api: FakeApi, clock: FakeClock, **kw: Any) -> SchedulerRuntime:
 @pytest.fixture
 def runtime(api: FakeApi, clock: FakeClock) -> SchedulerRuntime:
     return make_runtime(api, clock)
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    """Let the binding tasks run until ``condition`` holds (they never sleep here)."""
-    for _ in range(200):
-        if condition():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("the condition never held")
 
 
 async def settle() -> None:
