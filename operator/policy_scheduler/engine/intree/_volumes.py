@@ -17,7 +17,6 @@ eviction helps, and the pod's message says why), ``filter()`` as ``Status.error`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Final
 
@@ -26,17 +25,13 @@ from ...volumenames import PVC
 from ..functions import CycleState, Reasons, Unresolvable, is_unresolvable
 from ..interface import NodeInfoView, Status
 from ..nodeinfo import NodeInfo
+from ..predicates.volumes import go_quote as go_quote  # shared with the legacy predicates
 
 EPHEMERAL: Final = "ephemeral"
 
 
 class FilterError(Exception):
     """What upstream returns as an Error status (see the module docstring)."""
-
-
-def go_quote(text: str) -> str:
-    """Go's ``%q`` for the names we print (printable text: a JSON string is the same)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def not_found(resource: str, name: str) -> str:

@@ -71,14 +71,12 @@ from ... import pluginargs
 from ...objects import PersistentVolume, PersistentVolumeClaim, Pod
 from ...selectors import NodeSelectorTerm, terms_match
 from ...volumenames import (
-    ANN_BIND_COMPLETED,
     ANN_SELECTED_NODE,
     NO_PROVISIONER,
     PVC,
     UNBOUND_IMMEDIATE_CLAIMS,
     VOLUME_BIND_CONFLICT,
     VOLUME_NODE_CONFLICT,
-    WAIT_FOR_FIRST_CONSUMER,
 )
 from ..cluster import ClusterState
 from ..functions import FITS, CycleState, Predicate, Priority, Reasons, Unresolvable, hint, mapped
@@ -97,7 +95,7 @@ from ..interface import (
     Status,
 )
 from ..nodeinfo import NodeInfo
-from ..predicates.volumes import PodVolumes, find_matching_volume
+from ..predicates.volumes import PodVolumes, delay_binding, find_matching_volume, fully_bound
 from ._migration import MIGRATION_ON, PLUGIN_OF_KIND, translated_affinity
 from ._volumes import (
     EPHEMERAL,
@@ -147,18 +145,6 @@ class PodVolumeClaims:
     candidates: Mapping[str, tuple[PersistentVolume, ...]] = field(default_factory=dict)
 
 
-def _fully_bound(pvc: PersistentVolumeClaim) -> bool:
-    return bool(pvc.volume_name) and ANN_BIND_COMPLETED in pvc.annotations
-
-
-def _delay_binding(pvc: PersistentVolumeClaim, cluster: ClusterState) -> bool:
-    """``IsDelayBindingMode``: no class, or an unknown one, binds Immediately."""
-    if not pvc.class_name:
-        return False
-    sc = cluster.storage_classes.get(pvc.class_name)
-    return sc is not None and sc.binding_mode == WAIT_FOR_FIRST_CONSUMER
-
-
 def pod_volume_claims(pod: Pod, cluster: ClusterState) -> PodVolumeClaims:
     """``podHasPVCs`` and ``GetPodVolumeClaims`` (see the module docstring)."""
     claims: list[PersistentVolumeClaim] = []
@@ -194,9 +180,9 @@ def pod_volume_claims(pod: Pod, cluster: ClusterState) -> PodVolumeClaims:
     bound: list[PersistentVolumeClaim] = []
     to_bind: list[PersistentVolumeClaim] = []
     for pvc in claims:
-        if _fully_bound(pvc):
+        if fully_bound(pvc):
             bound.append(pvc)
-        elif _delay_binding(pvc, cluster) and not pvc.volume_name:
+        elif delay_binding(pvc, cluster) and not pvc.volume_name:
             to_bind.append(pvc)
         else:
             return PodVolumeClaims(ERR_REASON_UNBOUND_IMMEDIATE)

@@ -140,7 +140,7 @@ class VolumeLookupError(Exception):
     """What legacy kube-scheduler returned as an error; we report its text as a reason."""
 
 
-def _go_quote(text: str) -> str:
+def go_quote(text: str) -> str:
     """Go's %q for the names we print (printable text: a JSON string is the same)."""
     return json.dumps(text, ensure_ascii=False)
 
@@ -233,17 +233,17 @@ def _zone_steps(pod: Pod, cluster: ClusterState) -> tuple[_ZoneStep, ...]:
             continue
         pvc = cluster.claims.get(f"{pod.namespace}/{volume.handle}")
         if pvc is None:
-            steps.append(f"persistentvolumeclaim {_go_quote(volume.handle)} not found")
+            steps.append(f"persistentvolumeclaim {go_quote(volume.handle)} not found")
             continue
         if not pvc.volume_name:
             sc = cluster.storage_classes.get(pvc.class_name) if pvc.class_name else None
             if sc is not None and sc.binding_mode == WAIT_FOR_FIRST_CONSUMER:
                 continue  # not bound yet: CheckVolumeBinding places it
-            steps.append(f"PersistentVolumeClaim was not found: {_go_quote(volume.handle)}")
+            steps.append(f"PersistentVolumeClaim was not found: {go_quote(volume.handle)}")
             continue
         pv = cluster.persistent_volumes.get(pvc.volume_name)
         if pv is None:
-            steps.append(f"persistentvolume {_go_quote(pvc.volume_name)} not found")
+            steps.append(f"persistentvolume {go_quote(pvc.volume_name)} not found")
             continue
         constraints = volume_zone_constraints(pv)
         if constraints:
@@ -545,12 +545,13 @@ class _PodClaims:
     candidates: Mapping[str, tuple[PersistentVolume, ...]]
 
 
-def _fully_bound(pvc: PersistentVolumeClaim) -> bool:
+def fully_bound(pvc: PersistentVolumeClaim) -> bool:
+    """The claim names its volume and the PV controller finished binding it."""
     return bool(pvc.volume_name) and ANN_BIND_COMPLETED in pvc.annotations
 
 
-def _delay_binding(pvc: PersistentVolumeClaim, cluster: ClusterState) -> bool:
-    """IsDelayBindingMode: no class or an unknown class means Immediate."""
+def delay_binding(pvc: PersistentVolumeClaim, cluster: ClusterState) -> bool:
+    """``IsDelayBindingMode``: no class, or an unknown one, binds Immediately."""
     if not pvc.class_name:
         return False
     sc = cluster.storage_classes.get(pvc.class_name)
@@ -567,11 +568,11 @@ def _pod_claims(pod: Pod, cluster: ClusterState) -> _PodClaims:
         key = f"{pod.namespace}/{volume.handle}"
         pvc = cluster.claims.get(key)
         if pvc is None:
-            missing = f"could not find v1.PersistentVolumeClaim {_go_quote(key)}"
-            return _PodClaims(f"error getting PVC {_go_quote(key)}: {missing}", (), (), {})
-        if _fully_bound(pvc):
+            missing = f"could not find v1.PersistentVolumeClaim {go_quote(key)}"
+            return _PodClaims(f"error getting PVC {go_quote(key)}: {missing}", (), (), {})
+        if fully_bound(pvc):
             bound.append(pvc)
-        elif _delay_binding(pvc, cluster) and not pvc.volume_name:
+        elif delay_binding(pvc, cluster) and not pvc.volume_name:
             to_bind.append(pvc)
         else:
             # Immediate claims (and pre-bound ones) should have been bound already.
@@ -632,10 +633,10 @@ def _can_provision(
     """checkVolumeProvisions: every claim's class can provision a volume on this node."""
     for pvc in claims:
         if not pvc.class_name:
-            raise VolumeLookupError(f"no class for claim {_go_quote(pvc.key)}")
+            raise VolumeLookupError(f"no class for claim {go_quote(pvc.key)}")
         sc: StorageClass | None = cluster.storage_classes.get(pvc.class_name)
         if sc is None:
-            raise VolumeLookupError(f"failed to find storage class {_go_quote(pvc.class_name)}")
+            raise VolumeLookupError(f"failed to find storage class {go_quote(pvc.class_name)}")
         if not sc.provisioner or sc.provisioner == NO_PROVISIONER:
             return False
         # An empty allowedTopologies list admits every node.
@@ -683,7 +684,7 @@ def _find_pod_volumes(claims: _PodClaims, node: NodeInfo, cluster: ClusterState)
         pv = cluster.persistent_volumes.get(pvc.volume_name)
         if pv is None:
             raise VolumeLookupError(
-                f"could not find v1.PersistentVolume {_go_quote(pvc.volume_name)}"
+                f"could not find v1.PersistentVolume {go_quote(pvc.volume_name)}"
             )
         if not _node_affinity_matches(pv, labels):
             bound_ok = False
