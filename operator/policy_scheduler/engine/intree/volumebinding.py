@@ -71,7 +71,6 @@ from ... import pluginargs
 from ...objects import PersistentVolume, PersistentVolumeClaim, Pod
 from ...selectors import NodeSelectorTerm, terms_match
 from ...volumenames import (
-    ANN_SELECTED_NODE,
     NO_PROVISIONER,
     PVC,
     UNBOUND_IMMEDIATE_CLAIMS,
@@ -95,7 +94,13 @@ from ..interface import (
     Status,
 )
 from ..nodeinfo import NodeInfo
-from ..predicates.volumes import PodVolumes, delay_binding, find_matching_volume, fully_bound
+from ..predicates.volumes import (
+    PodVolumes,
+    delay_binding,
+    fully_bound,
+    match_volumes,
+    split_by_selected_node,
+)
 from ._migration import MIGRATION_ON, PLUGIN_OF_KIND, translated_affinity
 from ._volumes import (
     EPHEMERAL,
@@ -301,28 +306,15 @@ def find_pod_volumes(
     matched: list[tuple[PersistentVolumeClaim, PersistentVolume]] = []
     provisioned: tuple[PersistentVolumeClaim, ...] = ()
     if claims.to_bind:
-        to_match: list[PersistentVolumeClaim] = []
-        to_provision: list[PersistentVolumeClaim] = []
-        for pvc in claims.to_bind:
-            selected = pvc.annotations.get(ANN_SELECTED_NODE)
-            if selected is None:
-                to_match.append(pvc)
-            elif selected != node.name:
-                unbound_ok = False  # provisioning already started for another node
-                break
-            else:
-                to_provision.append(pvc)
-        if unbound_ok:
-            chosen: set[str] = set()
-            labels = node.node.labels
-            for pvc in sorted(to_match, key=lambda c: c.request):
-                pv = find_matching_volume(pvc, claims.candidates[pvc.class_name], labels, chosen)
-                if pv is None:
-                    unbound_ok = False
-                    to_provision.append(pvc)
-                else:
-                    chosen.add(pv.name)
-                    matched.append((pvc, pv))
+        split = split_by_selected_node(claims.to_bind, node.name)
+        if split is None:
+            unbound_ok = False  # provisioning already started for another node
+        else:
+            to_match, to_provision = split
+            to_match.sort(key=lambda c: c.request)
+            matched, unmatched = match_volumes(to_match, claims.candidates, node.node.labels)
+            unbound_ok = not unmatched
+            to_provision.extend(unmatched)
             if to_provision:
                 unbound_ok, enough_space, provisioned = _check_provisions(
                     to_provision, node, cluster

@@ -67,7 +67,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -668,6 +668,44 @@ class PodVolumes:
         return bool(self.matched or self.provisioned)
 
 
+def split_by_selected_node(
+    to_bind: Sequence[PersistentVolumeClaim], node_name: str
+) -> tuple[list[PersistentVolumeClaim], list[PersistentVolumeClaim]] | None:
+    """FindPodVolumes' first step: the claims to match with a PV, and those a
+    provisioner already chose this node for; None when one was chosen for another."""
+    to_match: list[PersistentVolumeClaim] = []
+    to_provision: list[PersistentVolumeClaim] = []
+    for pvc in to_bind:
+        selected = pvc.annotations.get(ANN_SELECTED_NODE)
+        if selected is None:
+            to_match.append(pvc)
+        elif selected != node_name:
+            return None
+        else:
+            to_provision.append(pvc)
+    return to_match, to_provision
+
+
+def match_volumes(
+    to_match: Sequence[PersistentVolumeClaim],
+    candidates: Mapping[str, tuple[PersistentVolume, ...]],
+    labels: Mapping[str, str],
+) -> tuple[list[tuple[PersistentVolumeClaim, PersistentVolume]], list[PersistentVolumeClaim]]:
+    """``findMatchingVolumes``: each claim, in order, gets the smallest free PV of its
+    class this node can reach (none chosen twice); the claims left unmatched."""
+    chosen: set[str] = set()
+    matched: list[tuple[PersistentVolumeClaim, PersistentVolume]] = []
+    unmatched: list[PersistentVolumeClaim] = []
+    for pvc in to_match:
+        pv = find_matching_volume(pvc, candidates[pvc.class_name], labels, chosen)
+        if pv is None:
+            unmatched.append(pvc)
+        else:
+            chosen.add(pv.name)
+            matched.append((pvc, pv))
+    return matched, unmatched
+
+
 @dataclass(frozen=True, slots=True)
 class _Found:
     """One node's verdict on the pod's claims, and the bindings that make it."""
@@ -691,28 +729,13 @@ def _find_pod_volumes(claims: _PodClaims, node: NodeInfo, cluster: ClusterState)
             break
     if not claims.to_bind:
         return _Found(_binding_reasons(bound_ok, True))
-    to_match: list[PersistentVolumeClaim] = []
-    to_provision: list[PersistentVolumeClaim] = []
-    for pvc in claims.to_bind:
-        selected = pvc.annotations.get(ANN_SELECTED_NODE)
-        if selected is None:
-            to_match.append(pvc)
-        elif selected != node.name:
-            # Provisioning already started for another node.
-            return _Found(_binding_reasons(bound_ok, False))
-        else:
-            to_provision.append(pvc)
-    unbound_ok = True
-    chosen: set[str] = set()
-    matched: list[tuple[PersistentVolumeClaim, PersistentVolume]] = []
-    for pvc in to_match:
-        pv = find_matching_volume(pvc, claims.candidates[pvc.class_name], labels, chosen)
-        if pv is None:
-            unbound_ok = False
-            to_provision.append(pvc)
-        else:
-            chosen.add(pv.name)
-            matched.append((pvc, pv))
+    split = split_by_selected_node(claims.to_bind, node.name)
+    if split is None:  # provisioning already started for another node
+        return _Found(_binding_reasons(bound_ok, False))
+    to_match, to_provision = split
+    matched, unmatched = match_volumes(to_match, claims.candidates, labels)
+    unbound_ok = not unmatched
+    to_provision.extend(unmatched)
     if to_provision:
         unbound_ok = _can_provision(to_provision, node, cluster)
     return _Found(_binding_reasons(bound_ok, unbound_ok), tuple(matched), tuple(to_provision))
