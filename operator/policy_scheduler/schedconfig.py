@@ -886,7 +886,7 @@ class _Reader:
                         listed.remove(name)
                 self.notes.append(Issue((*here, "plugins"), f"{name} left out: {plugin.history}"))
         running = {name for listed in framework.points.values() for name in listed}
-        for name, (position, raw) in args.written.items():
+        for name, (position, _raw) in args.written.items():
             if name not in running:
                 self.notes.append(
                     Issue(
@@ -899,18 +899,6 @@ class _Reader:
                     Issue(
                         (*here, "pluginConfig", position, "args"),
                         f"ignored: {name} takes no arguments",
-                    )
-                )
-            elif (
-                name == pluginargs.DYNAMIC_RESOURCES
-                and isinstance(raw, Mapping)
-                and "filterTimeout" in raw
-            ):
-                self.notes.append(
-                    Issue(
-                        (*here, "pluginConfig", position, "args", "filterTimeout"),
-                        "checked, not applied: policy-scheduler's DynamicResources "
-                        "searches a node's devices without a deadline",
                     )
                 )
         config: dict[str, dict[str, Any]] = {}

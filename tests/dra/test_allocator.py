@@ -19,7 +19,11 @@ from policy_scheduler.devices import (
     parse_resource_claim,
     parse_resource_slice,
 )
-from policy_scheduler.engine.intree._allocator import AllocationError, Allocator
+from policy_scheduler.engine.intree._allocator import (
+    AllocationError,
+    AllocationTimeout,
+    Allocator,
+)
 
 DRIVER = "gpu.example.com"
 
@@ -469,3 +473,25 @@ def test_a_slice_must_say_which_nodes_it_serves() -> None:
     assert str(caught.value) == (
         'ResourceSlice "s": spec: must set exactly one of nodeName, nodeSelector, allNodes'
     )
+
+
+def test_a_search_past_its_deadline_raises_and_one_within_it_answers() -> None:
+    """The deadline is read at the search's first device step and every 16th after."""
+    now = [0.0]
+
+    def ticking() -> float:
+        now[0] += 1.0  # one second per reading
+        return now[0]
+
+    allocator = Allocator(
+        {"gpu": parse_device_class(klass())},
+        [parse_resource_slice(slice_("s", [device(f"gpu-{i}") for i in range(8)]))],
+        set(),
+        clock=ticking,
+    )
+    claims = [parse_resource_claim(claim("c", exactly(count=4)))]
+    with pytest.raises(AllocationTimeout):
+        allocator.allocate("n1", {}, claims, timeout=0.5)
+    assert allocator.allocate("n1", {}, claims, timeout=5.0) is not None
+    assert allocator.allocate("n1", {}, claims, timeout=0) is not None  # 0: no limit
+    assert allocator.allocate("n1", {}, claims) is not None

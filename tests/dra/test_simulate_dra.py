@@ -103,10 +103,13 @@ def uses(claim_name: str, entry: str = "gpu") -> dict[str, str]:
 
 
 def simulate(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], objects: list[dict[str, Any]]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    objects: list[dict[str, Any]],
+    policy: dict[str, Any] = POLICY,
 ) -> tuple[dict[str, dict[str, Any]], str]:
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
-    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(POLICY))
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(policy))
     capsys.readouterr()
     code = cli.main(
         [
@@ -489,3 +492,43 @@ def test_every_failure_says_no_new_claims_to_deallocate_before_preemption(
         "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
+
+
+def with_filter_timeout(written: str | None) -> dict[str, Any]:
+    spec = dict(POLICY["spec"])
+    if written is not None:
+        spec["pluginConfig"] = [{"name": "DynamicResources", "args": {"filterTimeout": written}}]
+    return {**POLICY, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("written", "placed"),
+    [
+        pytest.param("1ns", False, id="past-the-timeout"),
+        pytest.param("0s", True, id="zero-disables-it"),
+        pytest.param(None, True, id="default-10s"),
+    ],
+)
+def test_a_node_search_past_filter_timeout_refuses_the_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], written: str | None, placed: bool
+) -> None:
+    """Upstream's "timeout" and "timeout_disabled" rows (dynamicresources_test.go):
+    a 1ns filterTimeout expires before the search's first check, on every node."""
+    objects = [
+        node("n1"),
+        node("n2"),
+        gpu_class(),
+        gpus("n1", 4),
+        gpus("n2", 4),
+        claim("train", 2),
+        pod("trainer", 1, uses("train")),
+    ]
+    decisions, _ = simulate(tmp_path, capsys, objects, with_filter_timeout(written))
+    decision = decisions["trainer"]
+    if placed:
+        assert decision["node"] in ("n1", "n2")
+    else:
+        assert decision["node"] is None
+        assert decision["message"] == (
+            "0/2 nodes are available: 2 timed out trying to allocate devices."
+        )

@@ -24,11 +24,18 @@ the node's pools, at least one. A claim may get at most 32 devices.
 does not compile or fails at run time, an unknown device class, ``All`` over an
 incomplete pool, a constraint that "all" devices cannot meet); "no devices fit here" is
 None.
+
+**Deadline.** ``allocate(..., timeout=)`` bounds one node's search (DynamicResourcesArgs'
+``filterTimeout``, v1.34): the clock is read when the search starts choosing and every
+16th device step after, and a search past its deadline raises :class:`AllocationTimeout`
+(upstream's allocator checks its context the same way, so a search that ends before the
+first check succeeds whatever the timeout).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...devices import (
@@ -50,6 +57,10 @@ DeviceId = tuple[str, str, str]
 
 class AllocationError(Exception):
     """A claim that cannot be allocated on any node as it stands (the message says why)."""
+
+
+class AllocationTimeout(Exception):
+    """One node's search ran past its deadline (``filterTimeout``)."""
 
 
 @dataclass(slots=True)
@@ -173,12 +184,14 @@ class Allocator:
         *,
         local: Mapping[str, Mapping[str, ResourceSlice]] | None = None,
         shared: Mapping[str, ResourceSlice] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``slices``: every slice; or, already indexed, ``local`` (node -> its slices
         by name) and ``shared`` (the others): a node's allocation reads only its own
-        and the shared ones."""
+        and the shared ones. ``clock`` times the searches that have a timeout."""
         self.classes = classes
         self.in_use = in_use
+        self.clock = clock
         if slices is not None:
             built: dict[str, dict[str, ResourceSlice]] = {}
             others: dict[str, ResourceSlice] = {}
@@ -192,12 +205,21 @@ class Allocator:
         self.shared: Mapping[str, ResourceSlice] = shared or {}
 
     def allocate(
-        self, node_name: str, node_labels: Mapping[str, str], claims: Sequence[ResourceClaim]
+        self,
+        node_name: str,
+        node_labels: Mapping[str, str],
+        claims: Sequence[ResourceClaim],
+        *,
+        timeout: float | None = None,
     ) -> list[tuple[DeviceResult, ...]] | None:
-        """One tuple of results per claim, or None when the node cannot serve them all."""
+        """One tuple of results per claim, or None when the node cannot serve them all;
+        :class:`AllocationTimeout` past ``timeout`` seconds (None or 0: no limit)."""
+        deadline = self.clock() + timeout if timeout else None
         own = self.local.get(node_name)
         slices = [*(own.values() if own else ()), *self.shared.values()]
-        return _Search(self, gather_pools(slices, node_name, node_labels), claims).run()
+        search = _Search(self, gather_pools(slices, node_name, node_labels), claims)
+        search.deadline = deadline
+        return search.run()
 
 
 class _Search:
@@ -207,6 +229,8 @@ class _Search:
         self.allocator = allocator
         self.pools = pools
         self.claims = claims
+        self.deadline: float | None = None
+        self.steps = 0
         self.matches: dict[tuple[int, str, DeviceId], bool] = {}
         self.choosing: dict[DeviceId, set[int]] = {}
         self.results: list[list[tuple[str, _Candidate, bool]]] = [[] for _ in claims]
@@ -356,6 +380,10 @@ class _Search:
         return False
 
     def _device(self, request: _Request, index: int, nth: int) -> bool:
+        if self.deadline is not None:
+            self.steps += 1
+            if self.steps & 15 == 1 and self.allocator.clock() > self.deadline:
+                raise AllocationTimeout
         if request.spec.allocation_mode == ALL and not request.all_devices:
             return False
         if nth == request.count:

@@ -27,7 +27,10 @@ and the devices in use (allocated claims' and those in flight), once per cycle.
 (``cannot allocate all claims``), and every allocated claim must be available there
 (``resourceclaim not available on the node``). What the allocator cannot do on any node
 (a selector that does not compile or fails, "all" devices of an incomplete pool) is an
-Error for the attempt. The node's allocation is kept for Reserve.
+Error for the attempt. The node's allocation is kept for Reserve. A node's search is
+bounded by DynamicResourcesArgs' ``filterTimeout`` (default 10s, 0: none;
+DRASchedulerFilterTimeout, beta and on in v1.34): past it the node is refused
+UnschedulableAndUnresolvable, ``timed out trying to allocate devices``.
 
 **PostFilter.** Unschedulable, in v1.34's words: ``no new claims to deallocate`` for a
 pod without claims, ``still not schedulable`` for one with claims; with DefaultPreemption
@@ -83,7 +86,7 @@ from ..interface import (
     ReservePlugin,
     Status,
 )
-from ._allocator import AllocationError, Allocator
+from ._allocator import AllocationError, AllocationTimeout, Allocator
 
 NAME: Final = "DynamicResources"
 STATE_KEY: Final = NAME
@@ -91,6 +94,9 @@ STATE_KEY: Final = NAME
 CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 IN_USE: Final = "resourceclaim in use"
+TIMED_OUT: Final = "timed out trying to allocate devices"
+#: DynamicResourcesArgs' default ``filterTimeout`` (v1.34), in seconds.
+DEFAULT_FILTER_TIMEOUT: Final = 10.0
 #: PostFilter's answers (v1.34): a pod without claims; a pod with claims.
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE: Final = "still not schedulable"
@@ -199,12 +205,17 @@ class DynamicResources(
     """Devices for the pod's ResourceClaims on the node (module docstring)."""
 
     name = NAME
-    #: v1.34's DynamicResourcesArgs. ``filterTimeout`` is read and checked, not applied:
-    #: a node's search for devices has no deadline here (docs/dra.md).
+    #: v1.34's DynamicResourcesArgs: ``filterTimeout`` bounds a node's device search.
     Args = pluginargs.DynamicResourcesArgs
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)
+        written = getattr(args, "filterTimeout", None)
+        seconds = pluginargs.parse_duration(written) if isinstance(written, str) else None
+        #: Seconds a node's search may take (0: no limit); checked by Args already.
+        self.filter_timeout = (
+            seconds if seconds is not None and seconds >= 0 else DEFAULT_FILTER_TIMEOUT
+        )
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
         if not pod.resource_claims:
@@ -266,7 +277,11 @@ class DynamicResources(
         labels = node.node.labels
         if found.allocator is not None:
             try:
-                results = found.allocator.allocate(node.name, labels, found.to_allocate)
+                results = found.allocator.allocate(
+                    node.name, labels, found.to_allocate, timeout=self.filter_timeout
+                )
+            except AllocationTimeout:
+                return Status.unresolvable(TIMED_OUT)
             except AllocationError as exc:
                 return Status.error(str(exc))
             if results is None:
