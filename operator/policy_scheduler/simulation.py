@@ -451,7 +451,9 @@ async def simulate(
     leave the simulated cluster, the pod is nominated to the node, lower-priority
     nominations there are cleared, and the pod goes back to the queue at its place, to
     be decided again (a later decision for the same pod). A preemption that needs no
-    victim only nominates the pod: deciding it again would decide it the same way.
+    victim only nominates the pod: deciding it again would decide it the same way. A pod
+    whose attempt deallocated one of its ResourceClaims (DynamicResources' PostFilter)
+    is decided again too, as the claim's update would wake it in a cluster.
     """
     world = inputs.world
     queue, cache = world.queue, world.cache
@@ -494,6 +496,7 @@ async def simulate(
 
     while (popped := queue.pop_nowait()) is not None:
         decided_now: list[Decision] = []  # one, or a gang's members in the plan's order
+        deallocated = cache.claims_deallocated
         for attempt in await decider.decide(popped):
             queued = attempt.queued
             decision = attempt.decision
@@ -517,6 +520,12 @@ async def simulate(
                 for victim in preemption.victims:
                     cache.remove_pod(victim.uid)
                 queue.retry(queued)  # decided again at its place in the queue
+                total += 1
+            elif decision.node is None and cache.claims_deallocated > deallocated:
+                # DynamicResources' PostFilter freed a claim of the pod: the claim's
+                # update wakes it in a cluster; here it is decided again at its place.
+                deallocated = cache.claims_deallocated
+                queue.retry(queued)
                 total += 1
             else:
                 queue.done(queued.pod.uid)

@@ -532,3 +532,77 @@ def test_a_node_search_past_filter_timeout_refuses_the_node(
         assert decision["message"] == (
             "0/2 nodes are available: 2 timed out trying to allocate devices."
         )
+
+
+def allocated_on(body: dict[str, Any], node_name: str, device: str, *reserved: str) -> dict[str, Any]:
+    """The claim as the API shows it once allocated on ``node_name`` (and reserved)."""
+    body["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": DRIVER, "pool": node_name, "device": device}
+                ]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchFields": [
+                            {"key": "metadata.name", "operator": "In", "values": [node_name]}
+                        ]
+                    }
+                ]
+            },
+        },
+        "reservedFor": [{"resource": "pods", "name": n, "uid": f"uid-{n}"} for n in reserved],
+    }
+    return body
+
+
+@pytest.mark.parametrize(
+    ("reserved", "expected", "then"),
+    [
+        pytest.param((), "deallocation of ResourceClaim completed", "n2", id="reserved-for-none"),
+        pytest.param(
+            ("trainer",), "deallocation of ResourceClaim completed", "n2", id="only-for-it"
+        ),
+        pytest.param(("other",), "still not schedulable", None, id="another-pod-uses-it"),
+    ],
+)
+def test_a_claim_allocated_where_the_pod_no_longer_fits_is_deallocated_by_post_filter(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    reserved: tuple[str, ...],
+    expected: str,
+    then: str | None,
+) -> None:
+    """The claim holds a GPU of n1, where the pod does not fit any more (its cpu); n2
+    has GPUs but the claim is not available there. v1.34's PostFilter clears the
+    allocation when no other pod reserves the claim, and the next attempt allocates it
+    afresh on n2."""
+    full = node("n1")
+    full["status"]["allocatable"]["cpu"] = "50m"
+    objects = [
+        full,
+        node("n2"),
+        gpu_class(),
+        gpus("n1", 1),
+        gpus("n2", 1),
+        allocated_on(claim("train"), "n1", "gpu-0", *reserved),
+        pod("trainer", 1, uses("train")),
+    ]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(V134_POLICY))
+    capsys.readouterr()
+    args = ["simulate", "-f", str(tmp_path / "cluster.yaml"), "--policy"]
+    assert cli.main([*args, str(tmp_path / "policy.yaml"), "-o", "json"]) == 0
+    decisions = json.loads(capsys.readouterr().out)["decisions"]
+    first, last = decisions[0], decisions[-1]
+    assert first["node"] is None
+    assert first["message"] == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 resourceclaim not available on the "
+        f"node. {expected}, preemption: 0/2 nodes are available: 1 No preemption victims "
+        "found for incoming pod, 1 Preemption is not helpful for scheduling."
+    )
+    assert last["node"] == then
+    if then is not None:
+        assert last["claims"] == {"train": {"gpu": [f"{DRIVER}/n2/gpu-0"]}}

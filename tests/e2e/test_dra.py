@@ -368,3 +368,61 @@ async def test_under_load_and_failing_claim_writes_no_device_is_given_twice(
     assert sorted(d for ds in held.values() for d in ds) == [
         (f"gpu-{i}", f"gpu-{j}") for i in range(3) for j in range(2)
     ]
+
+
+async def test_a_claim_allocated_where_its_pod_no_longer_fits_is_deallocated_and_moved(
+    emulator: KubeClient, namespace: str, kubeconfig: Path
+) -> None:
+    """The claim holds gpu-a's GPU, reserved for nobody (a pod that used it went), and
+    its new pod does not fit on gpu-a (cpu). v1.34's PostFilter clears the allocation
+    (``deallocation of ResourceClaim completed``); the claim's update wakes the pod, and
+    its next attempt allocates gpu-b's GPU and binds it there."""
+    await emulator.create(v134_policy())
+    await emulator.create(node("gpu-a", cpu="50m"))
+    await emulator.create(node("gpu-b", cpu="8"))
+    await emulator.create(device_class())
+    await emulator.create(gpu_slice("gpu-a", 1))
+    await emulator.create(gpu_slice("gpu-b", 1))
+    created = await emulator.create(claim("train"), namespace)
+    created["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": DRIVER, "pool": "gpu-a", "device": "gpu-0"}
+                ]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchFields": [
+                            {"key": "metadata.name", "operator": "In", "values": ["gpu-a"]}
+                        ]
+                    }
+                ]
+            },
+        }
+    }
+    await emulator.replace(created, subresource="status")
+    await emulator.create(
+        gpu_pod("trainer", {"name": "gpu", "resourceClaimName": "train"}), namespace
+    )
+    async with OperatorThread(kubeconfig):
+
+        async def moved() -> bool:
+            return await node_of(emulator, namespace, "trainer") == "gpu-b"
+
+        await wait_until(moved, timeout=30, message="the pod placed on gpu-b")
+    said = await failures(emulator, namespace, "trainer")
+    assert said[0] == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 resourceclaim not available on the "
+        "node. deallocation of ResourceClaim completed, preemption: 0/2 nodes are available: "
+        "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for "
+        "scheduling."
+    )
+    written = await emulator.get(RESOURCE, "ResourceClaim", "train", namespace)
+    assert written is not None
+    (result,) = written["status"]["allocation"]["devices"]["results"]
+    assert (result["pool"], result["device"]) == ("gpu-b", "gpu-0")
+    the_pod = await emulator.get("v1", "Pod", "trainer", namespace)
+    assert the_pod is not None
+    assert [r["uid"] for r in written["status"]["reservedFor"]] == [the_pod["metadata"]["uid"]]

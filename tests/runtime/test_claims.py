@@ -10,7 +10,12 @@ from builders import pod
 from fakes import FakeApi
 from policy_scheduler.devices import Allocation, DeviceResult, parse_resource_claim
 from policy_scheduler.objects import parse_pod
-from policy_scheduler.runtime.claims import FINALIZER, release_claims, reserve_claims
+from policy_scheduler.runtime.claims import (
+    FINALIZER,
+    deallocate_claim,
+    release_claims,
+    reserve_claims,
+)
 
 CLAIM: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1",
@@ -127,3 +132,32 @@ async def test_a_status_write_answered_500_that_did_not_land_fails_without_a_sec
         )
         assert len(api.of("replace_resource_claim_status")) == 1
         assert not api.resource_claims[("default", "gpu")]["status"]
+
+
+ALLOCATED = {
+    "devices": {"results": [{"request": "gpu", "driver": "d", "pool": "n1", "device": "g"}]}
+}
+
+
+async def test_post_filter_clears_the_allocation_and_the_reservation() -> None:
+    mine = {"resource": "pods", "name": "trainer", "uid": POD.uid}
+    api = api_with_claim(allocation=ALLOCATED, reservedFor=[mine], devices=[{"x": 1}])
+    assert await deallocate_claim(api, POD, parse_resource_claim(CLAIM)) is None
+    assert api.resource_claims[("default", "gpu")]["status"] == {}
+    assert len(api.of("replace_resource_claim_status")) == 1
+
+
+async def test_post_filter_leaves_a_claim_another_pod_reserved_meanwhile() -> None:
+    other = {"resource": "pods", "name": "other", "uid": "uid-other"}
+    api = api_with_claim(allocation=ALLOCATED, reservedFor=[other])
+    assert await deallocate_claim(api, POD, parse_resource_claim(CLAIM)) is None
+    assert not api.of("replace_resource_claim_status")
+    assert api.resource_claims[("default", "gpu")]["status"]["allocation"] == ALLOCATED
+
+
+async def test_a_failed_deallocation_is_post_filters_error_naming_the_claim() -> None:
+    api = api_with_claim(allocation=ALLOCATED)
+    api.statuses["replace_resource_claim_status"] = 409
+    status = await deallocate_claim(api, POD, parse_resource_claim(CLAIM))
+    assert status is not None and status.code.name == "ERROR"
+    assert status.message == "deallocate claim default/gpu: HTTP 409"

@@ -59,6 +59,7 @@ object beyond the pod itself, except a dict for a label value shared by several 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final, TypeVar
@@ -780,6 +781,14 @@ class ClusterState:
     def forget_allocation(self, claim_key: str) -> None:
         if self.allocations_in_flight.pop(claim_key, None) is not None:
             self.generation += 1
+
+    def deallocate_claim(self, key: str) -> None:
+        """The claim without allocation nor reservation (its devices free again)."""
+        claim = self.resource_claims.get(key)
+        if claim is None or (claim.allocation is None and not claim.reserved_for):
+            return
+        self.resource_claims[key] = dataclasses.replace(claim, allocation=None, reserved_for=())
+        self.generation += 1
 
     def allocation_of(self, claim: ResourceClaim) -> Allocation | None:
         """The claim's allocation: the API's, else the one in flight, else None."""

@@ -61,6 +61,11 @@ class Ports:
         """Unreserve of DynamicResources: the pod out of the claims' ``reservedFor``
         (what :meth:`bind_claims` wrote), in the background."""
 
+    async def deallocate_claim(self, pod: Pod, claim: ResourceClaim) -> Status | None:
+        """PostFilter of DynamicResources: clear the claim's allocation and reservation
+        (``pod``'s attempt asks it); None when done, else the Error."""
+        return None
+
     async def bind_pod(self, state: Any, pod: Pod, node: str) -> Status | None:
         """Bind: the pods/binding call (DefaultBinder)."""
         return None

@@ -18,6 +18,9 @@ PreBind, per claim not yet reserved for the pod, in the claims' order:
    that read, Unreserve would give back devices the claim holds and the next pod would be
    allocated them too (kube-scheduler v1.34 has that window).
 
+PostFilter (:func:`deallocate_claim`): an allocated claim that kept the pod off a node and
+that no other pod reserves loses its allocation and reservation, in one status update.
+
 A failure is PreBind's Error naming the claim: the binding cycle unreserves the pod
 (the devices in flight are given back) and retries it. Unreserve takes the pod out of
 ``reservedFor`` of the claims PreBind reserved, in the background (the binding cycle does
@@ -116,6 +119,31 @@ async def _reserve(
             return problem
         return None
     return failed or f"claim {key} kept changing: gave up after {RETRIES} conflicts"
+
+
+async def deallocate_claim(api: Api, pod: Pod, claim: ResourceClaim) -> Status | None:
+    """PostFilter: the claim's ``status.allocation``, ``reservedFor`` and ``devices``
+    cleared in one status update (v1.34's DynamicResources), if it is still allocated and
+    reserved for no other pod than ``pod``; None when done or nothing to do, else the
+    Error naming the claim (a 409 too: the claim changed since the attempt read it, as
+    upstream's update of its cached copy fails)."""
+    key = claim.key
+    status, current = await api.get_resource_claim(claim.namespace, claim.name)
+    if status == 404:
+        return None  # gone: nothing holds its devices any more
+    if status != 200 or current is None:
+        return Status.error(f"reading claim {key}: HTTP {status or 'no answer'}")
+    state = dict(current.get("status") or {})
+    others = [r for r in state.get("reservedFor") or [] if r.get("uid") != pod.uid]
+    if not state.get("allocation") or others:
+        return None  # deallocated meanwhile, or another pod uses it now
+    for field in ("allocation", "reservedFor", "devices"):
+        state.pop(field, None)
+    current["status"] = state
+    status, _ = await api.replace_resource_claim(claim.namespace, claim.name, current, status=True)
+    if not 200 <= status < 300:
+        return Status.error(f"deallocate claim {key}: HTTP {status or 'no answer'}")
+    return None
 
 
 async def release_claims(api: Api, pod: Pod, claims: Sequence[ResourceClaim]) -> None:

@@ -103,7 +103,7 @@ from ..state.queueing import INITIAL_BACKOFF, MAX_BACKOFF, QueuedPod, Scheduling
 from ..state.shadows import ShadowAttempt, ShadowRunner
 from ..state.world import DELETED, World
 from ..state.world import Outcome as WorldOutcome
-from .claims import release_claims, reserve_claims
+from .claims import deallocate_claim, release_claims, reserve_claims
 from .health import Health
 from .kubeapi import Api, backoff
 from .podgroups import PodGroupStatusWriter
@@ -231,6 +231,9 @@ class RuntimePorts(CachePorts):
 
     def release_claims(self, pod: Pod, claims: Sequence[ResourceClaim]) -> None:
         self.runtime._spawn(release_claims(self.runtime.api, pod, claims))
+
+    async def deallocate_claim(self, pod: Pod, claim: ResourceClaim) -> Status | None:
+        return await deallocate_claim(self.runtime.api, pod, claim)
 
     async def bind_pod(self, state: Any, pod: Pod, node: str) -> Status | None:
         runtime = self.runtime

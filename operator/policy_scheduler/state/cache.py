@@ -231,6 +231,9 @@ class SchedulerCache:
         self._volume_api: dict[_VolumeKey, PersistentVolume | PersistentVolumeClaim] = {}
         #: Pod uid -> the PVs and claims its binding assumed.
         self._volume_owners: dict[str, list[_VolumeKey]] = {}
+        #: ResourceClaims deallocated here (simulate's DynamicResources PostFilter): a
+        #: pod refused by an attempt that deallocated is decided again.
+        self.claims_deallocated = 0
 
     # -- reading -------------------------------------------------------------------------
 
@@ -414,6 +417,16 @@ class SchedulerCache:
                 self._cluster.forget_allocation(key)
 
         self._write(forget)
+
+    def deallocate_claim(self, key: str) -> None:
+        """The claim as it is once its allocation and reservation are cleared (what
+        DynamicResources' PostFilter writes; ``simulate``'s cluster is its API)."""
+
+        def clear() -> None:
+            self._cluster.deallocate_claim(key)
+
+        self._write(clear)
+        self.claims_deallocated += 1
 
     def finish_volumes(self, uid: str) -> None:
         """The pod's volumes are bound: its assumptions stay until the API overtakes them."""

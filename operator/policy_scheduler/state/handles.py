@@ -21,9 +21,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from ..devices import Allocation
+from ..devices import Allocation, ResourceClaim
 from ..engine.handles import DROPPED_EVENTS, Ports
-from ..engine.interface import EventRecorder, PendingPods, PluginApi, Snapshot, WaitingPod
+from ..engine.interface import (
+    EventRecorder,
+    PendingPods,
+    PluginApi,
+    Snapshot,
+    Status,
+    WaitingPod,
+)
 from ..engine.predicates.volumes import PodVolumes
 from ..engine.waiting import Scheduler as CallLater
 from ..engine.waiting import WaitingPods, manual_call_later
@@ -48,6 +55,11 @@ class CachePorts(Ports):
 
     def forget_allocations(self, claim_keys: Iterable[str]) -> None:
         self.cache.forget_allocations(claim_keys)
+
+    async def deallocate_claim(self, pod: Pod, claim: ResourceClaim) -> Status | None:
+        # Offline (simulate) the cache is the API: the claim is deallocated in it.
+        self.cache.deallocate_claim(claim.key)
+        return None
 
 
 class SchedulerHandle:

@@ -35,11 +35,13 @@ UnschedulableAndUnresolvable, ``timed out trying to allocate devices``.
 **PostFilter.** Unschedulable, in v1.34's words: ``no new claims to deallocate`` for a
 pod without claims, ``still not schedulable`` for one with claims; with DefaultPreemption
 after it (v1.34's default profile) every FailedScheduling message so reads ``... no new
-claims to deallocate, preemption: 0/N nodes are available: ...``. Upstream, for an
-allocated claim that kept the pod off some node ("resourceclaim not available on the
-node") and that no other pod reserves, clears its allocation so that the next attempt
-allocates it afresh (``deallocation of ResourceClaim completed``); here such a claim keeps
-its allocation, and the pod waits until it is freed.
+claims to deallocate, preemption: 0/N nodes are available: ...``. When an allocated
+claim of the pod kept it off some node ("resourceclaim not available on the node") and
+no other pod reserves it (its ``reservedFor`` empty, or only this pod), PostFilter clears
+its allocation and reservation (one claim per attempt), so that the next attempt
+allocates it afresh where the pod fits: ``deallocation of ResourceClaim completed``. The
+write goes through the scheduler's ports: the operator updates the claim's status (a
+failure is PostFilter's Error), ``simulate`` drops the allocation from its cluster.
 
 **Preemption.** v1.34's DynamicResources has no PreFilterExtensions (AddPod/RemovePod):
 when DefaultPreemption removes victims from a node in its what-if, the devices their
@@ -100,6 +102,8 @@ DEFAULT_FILTER_TIMEOUT: Final = 10.0
 #: PostFilter's answers (v1.34): a pod without claims; a pod with claims.
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE: Final = "still not schedulable"
+#: ... and one that cleared the allocation of a claim that kept the pod off a node.
+DEALLOCATED: Final = "deallocation of ResourceClaim completed"
 
 
 class ClaimProblem(Exception):
@@ -144,6 +148,32 @@ class ClaimsState:
     reserved: dict[str, Allocation] = field(default_factory=dict)
     #: The claims PreBind reserved for the pod (Unreserve takes the pod out again).
     written: list[ResourceClaim] = field(default_factory=list)
+
+
+def _claim_to_deallocate(
+    found: ClaimsState, pod: Pod, cluster: ClusterState, statuses: Mapping[str, Status]
+) -> ResourceClaim | None:
+    """PostFilter's pick: the first of the pod's allocated claims that some node refused
+    the pod for (``resourceclaim not available on the node``: the allocation's nodes do
+    not include it) and that no other pod reserves. Upstream picks one at random among
+    them; any is valid, this one is stable. An allocation still in flight (this
+    scheduler's, not written yet) is another pod's: never taken back here."""
+    refused = [
+        cluster.nodes[name].node
+        for name, status in statuses.items()
+        if NOT_AVAILABLE in status.reasons and name in cluster.nodes
+    ]
+    if not refused:
+        return None
+    for claim, terms in zip(found.claims, found.available_on, strict=True):
+        if terms is None or claim.allocation is None:
+            continue  # not allocated, or allocated by us and in flight
+        if claim.reserved_for and claim.reserved_for != (pod.uid,):
+            continue
+        for node in refused:
+            if not any(t.matches(node.labels, node.name) for t in terms):
+                return claim
+    return None
 
 
 def _state(state: CycleState) -> ClaimsState | None:
@@ -297,12 +327,17 @@ class DynamicResources(
     ) -> PostFilterResult | Status | None:
         # v1.34's words, which every FailedScheduling of a profile running this plugin
         # carries before DefaultPreemption's ("no new claims to deallocate, preemption:
-        # ..."). Upstream also deallocates an allocated claim that kept the pod off a
-        # node and that no other pod reserves ("deallocation of ResourceClaim
-        # completed"); that write is not made here (module docstring).
+        # ..."), and its one write: an allocated claim that kept the pod off a node and
+        # that no other pod reserves loses its allocation (module docstring).
         found = _state(state)
         if found is None or not found.claims:
             return Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE)
+        claim = _claim_to_deallocate(found, pod, state.cluster, statuses)
+        if claim is not None:
+            problem = await ports_of(self.handle).deallocate_claim(pod, claim)
+            if problem is not None:
+                return problem
+            return Status.unschedulable(DEALLOCATED)
         return Status.unschedulable(STILL_NOT_SCHEDULABLE)
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
