@@ -63,6 +63,7 @@ from .pipeline import (
     EMPTY_PIPELINE,
     Enabled,
     Pipeline,
+    PreFilterReplay,
     filter_predicate,
     run_pre_filter,
     score_priority,
@@ -157,15 +158,28 @@ class CompiledPolicy:
     #: they register (:mod:`.events`).
     filter_plugins: tuple[Enabled, ...] = ()
 
-    def new_cycle(self, pod: Pod, cluster: ClusterState) -> CycleState:
+    def new_cycle(
+        self, pod: Pod, cluster: ClusterState, replay: PreFilterReplay | None = None
+    ) -> CycleState:
         """A fresh cycle state for ``pod`` on ``cluster`` as it is now, its PreFilter
         plugins run (their verdicts aside): what a check outside the decision itself
         (a preemption's trial, the nominated pods' pass, a fit hint) gives the plugins'
-        Filters to read, as kube-scheduler's preemption re-runs PreFilter state."""
+        Filters to read, as kube-scheduler's preemption re-runs PreFilter state.
+        ``replay`` (from :meth:`pre_filter_replay`) answers for the plugins it holds."""
         cycle = CycleState(pod, cluster, self.settings)
         if self.pipeline.pre_filter:
-            run_pre_filter(self.pipeline, cycle, pod)
+            run_pre_filter(self.pipeline, cycle, pod, replay=replay)
         return cycle
+
+    def pre_filter_replay(self, pod: Pod, cluster: ClusterState) -> PreFilterReplay | None:
+        """PreFilter run once on ``cluster`` as it is now, recorded for the trials of a
+        preemption's what-if (:class:`~.pipeline.PreFilterReplay`); None when nothing
+        could be replayed, or on the plain path (the definition runs every time)."""
+        if not self.pipeline.pre_filter or not self.settings.fast:
+            return None
+        answers: dict[str, tuple[object, tuple[tuple[str, Any], ...]]] = {}
+        run_pre_filter(self.pipeline, CycleState(pod, cluster, self.settings), pod, record=answers)
+        return PreFilterReplay(answers) if answers else None
 
 
 def compile_extender(extender: Extender) -> CompiledExtender:

@@ -31,6 +31,7 @@ from .cluster import ClusterState
 from .compiler import CompiledPolicy, CompiledPredicate
 from .functions import CycleState
 from .nodeinfo import NodeInfo
+from .pipeline import PreFilterReplay
 
 
 def run_predicates(
@@ -94,12 +95,15 @@ def fits_on_node(
     *,
     check_all: bool,
     nominated: Mapping[str, Sequence[Pod]] | None = None,
+    replay: PreFilterReplay | None = None,
 ) -> list[str]:
     """``podFitsOnNode``: both passes on one node as the cluster is now, plain path.
 
     ``nominated`` is :func:`nominated_for` computed once by a caller checking many
     nodes (None: computed here). Each pass gets a fresh CycleState: callers change the
-    cluster between calls (preemption takes victims off).
+    cluster between calls (preemption takes victims off). ``replay``: PreFilter as
+    recorded before those changes, for the pass on the cluster's own pods (the
+    nominated pods' pass adds pods it did not see, and runs PreFilter whole).
     """
     found = nominated_for(pod, cluster) if nominated is None else nominated
     others = found.get(info.name)
@@ -107,4 +111,5 @@ def fits_on_node(
         reasons = first_pass(pod, info, cluster, policy, others, check_all=check_all)
         if reasons:
             return reasons
-    return run_predicates(pod, info, policy.new_cycle(pod, cluster), policy.predicates, check_all)
+    cycle = policy.new_cycle(pod, cluster, replay)
+    return run_predicates(pod, info, cycle, policy.predicates, check_all)

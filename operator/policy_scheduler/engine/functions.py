@@ -148,6 +148,11 @@ class CycleState:
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
+    def written(self) -> dict[str, Any]:
+        """What the plugins wrote so far, as a new dict (``PreFilterReplay`` records
+        one plugin's writes as the difference of two of these)."""
+        return dict(self._data)
+
     def __contains__(self, key: object) -> bool:
         return key in self._data
 

@@ -340,13 +340,95 @@ class PreFilterOutcome:
     narrowed_by: list[str] = field(default_factory=list)
 
 
-def run_pre_filter(pipeline: Pipeline, state: CycleState, pod: Pod) -> PreFilterOutcome:
+#: In-tree PreFilter plugins whose answer and cycle state come from the pod and from
+#: objects other than pods (claims, volumes, classes, devices, the policy's args): taking
+#: pods off a node and putting them back, all preemption's what-if does, cannot change
+#: them.
+POD_LOCAL_PRE_FILTER: Final = frozenset(
+    {
+        "NodeResourcesFit",
+        "NodePorts",
+        "NodeAffinity",
+        "VolumeBinding",
+        "VolumeZone",
+        "NodeVolumeLimits",
+        "EBSLimits",
+        "GCEPDLimits",
+        "AzureDiskLimits",
+        "CinderLimits",
+        "DynamicResources",
+    }
+)
+#: In-tree PreFilter plugins whose Skip stays a Skip while pods are only taken off and
+#: put back: the pod has no constraint of theirs and no existing pod's term selects it
+#: (InterPodAffinity), no spread constraint (PodTopologySpread), no volume that could
+#: conflict (VolumeRestrictions). Their other answers depend on the other pods.
+SKIP_STABLE_PRE_FILTER: Final = frozenset(
+    {"InterPodAffinity", "PodTopologySpread", "VolumeRestrictions"}
+)
+_INTREE = "policy_scheduler.engine.intree."
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterReplay:
+    """PreFilter as it ran once for a pod, for preemption's what-if to replay.
+
+    kube-scheduler runs PreFilter once per preemption attempt and adjusts the state of
+    the plugins that have AddPod/RemovePod as victims leave a node; policy-scheduler runs
+    it again for each trial instead, except for what cannot change when pods leave a
+    node and come back: the answers (and ``CycleState.write`` data) of
+    :data:`POD_LOCAL_PRE_FILTER`, and the Skips of :data:`SKIP_STABLE_PRE_FILTER`, which
+    are replayed from here. A trial that adds a pod not in the cluster when this was
+    recorded (the nominated pods' pass) must not use it.
+    """
+
+    answers: Mapping[str, tuple[object, tuple[tuple[str, Any], ...]]]
+
+
+def _replayable(entry: Enabled, value: object) -> bool:
+    if not type(entry.plugin).__module__.startswith(_INTREE):
+        return False  # a plugin of one's own: its state may read anything
+    if entry.name in POD_LOCAL_PRE_FILTER:
+        return True
+    return entry.name in SKIP_STABLE_PRE_FILTER and isinstance(value, Status) and value.is_skip
+
+
+def run_pre_filter(
+    pipeline: Pipeline,
+    state: CycleState,
+    pod: Pod,
+    *,
+    replay: PreFilterReplay | None = None,
+    record: dict[str, tuple[object, tuple[tuple[str, Any], ...]]] | None = None,
+) -> PreFilterOutcome:
+    """The PreFilter point; ``record`` collects what :class:`PreFilterReplay` keeps,
+    ``replay`` answers for the plugins it holds instead of calling them."""
     outcome = PreFilterOutcome()
     rejected: Status | None = None
     for entry in pipeline.pre_filter:
         plugin = entry.plugin
         assert isinstance(plugin, PreFilterPlugin)
-        value = _call(PRE_FILTER, entry, state, plugin.pre_filter, state, pod)
+        saved = replay.answers.get(entry.name) if replay is not None else None
+        if saved is not None:
+            value, writes = saved
+            for key, item in writes:
+                state.write(key, item)
+            if value is None:
+                continue
+            if type(value) is Status and value.code is Code.SKIP:
+                state.skip_filter.add(entry.name)
+                continue
+        elif record is not None:
+            before = state.written()
+            value = _call(PRE_FILTER, entry, state, plugin.pre_filter, state, pod)
+            if _replayable(entry, value):
+                after = state.written()
+                writes = tuple(
+                    (k, v) for k, v in after.items() if k not in before or before[k] is not v
+                )
+                record[entry.name] = (value, writes)
+        else:
+            value = _call(PRE_FILTER, entry, state, plugin.pre_filter, state, pod)
         if isinstance(value, PreFilterResult):
             names = value.node_names
             outcome.narrowed_by.append(entry.name)

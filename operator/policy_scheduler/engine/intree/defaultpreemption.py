@@ -115,7 +115,7 @@ from ..interface import (
 )
 from ..nodeinfo import NodeInfo
 from ..parallel import parallelize_until
-from ..pipeline import NodeStatuses
+from ..pipeline import NodeStatuses, PreFilterReplay
 from ..preemption import Preemption, PreemptionHook, importance, too_small
 
 NAME: Final = "DefaultPreemption"
@@ -286,9 +286,12 @@ def select_victims_on_node(
     policy: CompiledPolicy,
     pdbs: Sequence[PodDisruptionBudget],
     nominated: Mapping[str, Sequence[Pod]],
+    replay: PreFilterReplay | None = None,
 ) -> Victims | Status:
     """``SelectVictimsOnNode``: the fewest pods to evict (possibly none), or the status
-    saying why the node is no candidate. The cluster is as it was afterwards."""
+    saying why the node is no candidate. The cluster is as it was afterwards.
+    ``replay``: the pod's PreFilter recorded before the dry run (what the trials cannot
+    change is not run again)."""
     priority = pod.priority
     lower = [other for other in info.pods.values() if other.priority < priority]
     if not lower:
@@ -297,7 +300,9 @@ def select_victims_on_node(
     with cluster.trial(info.name) as trial:
         for other in lower:
             trial.remove(other.uid)
-        reasons = fits_on_node(pod, info, cluster, policy, check_all=False, nominated=nominated)
+        reasons = fits_on_node(
+            pod, info, cluster, policy, check_all=False, nominated=nominated, replay=replay
+        )
         if reasons:
             return node_status(reasons)
         lower.sort(key=importance)
@@ -306,7 +311,9 @@ def select_victims_on_node(
 
         def reprieve(other: Pod) -> bool:
             trial.add(other)
-            if not fits_on_node(pod, info, cluster, policy, check_all=False, nominated=nominated):
+            if not fits_on_node(
+                pod, info, cluster, policy, check_all=False, nominated=nominated, replay=replay
+            ):
                 return True
             trial.remove(other.uid)
             victims.append(other)
@@ -363,13 +370,14 @@ async def dry_run_preemption(
         found.statuses.update((info.name, _NO_VICTIMS) for info in potential)
         return found
     nominated = nominated_for(pod, cluster)
+    replay = policy.pre_filter_replay(pod, cluster)
     non_violating: list[Candidate] = []
     violating: list[Candidate] = []
     skip_small = policy.settings.fast and policy.checks_resources
     count = len(potential)
 
     def check(info: NodeInfo) -> None:
-        outcome = select_victims_on_node(pod, info, cluster, policy, pdbs, nominated)
+        outcome = select_victims_on_node(pod, info, cluster, policy, pdbs, nominated, replay)
         if isinstance(outcome, Status):
             found.statuses[info.name] = outcome
             return
