@@ -105,6 +105,9 @@ RENDER_TEST = "tests/chart/test_render_offline.py"
 
 #: Command prefix (normalised: ``.venv/bin/`` dropped, ``python3`` is ``python``) -> what
 #: exercises it: ``path::test_function`` or ``.ci/run::<text the script contains>``.
+DRA_WALKTHROUGH = (
+    "tests/e2e/test_kubectl.py::test_the_dra_walkthrough_serve_kubectl_and_the_operator"
+)
 EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     # installing and testing: what CI runs
     "python -m venv": (f"{CI_SCRIPT}::$PY -m venv .venv",),
@@ -251,6 +254,9 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "docker buildx imagetools inspect python:3.11-slim": (
         f"{IMAGE_TEST}::test_the_base_image_is_pinned_by_digest",
     ),
+    # docs/dra.md's walk-through: the DRA kinds through kubectl, the operator's writes
+    "kubectl get deviceclasses,resourceslices": (DRA_WALKTHROUGH,),
+    "kubectl get resourceclaim": (DRA_WALKTHROUGH,),
     # kubectl without a cluster (README "Tests"): the emulator served on a port
     "python tests/e2e/serve.py": (
         f"{KUBECTL_E2E}::test_the_serve_command_starts_an_emulator_kubectl_can_use",

@@ -7,7 +7,8 @@ starts ``tests/e2e/emulator.py``'s ``ApiEmulator`` on http://127.0.0.1:PORT (a f
 unless ``--port``), creates the project's CRDs (``crds/*.yaml``; SchedulingPolicies are then
 validated by the CRD's schema, as a real API server does), creates the objects of each
 ``--load`` file (YAML documents or ``kind: List``; their namespaces are created when
-missing; pods with ``spec.nodeName`` stay bound, a ``status`` given is kept), writes a
+missing; pods with ``spec.nodeName`` stay bound, a ``status`` given is kept, owner
+references follow their owners' new uids), writes a
 kubeconfig for it (plain HTTP, no credentials: anyone on the machine can use it while it
 runs), and serves until interrupted (Ctrl-C, SIGTERM). Everything lives in memory.
 
@@ -82,14 +83,29 @@ async def load(url: str, objects: Iterable[dict[str, Any]]) -> int:
             async with session.post("/api/v1/namespaces", json=body) as response:
                 if response.status not in (201, 409):  # 409: it exists from the start
                     raise LoadError(f"namespace {name}: {await response.text()}")
-        for obj, spec in zip(objects, specs, strict=True):
-            namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+        # The API server gives each object a uid of its own: objects that name an owner
+        # by uid (a claim the resource claim controller made for a pod) are created
+        # after the others, their ownerReferences pointing at the owners' new uids.
+        uids: dict[str, str] = {}
+        pairs = list(zip(objects, specs, strict=True))
+        pairs.sort(key=lambda pair: bool((pair[0].get("metadata") or {}).get("ownerReferences")))
+        for obj, spec in pairs:
+            meta = obj.get("metadata") or {}
+            if meta.get("ownerReferences"):
+                owners = [
+                    {**ref, "uid": uids.get(ref.get("uid", ""), ref.get("uid"))}
+                    for ref in meta["ownerReferences"]
+                ]
+                obj = {**obj, "metadata": {**meta, "ownerReferences": owners}}
+            namespace = meta.get("namespace") or "default"
             path = spec.path(namespace if spec.namespaced else None)
             async with session.post(path, json=obj) as response:
                 if response.status >= 300:
-                    name = (obj.get("metadata") or {}).get("name")
                     message = (await response.json()).get("message")
-                    raise LoadError(f"{obj['kind']} {name}: {message}")
+                    raise LoadError(f"{obj['kind']} {meta.get('name')}: {message}")
+                created = await response.json()
+            if meta.get("uid"):
+                uids[meta["uid"]] = created["metadata"]["uid"]
     return len(objects)
 
 

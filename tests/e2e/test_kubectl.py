@@ -11,6 +11,7 @@ set; the ones that apply the CRD, or start ``tests/e2e/serve.py``, need the emul
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -256,3 +257,61 @@ def test_the_serve_command_refuses_a_missing_file(capsys: pytest.CaptureFixture[
 
     assert serve.main(["--load", "no/such.yaml"]) == 1
     assert capsys.readouterr().err == "error: --load no/such.yaml: no such file\n"
+
+
+async def test_the_dra_walkthrough_serve_kubectl_and_the_operator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/dra.md's walk-through: the emulator serving examples/dra.yaml, kubectl
+    listing the DRA kinds, the operator placing the pods and writing their claims."""
+    from kubernetes_asyncio.config import kube_config
+
+    from e2e.operator_harness import OperatorThread
+
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    config = tmp_path / "emulator.kubeconfig"
+    # Kopf logs in from $KUBECONFIG, read once at import by kubernetes-asyncio.
+    monkeypatch.setenv("KUBECONFIG", str(config))
+    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(config))
+    kubectl = Kubectl(config, tmp_path / "kube-cache")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_SERVICE")}
+    command = [sys.executable, "tests/e2e/serve.py", "--kubeconfig", str(config)]
+    command += ["--load", "examples/dra.yaml"]
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        deadline = time.monotonic() + 30
+        banner: list[str] = []
+        while not any(line.startswith("export KUBECONFIG=") for line in banner):
+            line = await asyncio.to_thread(server.stdout.readline)
+            assert line and time.monotonic() < deadline, f"no banner: {banner}"
+            banner.append(line.strip())
+        listed = rows((await kubectl.run("get", "deviceclasses,resourceslices", "-A")).stdout)
+        names = [r[0] for r in listed]
+        assert "deviceclass.resource.k8s.io/gpu.example.com" in names
+        assert "resourceslice.resource.k8s.io/gpu-a-gpu.example.com" in names
+        async with OperatorThread(config):
+            deadline = time.monotonic() + 30
+            while True:
+                got = await kubectl.run("get", "pods", "-n", "ml", "-o", "json")
+                placed = {
+                    p["metadata"]["name"]: p["spec"].get("nodeName")
+                    for p in json.loads(got.stdout)["items"]
+                }
+                if placed.get("infer") and placed.get("train-1") and placed.get("train-2"):
+                    break
+                assert time.monotonic() < deadline, placed
+                await asyncio.sleep(0.2)
+        assert placed["train-1"] == placed["train-2"] == "gpu-a"
+        assert placed["infer"] == "gpu-b" and not placed.get("infer-2")
+        claim = json.loads(
+            (await kubectl.run("get", "resourceclaim", "-n", "ml", "big-gpu", "-o", "json")).stdout
+        )
+        (result,) = claim["status"]["allocation"]["devices"]["results"]
+        assert (result["pool"], result["device"]) == ("gpu-b", "gpu-0")
+        assert [r["name"] for r in claim["status"]["reservedFor"]] == ["infer"]
+        described = (await kubectl.run("describe", "pod", "-n", "ml", "infer-2")).stdout
+        assert "0/3 nodes are available: 3 cannot allocate all claims." in described
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(15) == 0
