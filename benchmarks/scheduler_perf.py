@@ -25,10 +25,12 @@ then its placement) both count for it.
 The heap is frozen (``gc.freeze``) before the clock starts, as the operator freezes the
 listed cluster.
 
-Two policies (``--policy``): ``v130``, kube-scheduler v1.30's default profile (``--config``
+Two policies by default (``--policy``): ``v134``, today's default profile (``--config``
 with an empty v1 KubeSchedulerConfiguration whose profile serves the pods'
-schedulerName, as ``simulate --config`` reads it), and ``legacy``, the built-in default
-policy (``simulate`` without ``--config``).
+schedulerName, read as kube-scheduler v1.34 reads it, as ``simulate --config`` does), and
+``legacy``, the built-in default policy (``simulate`` without ``--config``). ``v130``,
+v1.30's default profile (``examples/policies/kube-scheduler-v1.30.yaml`` serving the pods),
+is there for comparison with earlier figures.
 
 Workloads (scheduler_perf's 5000-node parameters, as in kubernetes master's
 ``misc/`` and ``affinity/`` configs where the floor is held; ``--quick`` divides every
@@ -67,7 +69,7 @@ metadata.name In [scheduler-perf-node]``, as a DaemonSet's pods do.
 
 Usage::
 
-    python benchmarks/scheduler_perf.py [--workloads A,B] [--policy v130,legacy]
+    python benchmarks/scheduler_perf.py [--workloads A,B] [--policy v134,legacy,v130]
         [--quick] [--json FILE] [-o json FILE] [--profile FILE.prof]
 
 ``-o json FILE`` writes every measured pod's outcome (its node, or the decision's
@@ -98,14 +100,19 @@ except ImportError:  # run from a checkout without the package installed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import yaml
 from engine_bench import machine, pod_object
 
 from policy_scheduler import names
 from policy_scheduler.engine.algorithm import Decision
+from policy_scheduler.policy import parse_policy
 from policy_scheduler.schedconfig import convert_configuration
 from policy_scheduler.simulation import check_profiles, inputs_from_objects, simulate
 
-POLICIES = ("v130", "legacy")
+POLICIES = ("v134", "legacy")
+#: Run on demand (``--policy v130``): v1.30's default profile, for earlier figures.
+OTHER_POLICIES = ("v130",)
+V130_POLICY = Path(__file__).resolve().parents[1] / "examples/policies/kube-scheduler-v1.30.yaml"
 #: Go's floors at 5000 nodes (the lowest of the last 250 CI runs), pods/s.
 FLOORS: dict[str, int] = {
     "SchedulingBasic": 680,
@@ -124,8 +131,8 @@ NOT_RUN: tuple[str, ...] = ()
 #: at the floor's rate.
 MIXED_CHURN_EVERY = 710
 UNSCHEDULABLE_EVERY = 118
-#: kube-scheduler v1.30's default profile, serving the pods' schedulerName.
-V130_CONFIGURATION: dict[str, Any] = {
+#: Today's default profile (a v1 file is read as v1.34), serving the pods' schedulerName.
+V1_CONFIGURATION: dict[str, Any] = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
     "profiles": [{"schedulerName": names.DEFAULT_SCHEDULER_NAME}],
@@ -513,10 +520,14 @@ def run_one(
     churn = Churn(workload.churn, max(1, workload.churn_every // scale)) if workload.churn else None
     objs, measured = objects(workload, scale, churn)
     profiles = []
-    if policy == "v130":
-        conversion = convert_configuration(V130_CONFIGURATION)
-        check_profiles(conversion, "v1.30")
+    if policy == "v134":
+        conversion = convert_configuration(V1_CONFIGURATION)
+        check_profiles(conversion, "v1.34")
         profiles = list(conversion.policies)
+    elif policy == "v130":
+        doc = yaml.safe_load(V130_POLICY.read_text())
+        doc["spec"]["schedulerName"] = names.DEFAULT_SCHEDULER_NAME
+        profiles = [parse_policy(doc)]
     inputs = inputs_from_objects(_wire(objs), profiles=profiles)
     del objs
     outcomes: dict[str, str] = {}
@@ -595,7 +606,9 @@ def format_table(results: Sequence[dict[str, Any]], policies: Sequence[str]) -> 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated names")
-    p.add_argument("--policy", default=",".join(POLICIES), help="v130, legacy or both")
+    p.add_argument(
+        "--policy", default=",".join(POLICIES), help="v134, legacy, v130 (comma-separated)"
+    )
     p.add_argument("--quick", action="store_true", help="every count divided by 50 (smoke)")
     p.add_argument("--scale", type=int, default=1, help="divide every count by this")
     p.add_argument("--repeat", type=int, default=1, help="runs of each; the median is shown")
@@ -611,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     chosen = [w.strip() for w in args.workloads.split(",") if w.strip()]
     unknown = [w for w in chosen if w not in WORKLOADS]
     pols = [p.strip() for p in args.policy.split(",") if p.strip()]
-    bad = [p for p in pols if p not in POLICIES]
+    bad = [p for p in pols if p not in POLICIES + OTHER_POLICIES]
     if unknown or bad:
         raise SystemExit(f"scheduler_perf: unknown workload/policy: {', '.join(unknown + bad)}")
     profiler = cProfile.Profile() if args.profile else None

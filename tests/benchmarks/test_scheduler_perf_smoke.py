@@ -48,7 +48,7 @@ def quick(bench: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 
 def test_every_workload_runs_with_both_policies(bench: ModuleType, quick: dict[str, Any]) -> None:
     ran = {(r["workload"], r["policy"]) for r in quick["results"]}
-    assert ran == {(w, p) for w in bench.WORKLOADS for p in ("v130", "legacy")}
+    assert ran == {(w, p) for w in bench.WORKLOADS for p in ("v134", "legacy")}
     for row in quick["results"]:
         workload = bench.WORKLOADS[row["workload"]]
         assert row["measured_pods"] == workload.measure_pods // 50
@@ -62,7 +62,7 @@ def test_every_workload_runs_with_both_policies(bench: ModuleType, quick: dict[s
 
 def test_the_workloads_decide_what_their_names_say(quick: dict[str, Any]) -> None:
     outcomes = quick["_outcomes"]
-    for policy in ("v130", "legacy"):
+    for policy in ("v134", "legacy"):
         # Every measured pod fits somewhere in these clusters (Unschedulable's init pods
         # are the ones that fit nowhere, and they are not measured).
         for name in (
@@ -120,10 +120,10 @@ def test_the_preemptors_evict_to_place(quick: dict[str, Any]) -> None:
 
 
 def test_the_table_prints_each_floor(bench: ModuleType, quick: dict[str, Any]) -> None:
-    table = bench.format_table(quick["results"], ["v130", "legacy"])
+    table = bench.format_table(quick["results"], ["v134", "legacy"])
     assert "| SchedulingBasic | 100 | 20 | 200 |" in table
     assert "| SchedulingDaemonset | 300 | 0 | 600 |" in table
-    assert table.splitlines()[0].endswith("| v130 pods/s | legacy pods/s | Go floor |")
+    assert table.splitlines()[0].endswith("| v134 pods/s | legacy pods/s | Go floor |")
     for name, floor in bench.FLOORS.items():
         (line,) = [row for row in table.splitlines() if row.startswith(f"| {name} |")]
         assert line.endswith(f"| {floor} |")

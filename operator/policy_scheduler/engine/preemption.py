@@ -61,13 +61,14 @@ from typing import Final
 
 from ..objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
 from ..volumenames import VOLUME_BIND_CONFLICT, VOLUME_NODE_CONFLICT, VOLUME_ZONE_CONFLICT
-from .cluster import ClusterState
+from .cluster import ClusterState, Trial
 from .compiler import CompiledPolicy
 from .extenders import CompiledExtender, ExtenderClient, Victims, narrow_victims
 from .fitting import fits_on_node, nominated_for
 from .functions import is_unresolvable
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
+from .pipeline import PreFilterReplay
 from .predicates.general import (
     ERR_NODE_NETWORK_UNAVAILABLE,
     ERR_NODE_NOT_READY,
@@ -225,6 +226,40 @@ def pdb_violation_split(
     return violating, others
 
 
+def reprieve(
+    pod: Pod,
+    info: NodeInfo,
+    cluster: ClusterState,
+    policy: CompiledPolicy,
+    trial: Trial,
+    violating: Sequence[Pod],
+    others: Sequence[Pod],
+    nominated: Mapping[str, Sequence[Pod]],
+    replay: PreFilterReplay | None = None,
+) -> tuple[list[Pod], int]:
+    """The reprieve loop both preemptions share (v1.13-v1.17's and v1.30's): with every
+    lower-priority pod off the node (``trial``), each is put back in turn, the budget
+    violators first, and stays if the pod still fits; the others are the victims.
+    Returns them in reprieve order and how many violate a budget."""
+    victims: list[Pod] = []
+
+    def evicted(other: Pod) -> bool:
+        trial.add(other)
+        reasons = fits_on_node(
+            pod, info, cluster, policy, check_all=False, nominated=nominated, replay=replay
+        )
+        if not reasons:
+            return False  # the pod still fits with it back: reprieved
+        trial.remove(other.uid)
+        victims.append(other)
+        return True
+
+    violations = sum(1 for other in violating if evicted(other))
+    for other in others:
+        evicted(other)
+    return victims, violations
+
+
 def select_victims_on_node(
     pod: Pod,
     info: NodeInfo,
@@ -244,19 +279,9 @@ def select_victims_on_node(
             return None
         lower.sort(key=importance)
         violating, others = pdb_violation_split(lower, pdbs)
-        victims: list[Pod] = []
-
-        def reprieve(other: Pod) -> bool:
-            trial.add(other)
-            if not fits_on_node(pod, info, cluster, policy, check_all=False, nominated=nominated):
-                return True
-            trial.remove(other.uid)
-            victims.append(other)
-            return False
-
-        violations = sum(1 for other in violating if not reprieve(other))
-        for other in others:
-            reprieve(other)
+        victims, violations = reprieve(
+            pod, info, cluster, policy, trial, violating, others, nominated
+        )
     victims.sort(key=importance)
     return Victims(tuple(victims), violations)
 

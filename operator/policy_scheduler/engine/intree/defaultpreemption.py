@@ -116,7 +116,7 @@ from ..interface import (
 from ..nodeinfo import NodeInfo
 from ..parallel import parallelize_until
 from ..pipeline import NodeStatuses, PreFilterReplay
-from ..preemption import Preemption, PreemptionHook, importance, too_small
+from ..preemption import Preemption, PreemptionHook, importance, reprieve, too_small
 
 NAME: Final = "DefaultPreemption"
 
@@ -307,21 +307,9 @@ def select_victims_on_node(
             return node_status(reasons)
         lower.sort(key=importance)
         violating, others = pdb_violation_split(lower, pdbs)
-        victims: list[Pod] = []
-
-        def reprieve(other: Pod) -> bool:
-            trial.add(other)
-            if not fits_on_node(
-                pod, info, cluster, policy, check_all=False, nominated=nominated, replay=replay
-            ):
-                return True
-            trial.remove(other.uid)
-            victims.append(other)
-            return False
-
-        violations = sum(1 for other in violating if not reprieve(other))
-        for other in others:
-            reprieve(other)
+        victims, violations = reprieve(
+            pod, info, cluster, policy, trial, violating, others, nominated, replay
+        )
     if violating and others:
         victims.sort(key=importance)
     return Victims(tuple(victims), violations)
