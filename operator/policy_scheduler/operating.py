@@ -205,6 +205,7 @@ class Operator:
             clock=clock,
             metrics=self.metrics,
             is_leader=self.is_leader,
+            leader_term=self.leader_term,
             namespaces=options.namespaces,
             health=self.health,
             extenders=self.extenders,
@@ -216,6 +217,10 @@ class Operator:
 
     def is_leader(self) -> bool:
         return self.elector is None or self.elector.is_leader
+
+    def leader_term(self) -> int:
+        """The Lease's leadership term (1 without leader election)."""
+        return 1 if self.elector is None else self.elector.term
 
     async def lease_api(self) -> tuple[KubeApi, Callable[[], Awaitable[None]]]:
         """The leader election's own API client, made in (and for) its thread's loop

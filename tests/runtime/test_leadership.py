@@ -265,6 +265,23 @@ async def test_is_leader_turns_false_renew_deadline_after_the_last_renewal() -> 
     assert a.is_leader is True
 
 
+async def test_leading_again_after_a_lapse_is_a_new_term() -> None:
+    # A decision taken in term 1 must not be acted on in term 2, even by the same
+    # replica: between them another leader may have changed the cluster.
+    store, clock = LeaseStore(), FakeClock()
+    a, _ = elector(store, "a", clock)
+    assert a.term == 0
+    await a.try_acquire_or_renew()
+    assert a.term == 1
+    clock.now = 5.0
+    await a.try_acquire_or_renew()  # renewed in time: the same term
+    assert a.term == 1
+    clock.now = 16.0  # past renew_deadline since the last renewal: not leading
+    assert a.term == 0
+    assert await a.try_acquire_or_renew() is True
+    assert a.term == 2
+
+
 @pytest.mark.parametrize(
     "existing",
     [

@@ -735,3 +735,26 @@ async def test_a_policy_whose_listed_status_is_current_is_not_rewritten(
     [(_, written)] = api.of("patch_policy_status")
     assert written["observedGeneration"] == 2
     assert written["conditions"][0]["lastTransitionTime"] == "2024-01-01T00:00:00Z"
+
+
+async def test_a_decision_taken_in_an_earlier_leadership_term_is_not_bound(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    """The Lease was lost and taken again while the pod was decided (a plugin held the
+    loop): the decision is the old term's, so it is undone and decided again."""
+    terms = iter([1])  # the term read when the decision starts; later reads say 2
+    runtime = make_runtime(api, clock, leader_term=lambda: next(terms, 2))
+    runtime.handle("ADDED", node("n1"))
+    runtime.handle("ADDED", spod("web"))
+    await attempt(runtime)
+    assert api.bindings == []
+    assert runtime.cache.cluster.nodes["n1"].pods == {}  # the assumption undone
+    assert runtime.queue.lengths()["active"] + runtime.queue.lengths()["backoff"] == 1
+
+
+async def test_a_decision_bound_in_the_term_it_was_taken_in(api: FakeApi, clock: FakeClock) -> None:
+    runtime = make_runtime(api, clock, leader_term=lambda: 3)
+    runtime.handle("ADDED", node("n1"))
+    runtime.handle("ADDED", spod("web"))
+    await attempt(runtime)
+    assert api.bindings == [("default/web", "n1")]

@@ -34,7 +34,9 @@ provided both clocks advance at about the same rate. A leader that was paused (G
 SIGSTOP, an overloaded node) and resumes after its lease expired must not act: the
 loop's ``on_stopped`` may not have run yet at that moment, but ``is_leader`` compares
 the clock with the last successful renewal, so it is already False. The binding path
-therefore checks ``is_leader`` right before each binding. What remains is the gap
+therefore checks ``is_leader`` right before each binding, and :attr:`LeaderElector.term`
+(one more each time the replica comes to lead): a decision is bound only in the term it
+was taken in, not after the Lease was lost and taken back. What remains is the gap
 between that check and the API server receiving the binding; a Lease cannot fence it
 (there is no token the API server checks). A binding sent from a stale leader in that
 gap still cannot bind a pod twice (the API server answers 409 to a second binding), at
@@ -148,6 +150,9 @@ class LeaderElector:
         self._lock = threading.Lock()
         self._holding = False
         self._renewed_at = float("-inf")
+        #: How many times we became leader: a decision taken in one term must not be
+        #: acted on in the next (the Lease lost and taken again meanwhile).
+        self._term = 0
 
     @property
     def is_leader(self) -> bool:
@@ -160,8 +165,20 @@ class LeaderElector:
         with self._lock:
             return self._holding and self._clock() - self._renewed_at < self.renew_deadline
 
+    @property
+    def term(self) -> int:
+        """The current leadership term while leader (1 the first time we lead, one more
+        each time we lead again), 0 while not: a caller that took the term before a long
+        piece of work acts on the work's result only if the term is the same after it."""
+        with self._lock:
+            leading = self._holding and self._clock() - self._renewed_at < self.renew_deadline
+            return self._term if leading else 0
+
     def _set_holding(self, holding: bool, renewed_at: float | None = None) -> None:
         with self._lock:
+            leading = self._holding and self._clock() - self._renewed_at < self.renew_deadline
+            if holding and not leading:
+                self._term += 1  # leading again (or for the first time): a new term
             self._holding = holding
             if renewed_at is not None:
                 self._renewed_at = renewed_at

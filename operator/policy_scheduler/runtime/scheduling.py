@@ -308,6 +308,7 @@ class SchedulerRuntime:
         reporter: Reporter | None = None,
         metrics: MetricsSink | None = None,
         is_leader: Callable[[], bool] = lambda: True,
+        leader_term: Callable[[], int] = lambda: 1,
         clock: Callable[[], float] = time.monotonic,
         namespaces: Sequence[str] = (),
         health: Health | None = None,
@@ -355,6 +356,9 @@ class SchedulerRuntime:
         self._predicate_seconds: dict[str, float] = {}
         self._priority_seconds: dict[str, float] = {}
         self.is_leader = is_leader
+        #: The leadership term (0: not leading); a decision is bound only in the term it
+        #: was taken in (``LeaderElector.term``).
+        self.leader_term = leader_term
         self.clock = clock
         #: One scheduling cycle at a time holds the cluster (deciding.py).
         self.decider = Decider(
@@ -633,10 +637,11 @@ class SchedulerRuntime:
 
     async def schedule_one(self, queued: QueuedPod) -> Decision | None:
         """One scheduling cycle, and what follows from it (module docstring)."""
+        term = self.leader_term()  # before the decision, which may hold the loop long
         attempts = await self.decider.decide(queued)
         for attempt in attempts:  # one, or a gang's members
             try:
-                self._act(attempt)
+                self._act(attempt, term)
             except Exception:
                 # A bug must not lose this pod, nor the gang's members acted on after it.
                 logger.exception("scheduling %s failed", attempt.pod_key)
@@ -650,7 +655,7 @@ class SchedulerRuntime:
         lengths["waitingOnPermit"] = len(self.world.handle.waiting)
         return lengths
 
-    def _act(self, attempt: Attempt) -> None:
+    def _act(self, attempt: Attempt, term: int = 1) -> None:
         queued, outcome = attempt.queued, attempt.outcome
         pod = queued.pod
         if outcome is Outcome.GONE:
@@ -694,7 +699,7 @@ class SchedulerRuntime:
             # Counted as scheduled once bound (the binding cycle), not as decided.
             self.queue.done(pod.uid)
             self._binding_uids.add(pod.uid)
-            self._spawn(self._binding_cycle(attempt))
+            self._spawn(self._binding_cycle(attempt, term))
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coroutine)
@@ -847,12 +852,13 @@ class SchedulerRuntime:
 
     # -- the binding cycle ---------------------------------------------------------------
 
-    async def _binding_cycle(self, attempt: Attempt) -> None:
-        """Wait on Permit, PreBind, Bind, PostBind: asynchronously, one task per pod."""
+    async def _binding_cycle(self, attempt: Attempt, term: int = 1) -> None:
+        """Wait on Permit, PreBind, Bind, PostBind: asynchronously, one task per pod;
+        only while the leadership term the decision was taken in lasts."""
         queued, policy, node, state = attempt.queued, attempt.policy, attempt.node, attempt.state
         assert policy is not None and node is not None and state is not None
         try:
-            await self._bind_assumed(attempt, queued, policy, node, state)
+            await self._bind_assumed(attempt, queued, policy, node, state, term)
         except Exception:
             # A bug must not lose the pod: undo and decide it again.
             logger.exception("binding %s to %s failed", queued.pod.key, node)
@@ -869,6 +875,7 @@ class SchedulerRuntime:
         policy: CompiledPolicy,
         node: str,
         state: CycleState,
+        term: int = 1,
     ) -> None:
         pod, profile = queued.pod, policy.scheduler_name
         if attempt.waiting is not None:
@@ -883,9 +890,11 @@ class SchedulerRuntime:
                 message = f'node "{node}" was deleted while the pod waited at Permit'
                 self._bind_failed(queued, state, policy, node, message)
                 return
-        if not self.is_leader():
-            # Lost leadership after deciding: another replica will decide again.
-            self.decider.unreserve(pod.uid, state, policy, node)
+        if not self._leading(term):
+            # Lost leadership after deciding (even if led again since: the decision is
+            # the old term's, from a cache another leader may have changed meanwhile):
+            # decided again by whoever leads now.
+            self._stale_term(queued, state, policy, node)
             return
         status = await run_pre_bind(policy.pipeline, state, pod, node)
         if status is not None:
@@ -895,8 +904,8 @@ class SchedulerRuntime:
             else:
                 self._bind_failed(queued, state, policy, node, _plugin_message(status))
             return
-        if not self.is_leader():  # lost while the volumes were being bound
-            self.decider.unreserve(pod.uid, state, policy, node)
+        if not self._leading(term):  # lost while the volumes were being bound
+            self._stale_term(queued, state, policy, node)
             return
         started = self.clock()
         code, problem = await self._bind(pod, node, policy, state)
@@ -958,6 +967,20 @@ class SchedulerRuntime:
         if not problem:
             problem = f"HTTP {code}" if code else "HTTP connection error"
         self._report_bind_failure(pod, f"Binding rejected: {problem}", profile)
+
+    def _stale_term(
+        self, queued: QueuedPod, state: CycleState, policy: CompiledPolicy, node: str
+    ) -> None:
+        """A decision outlived its leadership term: undone; decided again by this replica
+        if it leads again now (else by the new leader, from its own list)."""
+        forgot = self.decider.unreserve(queued.pod.uid, state, policy, node)
+        if self.is_leader():
+            self.queue.error(queued)
+            self._room_freed(queued.pod, forgot)
+
+    def _leading(self, term: int) -> bool:
+        """Still leading, in the term a decision was taken in."""
+        return self.is_leader() and self.leader_term() == term
 
     def _bind_again(self, pod: Pod, node: str, code: int) -> bool:
         """A failed binding worth sending again to the same node (a gang's member)."""
