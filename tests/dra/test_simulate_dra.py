@@ -534,7 +534,9 @@ def test_a_node_search_past_filter_timeout_refuses_the_node(
         )
 
 
-def allocated_on(body: dict[str, Any], node_name: str, device: str, *reserved: str) -> dict[str, Any]:
+def allocated_on(
+    body: dict[str, Any], node_name: str, device: str, *reserved: str
+) -> dict[str, Any]:
     """The claim as the API shows it once allocated on ``node_name`` (and reserved)."""
     body["status"] = {
         "allocation": {
