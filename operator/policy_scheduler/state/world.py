@@ -138,6 +138,9 @@ DELETED = "DELETED"
 WAKING_KINDS = STORAGE_KINDS | {SERVICE} | set(DRA_KINDS)
 #: Kinds whose addition or change (never deletion) may let such a pod fit: storage room.
 WAKING_ON_CHANGE_KINDS = CAPACITY_KINDS
+#: Of those, the kinds raised as cluster events (QueueingHints): the storage and device
+#: plugins' hints decide whom they wake; a Service still wakes everyone.
+HINTED_KINDS = (STORAGE_KINDS | CAPACITY_KINDS | set(DRA_KINDS)) - {SERVICE}
 
 logger = logging.getLogger(__name__)
 
@@ -250,6 +253,8 @@ class World:
         self._seen_nominations: dict[str, str] = {}
         #: Pod uid -> the nomination the scheduler withdrew, until the status drops it.
         self._withdrawn: dict[str, str] = {}
+        #: The last copy of each storage and DRA object, for their events' old copies.
+        self._objects: dict[Kind, dict[str, Any]] = {}
         #: id(compiled policy) -> its plugins' registrations (emptied as policies change).
         self._registered: dict[int, Registrations] = {}
 
@@ -301,8 +306,15 @@ class World:
             self.priority_classes[obj.name] = obj
         elif kind in OBJECT_KINDS:
             self.cache.set_object(kind, obj)
-            if kind in WAKING_KINDS or kind in WAKING_ON_CHANGE_KINDS:
-                self.queue.move_all()  # a volume may now be bindable, a service changed
+            if kind in HINTED_KINDS:
+                # A volume may now be bindable, a device free: as the plugins' hints say.
+                held = self._objects.setdefault(kind, {})
+                old = held.get(key)
+                held[key] = obj
+                action = ev.ActionType.ADD if old is None else ev.ActionType.UPDATE
+                self.queue.on_event(ev.ClusterEvent(kind.kind, action), old, obj)
+            elif kind in WAKING_KINDS or kind in WAKING_ON_CHANGE_KINDS:
+                self.queue.move_all()  # a service changed
             elif kind is POD_GROUP:
                 group: PodGroup = obj
                 self.queue.move(pod_group_members(group.namespace, group.name))
@@ -345,14 +357,22 @@ class World:
         elif kind is PRIORITY_CLASS:
             self.priority_classes.pop(key, None)
         elif kind is NODE:
-            self._nodes.pop(key, None)
+            gone = self._nodes.pop(key, None)
             self.cache.remove_node(key)
+            if gone is not None:
+                # Only plugins that register it (PodTopologySpread) wake pods for it.
+                self.queue.on_event(_NODE_DELETE, gone, None, legacy=_nobody)
         elif kind is SCHEDULING_POLICY:
             outcome.verdicts = self.book.remove(key)
             outcome.parked = self._policies_changed()
         elif kind in OBJECT_KINDS:
             self.cache.remove_object(kind, key)
-            if kind in WAKING_KINDS:
+            if kind in HINTED_KINDS:
+                old = self._objects.get(kind, {}).pop(key, None)
+                if kind not in WAKING_ON_CHANGE_KINDS:
+                    delete = ev.ClusterEvent(kind.kind, ev.ActionType.DELETE)
+                    self.queue.on_event(delete, old, None)
+            elif kind in WAKING_KINDS:
                 self.queue.move_all()
         return outcome
 
@@ -394,9 +414,12 @@ class World:
             if before is not None and _shrank(before, pod):
                 # A placed pod was resized: room may have appeared.
                 queue.on_event(_ASSIGNED_POD_SCALE_DOWN, before, pod)
-            elif not was_confirmed or before is None or before.labels != pod.labels:
-                # Newly bound (or relabelled): pods whose affinity it satisfies may fit.
-                queue.move(wanted_by_affinity(pod))
+            elif not was_confirmed or before is None:
+                # Newly bound: pods whose affinity it satisfies may fit (and those
+                # whose plugins' hints say so: InterPodAffinity, PodTopologySpread).
+                queue.on_event(_ASSIGNED_POD_ADD, None, pod, legacy=wanted_by_affinity(pod))
+            elif before.labels != pod.labels:
+                queue.on_event(_ASSIGNED_POD_LABEL, before, pod, legacy=wanted_by_affinity(pod))
             return
         if cache.is_placed(pod.uid):
             return  # an older copy, from before its binding: stale
@@ -574,6 +597,16 @@ class World:
 
 
 _NODE_ADD = ev.ClusterEvent(ev.NODE, ev.ActionType.ADD)
+_NODE_DELETE = ev.ClusterEvent(ev.NODE, ev.ActionType.DELETE)
+_ASSIGNED_POD_ADD = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.ADD)
+_ASSIGNED_POD_LABEL = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.UPDATE_POD_LABEL)
+
+
+def _nobody(pod: Pod) -> bool:
+    """Pods without hints are not woken by this change (the table above)."""
+    return False
+
+
 _ASSIGNED_POD_DELETE = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.DELETE)
 _ASSIGNED_POD_SCALE_DOWN = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)
 
