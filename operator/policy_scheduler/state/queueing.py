@@ -28,7 +28,8 @@ Every pending pod is in exactly one of four places::
   (:meth:`unschedulable`'s ``plugins``) and a cluster event moves it only if one of them
   registered the event and its hint says Queue (:attr:`registrations`, set by the
   world); a pod with no known rejecting plugins, or rejected by one that registers
-  nothing, moves on every event, as before.
+  nothing, moves as before hints (the event's ``legacy`` test: every pod, unless the
+  world says otherwise).
 * A pod whose attempt started before a move request is sent to BACKOFF rather than
   UNSCHEDULABLE: the change may have come too late for that attempt to see it
   (kube-scheduler's ``moveRequestCycle``). A pod's backoff counts from when it came

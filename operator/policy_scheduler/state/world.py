@@ -50,15 +50,19 @@ a policy accepted, changed or deleted           all
 
 (``tests/state/test_queueing_hints.py`` has one case per row.)
 
-Within "all", QueueingHints (kube-scheduler v1.34) narrow it: node changes and placed
-pods' deletions and shrinks are raised as cluster events (``engine/events.py``: Node
-Add/UpdateNodeAllocatable/UpdateNodeLabel/UpdateNodeTaint/UpdateNodeCondition,
-AssignedPod Delete/UpdatePodScaleDown) and the queue moves a pod only if a plugin that
+QueueingHints (kube-scheduler v1.34) narrow the table: node changes, additions and
+deletions, placed pods' arrivals, relabellings, deletions and shrinks, and every change
+of a PV, PVC, StorageClass, CSINode, CSIDriver, CSIStorageCapacity (not their deletion,
+as above) and DRA object are raised as cluster events (``engine/events.py``: Node
+Add/Delete/UpdateNodeAllocatable/UpdateNodeLabel/UpdateNodeTaint/UpdateNodeCondition,
+AssignedPod Add/UpdatePodLabel/Delete/UpdatePodScaleDown, ``<Kind>`` Add/Update/Delete
+with the object's old and new copies) and the queue moves a pod only if a plugin that
 rejected it registered the event and its hint says Queue (:meth:`SchedulingQueue.on_event`;
 the plugins' registrations come from :meth:`World._registrations`). A pod rejected by a
 plugin that registers nothing, by a legacy predicate, or for no known plugin (an error)
-still wakes on every such event. The other "all" rows move every pod, whatever plugins
-say. (``tests/state/test_queueing_plugin_hints.py``.)
+still moves as the table says (``legacy``). Services, PodGroups and policies move pods
+as the table says, whatever plugins say. (``tests/state/test_queueing_plugin_hints.py``,
+``tests/state/test_queueing_hints_v134.py``.)
 
 Reconciliation (:meth:`World.reconcile`): watches can miss deletions (a watch down
 across a deletion and a re-list sends no DELETED for the gap). Given a fresh LIST of a
