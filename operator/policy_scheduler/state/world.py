@@ -537,8 +537,13 @@ class World:
     def apply_policy(self, obj: PolicyObject) -> Outcome:
         """A SchedulingPolicy, already parsed (``simulate`` orders them by file position)."""
         outcome = Outcome(None, obj)
+        before = self.book.versions()
         outcome.verdicts = self.book.apply(obj)
-        outcome.parked = self._policies_changed()
+        after = self.book.versions()
+        if len(after) != len(before) or any(a is not b for a, b in zip(after, before, strict=True)):
+            outcome.parked = self._policies_changed()
+        # Else nothing that schedules changed (our own status write came back): the
+        # unschedulable pods sleep on (QueueingHints; a policy's change wakes them all).
         return outcome
 
     def _policies_changed(self) -> list[Pod]:
