@@ -37,6 +37,8 @@ added, changed or deleted
 CSIDriver, CSIStorageCapacity added or changed  all (kube-scheduler v1.30's VolumeBinding
                                                 registers Add and Update, not Delete)
 CSIDriver, CSIStorageCapacity deleted           none
+DeviceClass, ResourceSlice, ResourceClaim,      all (and gated pods are asked again)
+ResourceClaimTemplate added, changed, deleted
 ReplicationController, ReplicaSet, StatefulSet  none (they only weigh in priorities)
 PodDisruptionBudget, PriorityClass              none (preemption reads them)
 PodGroup added or changed                       its members (scheduler-plugins' Coscheduling
@@ -45,7 +47,9 @@ pending pod added with the label                the other members of its PodGrou
 ``scheduling.x-k8s.io/pod-group``               short of members may now have enough)
 Namespace added, changed or deleted             none (kube-scheduler v1.30's InterPodAffinity
                                                 registers no namespace event)
-a policy accepted, changed or deleted           all
+a policy accepted, changed or deleted           all (a SchedulingPolicy event that changes no
+                                                compiled policy, such as our own status
+                                                write coming back, wakes none)
 ==============================================  =========================================
 
 (``tests/state/test_queueing_hints.py`` has one case per row.)
