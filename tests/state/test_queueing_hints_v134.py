@@ -349,3 +349,74 @@ def test_a_pod_without_claims_sleeps_through_device_events() -> None:
     world.observe("ADDED", gpus("n1", 4))
     world.observe("ADDED", claim("c"))
     assert where(world, uid) == "unschedulable"
+
+
+# -- the hint functions themselves (old, new -> Queue / QueueSkip) ---------------------
+
+
+def parsed(raw: dict[str, Any]) -> Any:
+    from policy_scheduler.kinds import kind_of
+
+    kind = kind_of(raw)
+    assert kind is not None
+    return kind.parse(raw)
+
+
+def test_storage_and_device_hints_table() -> None:
+    from builders import csi_driver, csi_node, csi_storage_capacity
+    from policy_scheduler.engine.events import QUEUE, QUEUE_SKIP
+    from policy_scheduler.engine.intree import _queueing as q
+
+    web = parsed(pod("web", volumes=[claim_volume("data")]))
+    trainer = parsed(with_claim("train", "mine"))
+    csi = {"name": "v", "csi": {"driver": "d", "volumeHandle": "h"}}
+    rows = [
+        # VolumeBinding: a class added, or its allowed topologies changed.
+        (q.storage_class_hint, web, None, storage_class("sc"), QUEUE),
+        (q.storage_class_hint, web, storage_class("sc"), storage_class("sc"), QUEUE_SKIP),
+        (
+            q.storage_class_hint,
+            web,
+            storage_class("sc"),
+            storage_class("sc", topologies=[{ZONE: ["a"]}]),
+            QUEUE,
+        ),
+        # VolumeBinding: a CSINode added; one whose drivers changed only cannot help.
+        (q.csi_node_hint, web, None, csi_node("n1", {"d": 1}), QUEUE),
+        (q.csi_node_hint, web, csi_node("n1", {"d": 1}), csi_node("n1", {"d": 2}), QUEUE_SKIP),
+        # VolumeBinding: storageCapacity switched.
+        (q.csi_driver_hint, web, csi_driver("d"), csi_driver("d", storage_capacity=False), QUEUE),
+        (q.csi_driver_hint, web, csi_driver("d"), csi_driver("d"), QUEUE_SKIP),
+        # VolumeBinding: capacity grew, not shrank.
+        (
+            q.capacity_hint,
+            web,
+            csi_storage_capacity("c", "sc", capacity="1Gi"),
+            csi_storage_capacity("c", "sc", capacity="2Gi"),
+            QUEUE,
+        ),
+        (
+            q.capacity_hint,
+            web,
+            csi_storage_capacity("c", "sc", capacity="2Gi"),
+            csi_storage_capacity("c", "sc", capacity="1Gi"),
+            QUEUE_SKIP,
+        ),
+        # The pod's own PVC, not another's.
+        (q.pvc_of_pod_hint, web, None, pvc("data"), QUEUE),
+        (q.pvc_of_pod_hint, web, None, pvc("other"), QUEUE_SKIP),
+        (q.pvc_of_pod_hint, web, None, pvc("data", namespace="elsewhere"), QUEUE_SKIP),
+        # NodeVolumeLimits: a placed pod with a CSI volume deleted, not one without.
+        (q.volume_limits_pod_hint, web, pod("p", volumes=[csi], node_name="n1"), None, QUEUE),
+        (q.volume_limits_pod_hint, web, pod("p", node_name="n1"), None, QUEUE_SKIP),
+        # DynamicResources: slices help pods with claims only.
+        (q.slice_hint, trainer, None, gpus("n1", 1), QUEUE),
+        (q.slice_hint, web, None, gpus("n1", 1), QUEUE_SKIP),
+        # DynamicResources: its claim created; another's not.
+        (q.claim_hint, trainer, None, claim("mine"), QUEUE),
+        (q.claim_hint, trainer, None, claim("theirs"), QUEUE_SKIP),
+    ]
+    for hint, target, old, new, expected in rows:
+        before = parsed(old) if isinstance(old, dict) else old
+        after = parsed(new) if isinstance(new, dict) else new
+        assert hint(target, before, after) == expected, (hint.__name__, old, new)
