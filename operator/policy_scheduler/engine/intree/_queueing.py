@@ -360,10 +360,19 @@ def wait_for_first_consumer_hint(pod: Pod, old: Any, new: Any) -> str:
     return _verdict(isinstance(new, StorageClass) and new.binding_mode == "WaitForFirstConsumer")
 
 
-def _zones(pv: PersistentVolume) -> dict[str, str]:
-    from .volumezone import TOPOLOGY_LABELS
+#: VolumeZone's topology labels (its TOPOLOGY_LABELS; volumezone imports this module).
+_ZONE_LABELS = frozenset(
+    (
+        "failure-domain.beta.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+    )
+)
 
-    return {key: value for key, value in pv.labels.items() if key in TOPOLOGY_LABELS}
+
+def _zones(pv: PersistentVolume) -> dict[str, str]:
+    return {key: value for key, value in pv.labels.items() if key in _ZONE_LABELS}
 
 
 def pv_zone_hint(pod: Pod, old: Any, new: Any) -> str:
