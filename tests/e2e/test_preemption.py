@@ -194,7 +194,7 @@ async def test_a_v130_preemptor_marks_its_victim_and_waits_for_it_to_terminate(
 
     watcher = asyncio.create_task(watch_victim())
     try:
-        async with OperatorThread(kubeconfig):
+        async with OperatorThread(kubeconfig) as thread:
             created = await emulator.create(
                 our_pod("urgent", requests={"cpu": "1"}, priority=1000), namespace
             )
@@ -218,6 +218,11 @@ async def test_a_v130_preemptor_marks_its_victim_and_waits_for_it_to_terminate(
 
             critical = running("critical", "n2", 2000)  # 1.5 CPU: n2 has no room for urgent
             await emulator.create(critical, namespace)
+            # A small node joins: too small to help, NodeResourcesFit's queueing hint
+            # skips it (v1.34); the preemptor is retried by the unschedulable pods'
+            # flush, brought down from 60 s (the node's event wakes the loop to see it).
+            assert thread.operator is not None
+            thread.operator.runtime.world.queue.unschedulable_timeout = 0.5
             await emulator.create(node("n3", cpu="500m", memory="1Gi"))
 
             async def waited_or_evicted() -> bool:

@@ -208,6 +208,9 @@ class Decision:
     unresolvable: bool = False
     #: The gang the pod was planned with, all or nothing (``simulate`` shows it).
     gang: Gang | None = None
+    #: PreFilter refused the pod: the plugins that did (QueueingHints; see
+    #: :mod:`.rejections`); None when PreFilter let it through.
+    rejected_by: frozenset[str] | None = None
     _scores: dict[str, NodeScore] | None = field(default=None, repr=False)
     _explanation: _Explanation | None = field(default=None, repr=False)
     _feasible: Sequence[str] | Sequence[NodeInfo] = field(default_factory=list, repr=False)
@@ -434,6 +437,7 @@ class Scheduler:
                 if not status.is_rejected:
                     decision.error = decision.message = status.message
                     return decision
+                decision.rejected_by = frozenset(outcome.rejected_by)
                 return self._refused_by_pre_filter(decision, nodes, status)
             if outcome.node_names is not None:
                 allowed = outcome.node_names

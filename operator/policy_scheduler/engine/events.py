@@ -27,6 +27,16 @@ QUEUE_SKIP = "QueueSkip"
 NODE = "Node"
 #: A pod placed on a node (kube-scheduler's ``AssignedPod``).
 ASSIGNED_POD = "AssignedPod"
+#: Storage and DRA kinds (their events carry the parsed objects, old and new).
+PERSISTENT_VOLUME = "PersistentVolume"
+PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+STORAGE_CLASS = "StorageClass"
+CSI_NODE = "CSINode"
+CSI_DRIVER = "CSIDriver"
+CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
+RESOURCE_CLAIM = "ResourceClaim"
+RESOURCE_SLICE = "ResourceSlice"
+DEVICE_CLASS = "DeviceClass"
 #: Any resource (kube-scheduler's ``WildCard``).
 WILDCARD = "*"
 

@@ -338,6 +338,10 @@ class PreFilterOutcome:
     node_names: frozenset[str] | None = None
     #: The plugins whose result narrowed the nodes.
     narrowed_by: list[str] = field(default_factory=list)
+    #: When it refused the pod: the plugins that did (kube-scheduler v1.34's
+    #: UnschedulablePlugins from PreFilter: every Unschedulable one, the one
+    #: UnschedulableAndUnresolvable, or those whose node sets did not meet).
+    rejected_by: list[str] = field(default_factory=list)
 
 
 #: In-tree PreFilter plugins whose answer and cycle state come from the pod and from
@@ -441,6 +445,7 @@ def run_pre_filter(
                     else f"node(s) didn't satisfy plugin(s) [{' '.join(which)}] simultaneously"
                 )
                 outcome.status = Status.unresolvable(message).with_plugin(entry.name)
+                outcome.rejected_by = list(which)
                 return outcome
             continue
         status = _checked(PRE_FILTER, entry.name, value)
@@ -451,9 +456,11 @@ def run_pre_filter(
             continue
         if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             outcome.status = status
+            outcome.rejected_by = [entry.name]
             return outcome
         if status.code is Code.UNSCHEDULABLE:
             rejected = status  # the other PreFilters still run (their state is needed)
+            outcome.rejected_by.append(entry.name)
             continue
         outcome.status = _as_error(PRE_FILTER, status)
         return outcome

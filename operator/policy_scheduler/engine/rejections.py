@@ -1,12 +1,16 @@
 """Which plugins rejected a pod that fits nowhere (kube-scheduler's unschedulablePlugins).
 
-The filter's fast path records each refused node's reasons, not who gave them; once an
+A PreFilter refusal names its plugins itself (``Decision.rejected_by``: every PreFilter
+that said Unschedulable, the one that said UnschedulableAndUnresolvable, or those whose
+node sets did not meet, as v1.34's RunPreFilterPlugins returns them); a Reserve or
+Permit refusal names its plugin (``Status.plugin``, :func:`refused_by`). For Filter:
+the filter's fast path records each refused node's reasons, not who gave them; once an
 attempt found no node, :func:`rejecting_plugins` asks again, off that path: for each
 distinct set of reasons, on one node that gave it, every predicate of the policy runs
 with the attempt's cycle state, and those whose reasons are among the node's are the
 rejecting ones. The queue wakes the pod only on events these plugins register
 (:mod:`.events`). When the answer cannot be trusted (an error, a node gone, reasons no
-predicate gives again, such as a PreFilter's, or too many distinct sets) it is None,
+predicate gives again, or too many distinct sets) it is None,
 and any change that could help wakes the pod, as before hints.
 """
 
@@ -27,7 +31,11 @@ def rejecting_plugins(
 ) -> frozenset[str] | None:
     """The names (as the policy wrote them) of the predicates and Filter plugins that
     refused the pod; None when not known (module docstring)."""
-    if decision.error or not decision.failed or decision.state is None:
+    if decision.error:
+        return None
+    if decision.rejected_by is not None:
+        return decision.rejected_by or None
+    if not decision.failed or decision.state is None:
         return None
     samples: dict[frozenset[str], str] = {}
     for node, reasons in decision.failed.items():
@@ -51,3 +59,9 @@ def rejecting_plugins(
         if not found:
             return None
     return frozenset(names) or None
+
+
+def refused_by(plugin: str) -> frozenset[str] | None:
+    """The plugins a Reserve or Permit refusal (or a wait at Permit) names: its own,
+    as v1.34 files such a pod (UnschedulablePlugins of one); None when unnamed."""
+    return frozenset((plugin,)) if plugin else None

@@ -93,7 +93,7 @@ from ..engine.intree.defaultpreemption import NAME as PREEMPTION_PLUGIN
 from ..engine.pipeline import run_bind, run_post_bind, run_pre_bind, run_unreserve
 from ..engine.predicates.volumes import PodVolumes
 from ..engine.preemption import Preemption
-from ..engine.rejections import rejecting_plugins
+from ..engine.rejections import refused_by, rejecting_plugins
 from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
 from ..objects import Pod
 from ..state.cache import VOLUME_KINDS, PodState, SchedulerCache
@@ -843,7 +843,7 @@ class SchedulerRuntime:
         if status.is_rejected:
             logger.info("%s was not scheduled: %s", pod.key, message)
             self.metrics.attempt("unschedulable", profile, elapsed)
-            self.queue.unschedulable(queued)
+            self.queue.unschedulable(queued, refused_by(status.plugin))
         else:
             logger.warning("scheduling %s failed: %s", pod.key, message)
             self.metrics.attempt("error", profile, elapsed)

@@ -148,6 +148,15 @@ class PolicyBook:
 
     # -- lookups -----------------------------------------------------------------------
 
+    def versions(self) -> tuple[CompiledPolicy | None, ...]:
+        """The compiled policies the book holds (in service and latest): the same
+        objects before and after :meth:`apply` when the object changed nothing that
+        schedules (our own status write, come back as an event)."""
+        found = [self._serve_all]
+        for record in self._records.values():
+            found += [record.serving, record.candidate]
+        return tuple(found)
+
     def policy_for(self, scheduler_name: str) -> CompiledPolicy | None:
         """The active policy deciding (and binding) pods of ``scheduler_name``."""
         if self._serve_all is not None:

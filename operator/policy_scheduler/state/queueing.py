@@ -28,7 +28,8 @@ Every pending pod is in exactly one of four places::
   (:meth:`unschedulable`'s ``plugins``) and a cluster event moves it only if one of them
   registered the event and its hint says Queue (:attr:`registrations`, set by the
   world); a pod with no known rejecting plugins, or rejected by one that registers
-  nothing, moves on every event, as before.
+  nothing, moves as before hints (the event's ``legacy`` test: every pod, unless the
+  world says otherwise).
 * A pod whose attempt started before a move request is sent to BACKOFF rather than
   UNSCHEDULABLE: the change may have come too late for that attempt to see it
   (kube-scheduler's ``moveRequestCycle``). A pod's backoff counts from when it came
@@ -500,29 +501,44 @@ class SchedulingQueue:
         old: Any = None,
         new: Any = None,
         which: Callable[[Pod], bool] | None = None,
+        legacy: Callable[[Pod], bool] | None = None,
     ) -> None:
         """A cluster event: move the unschedulable pods (of ``which``, if given) that
         some plugin that rejected them says it may help (kube-scheduler's
-        ``isPodWorthRequeuing``); gated pods are asked again, as on every move."""
+        ``isPodWorthRequeuing``); gated pods are asked again, as on every move.
+
+        ``legacy``: for a pod whose rejecting plugins are not known, or that registers
+        nothing, whether the change wakes it (the world's table from before hints);
+        None: it does."""
         moved = {
             uid
             for uid in self._unschedulable
             if (which is None or which(self._pods[uid].pod))
-            and self._worth(self._pods[uid], event, old, new)
+            and self._worth(self._pods[uid], event, old, new, legacy)
         }
         self.hint_skips += len(self._unschedulable) - len(moved)
         self.hint_moves += len(moved)
         self.move(lambda pod: pod.uid in moved)
 
-    def _worth(self, queued: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> bool:
+    def _worth(
+        self,
+        queued: QueuedPod,
+        event: ClusterEvent,
+        old: Any,
+        new: Any,
+        legacy: Callable[[Pod], bool] | None = None,
+    ) -> bool:
         rejected = queued.rejected
         if rejected is None:
-            return True
+            return legacy is None or legacy(queued.pod)
         registered = self.registrations(queued.pod)
         for name in rejected:
             events = registered.get(name)
             if events is None:
-                return True  # registers nothing, or not a plugin: any change may help
+                # Registers nothing, or not a plugin: as before hints.
+                if legacy is None or legacy(queued.pod):
+                    return True
+                continue
             for each in events:
                 if not each.event.matches(event):
                     continue

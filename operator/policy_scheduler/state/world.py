@@ -37,6 +37,8 @@ added, changed or deleted
 CSIDriver, CSIStorageCapacity added or changed  all (kube-scheduler v1.30's VolumeBinding
                                                 registers Add and Update, not Delete)
 CSIDriver, CSIStorageCapacity deleted           none
+DeviceClass, ResourceSlice, ResourceClaim,      all (and gated pods are asked again)
+ResourceClaimTemplate added, changed, deleted
 ReplicationController, ReplicaSet, StatefulSet  none (they only weigh in priorities)
 PodDisruptionBudget, PriorityClass              none (preemption reads them)
 PodGroup added or changed                       its members (scheduler-plugins' Coscheduling
@@ -45,20 +47,26 @@ pending pod added with the label                the other members of its PodGrou
 ``scheduling.x-k8s.io/pod-group``               short of members may now have enough)
 Namespace added, changed or deleted             none (kube-scheduler v1.30's InterPodAffinity
                                                 registers no namespace event)
-a policy accepted, changed or deleted           all
+a policy accepted, changed or deleted           all (a SchedulingPolicy event that changes no
+                                                compiled policy, such as our own status
+                                                write coming back, wakes none)
 ==============================================  =========================================
 
 (``tests/state/test_queueing_hints.py`` has one case per row.)
 
-Within "all", QueueingHints (kube-scheduler v1.34) narrow it: node changes and placed
-pods' deletions and shrinks are raised as cluster events (``engine/events.py``: Node
-Add/UpdateNodeAllocatable/UpdateNodeLabel/UpdateNodeTaint/UpdateNodeCondition,
-AssignedPod Delete/UpdatePodScaleDown) and the queue moves a pod only if a plugin that
+QueueingHints (kube-scheduler v1.34) narrow the table: node changes, additions and
+deletions, placed pods' arrivals, relabellings, deletions and shrinks, and every change
+of a PV, PVC, StorageClass, CSINode, CSIDriver, CSIStorageCapacity (not their deletion,
+as above) and DRA object are raised as cluster events (``engine/events.py``: Node
+Add/Delete/UpdateNodeAllocatable/UpdateNodeLabel/UpdateNodeTaint/UpdateNodeCondition,
+AssignedPod Add/UpdatePodLabel/Delete/UpdatePodScaleDown, ``<Kind>`` Add/Update/Delete
+with the object's old and new copies) and the queue moves a pod only if a plugin that
 rejected it registered the event and its hint says Queue (:meth:`SchedulingQueue.on_event`;
 the plugins' registrations come from :meth:`World._registrations`). A pod rejected by a
 plugin that registers nothing, by a legacy predicate, or for no known plugin (an error)
-still wakes on every such event. The other "all" rows move every pod, whatever plugins
-say. (``tests/state/test_queueing_plugin_hints.py``.)
+still moves as the table says (``legacy``). Services, PodGroups and policies move pods
+as the table says, whatever plugins say. (``tests/state/test_queueing_plugin_hints.py``,
+``tests/state/test_queueing_hints_v134.py``.)
 
 Reconciliation (:meth:`World.reconcile`): watches can miss deletions (a watch down
 across a deletion and a re-list sends no DELETED for the gap). Given a fresh LIST of a
@@ -138,6 +146,9 @@ DELETED = "DELETED"
 WAKING_KINDS = STORAGE_KINDS | {SERVICE} | set(DRA_KINDS)
 #: Kinds whose addition or change (never deletion) may let such a pod fit: storage room.
 WAKING_ON_CHANGE_KINDS = CAPACITY_KINDS
+#: Of those, the kinds raised as cluster events (QueueingHints): the storage and device
+#: plugins' hints decide whom they wake; a Service still wakes everyone.
+HINTED_KINDS = (STORAGE_KINDS | CAPACITY_KINDS | set(DRA_KINDS)) - {SERVICE}
 
 logger = logging.getLogger(__name__)
 
@@ -250,6 +261,8 @@ class World:
         self._seen_nominations: dict[str, str] = {}
         #: Pod uid -> the nomination the scheduler withdrew, until the status drops it.
         self._withdrawn: dict[str, str] = {}
+        #: The last copy of each storage and DRA object, for their events' old copies.
+        self._objects: dict[Kind, dict[str, Any]] = {}
         #: id(compiled policy) -> its plugins' registrations (emptied as policies change).
         self._registered: dict[int, Registrations] = {}
 
@@ -301,8 +314,15 @@ class World:
             self.priority_classes[obj.name] = obj
         elif kind in OBJECT_KINDS:
             self.cache.set_object(kind, obj)
-            if kind in WAKING_KINDS or kind in WAKING_ON_CHANGE_KINDS:
-                self.queue.move_all()  # a volume may now be bindable, a service changed
+            if kind in HINTED_KINDS:
+                # A volume may now be bindable, a device free: as the plugins' hints say.
+                held = self._objects.setdefault(kind, {})
+                old = held.get(key)
+                held[key] = obj
+                action = ev.ActionType.ADD if old is None else ev.ActionType.UPDATE
+                self.queue.on_event(ev.ClusterEvent(kind.kind, action), old, obj)
+            elif kind in WAKING_KINDS or kind in WAKING_ON_CHANGE_KINDS:
+                self.queue.move_all()  # a service changed
             elif kind is POD_GROUP:
                 group: PodGroup = obj
                 self.queue.move(pod_group_members(group.namespace, group.name))
@@ -345,14 +365,22 @@ class World:
         elif kind is PRIORITY_CLASS:
             self.priority_classes.pop(key, None)
         elif kind is NODE:
-            self._nodes.pop(key, None)
+            gone = self._nodes.pop(key, None)
             self.cache.remove_node(key)
+            if gone is not None:
+                # Only plugins that register it (PodTopologySpread) wake pods for it.
+                self.queue.on_event(_NODE_DELETE, gone, None, legacy=_nobody)
         elif kind is SCHEDULING_POLICY:
             outcome.verdicts = self.book.remove(key)
             outcome.parked = self._policies_changed()
         elif kind in OBJECT_KINDS:
             self.cache.remove_object(kind, key)
-            if kind in WAKING_KINDS:
+            if kind in HINTED_KINDS:
+                old = self._objects.get(kind, {}).pop(key, None)
+                if kind not in WAKING_ON_CHANGE_KINDS:
+                    delete = ev.ClusterEvent(kind.kind, ev.ActionType.DELETE)
+                    self.queue.on_event(delete, old, None)
+            elif kind in WAKING_KINDS:
                 self.queue.move_all()
         return outcome
 
@@ -394,9 +422,12 @@ class World:
             if before is not None and _shrank(before, pod):
                 # A placed pod was resized: room may have appeared.
                 queue.on_event(_ASSIGNED_POD_SCALE_DOWN, before, pod)
-            elif not was_confirmed or before is None or before.labels != pod.labels:
-                # Newly bound (or relabelled): pods whose affinity it satisfies may fit.
-                queue.move(wanted_by_affinity(pod))
+            elif not was_confirmed or before is None:
+                # Newly bound: pods whose affinity it satisfies may fit (and those
+                # whose plugins' hints say so: InterPodAffinity, PodTopologySpread).
+                queue.on_event(_ASSIGNED_POD_ADD, None, pod, legacy=wanted_by_affinity(pod))
+            elif before.labels != pod.labels:
+                queue.on_event(_ASSIGNED_POD_LABEL, before, pod, legacy=wanted_by_affinity(pod))
             return
         if cache.is_placed(pod.uid):
             return  # an older copy, from before its binding: stale
@@ -510,8 +541,13 @@ class World:
     def apply_policy(self, obj: PolicyObject) -> Outcome:
         """A SchedulingPolicy, already parsed (``simulate`` orders them by file position)."""
         outcome = Outcome(None, obj)
+        before = self.book.versions()
         outcome.verdicts = self.book.apply(obj)
-        outcome.parked = self._policies_changed()
+        after = self.book.versions()
+        if len(after) != len(before) or any(a is not b for a, b in zip(after, before, strict=True)):
+            outcome.parked = self._policies_changed()
+        # Else nothing that schedules changed (our own status write came back): the
+        # unschedulable pods sleep on (QueueingHints; a policy's change wakes them all).
         return outcome
 
     def _policies_changed(self) -> list[Pod]:
@@ -574,6 +610,16 @@ class World:
 
 
 _NODE_ADD = ev.ClusterEvent(ev.NODE, ev.ActionType.ADD)
+_NODE_DELETE = ev.ClusterEvent(ev.NODE, ev.ActionType.DELETE)
+_ASSIGNED_POD_ADD = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.ADD)
+_ASSIGNED_POD_LABEL = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.UPDATE_POD_LABEL)
+
+
+def _nobody(pod: Pod) -> bool:
+    """Pods without hints are not woken by this change (the table above)."""
+    return False
+
+
 _ASSIGNED_POD_DELETE = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.DELETE)
 _ASSIGNED_POD_SCALE_DOWN = ev.ClusterEvent(ev.ASSIGNED_POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)
 

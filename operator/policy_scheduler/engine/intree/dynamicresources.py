@@ -383,6 +383,13 @@ class DynamicResources(
         found.written = [claim for claim, _ in writes]
         return status
 
+    def events_to_register(self) -> list[object]:
+        """QueueingHints (v1.34): ResourceClaim, ResourceSlice and DeviceClass added or
+        changed, nodes added or relabelled (``_queueing``)."""
+        from ._queueing import dynamic_resources_events
+
+        return list(dynamic_resources_events())
+
 
 def claimed_devices(state: CycleState) -> dict[str, dict[str, list[str]]]:
     """The devices the pod's claims have on the chosen node (Reserve's, or the API's

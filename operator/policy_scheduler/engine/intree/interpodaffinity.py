@@ -583,13 +583,20 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return None
 
     def events_to_register(self) -> list[object]:
-        """QueueingHints (v1.34's events, without its hint functions): placed pods
-        coming, relabelled or going; nodes added or relabelled (topology). Imported
-        here so that this method stays apart from the plugin's logic."""
+        """QueueingHints (v1.34): placed pods coming, relabelled or going; nodes added
+        or relabelled (topology), with v1.34's hint functions. Imported here so that
+        this method stays apart from the plugin's logic."""
         from ..events import ActionType
-        from ._queueing import ASSIGNED_POD, NODE, on
+        from ._queueing import (
+            ASSIGNED_POD,
+            NODE,
+            inter_pod_affinity_node_hint,
+            inter_pod_affinity_pod_hint,
+            on,
+        )
 
+        pods = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
         return [
-            on(ASSIGNED_POD, ActionType.ALL),
-            on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+            on(ASSIGNED_POD, pods, inter_pod_affinity_pod_hint),
+            on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL, inter_pod_affinity_node_hint),
         ]

@@ -482,6 +482,13 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin):
     def filter(self, state: CycleState, pod: Pod, node: NodeInfoView) -> Status | None:
         return run_filter(csi_check, state, pod, node)
 
+    def events_to_register(self) -> list[object]:
+        """QueueingHints (v1.34): CSINodes and PVCs added, placed pods with volumes
+        deleted (``_queueing``)."""
+        from ._queueing import node_volume_limits_events
+
+        return list(node_volume_limits_events())
+
 
 class _InTreeLimits(PreFilterPlugin, FilterPlugin):
     """An in-tree volume limit plugin (``nonCSILimits``) of one kind."""

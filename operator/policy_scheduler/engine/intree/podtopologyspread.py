@@ -1186,17 +1186,18 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return None
 
     def events_to_register(self) -> list[object]:
-        """QueueingHints (v1.34's events, without its hint functions): placed pods
-        coming, relabelled or going; nodes added, relabelled or (re)tainted (a node's
-        taints decide whether it counts). Imported here so that this method stays
-        apart from the plugin's logic."""
+        """QueueingHints (v1.34): placed pods coming, relabelled or going; nodes added,
+        deleted, relabelled or (re)tainted (a node's taints decide whether it counts),
+        with v1.34's hint functions. Imported here so that this method stays apart
+        from the plugin's logic."""
         from ..events import ActionType
-        from ._queueing import ASSIGNED_POD, NODE, on
+        from ._queueing import ASSIGNED_POD, NODE, on, spread_node_hint, spread_pod_hint
 
+        pods = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
         node = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
         return [
-            on(ASSIGNED_POD, ActionType.ALL),
-            on(NODE, node | ActionType.UPDATE_NODE_TAINT),
+            on(ASSIGNED_POD, pods, spread_pod_hint),
+            on(NODE, node | ActionType.UPDATE_NODE_TAINT, spread_node_hint),
         ]
 
 

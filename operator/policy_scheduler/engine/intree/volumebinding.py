@@ -563,6 +563,13 @@ class VolumeBinding(
             state, pod, found.volumes, timeout=self.policy_bind_timeout
         )
 
+    def events_to_register(self) -> list[object]:
+        """QueueingHints (v1.34): StorageClass, PVC, PV, CSINode, CSIDriver and
+        CSIStorageCapacity changes, nodes added or relabelled (``_queueing``)."""
+        from ._queueing import volume_binding_events
+
+        return list(volume_binding_events())
+
 
 def _zero(pod: Pod, node: NodeInfo, cycle: CycleState) -> int:
     return 0

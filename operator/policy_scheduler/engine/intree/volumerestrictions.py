@@ -149,3 +149,10 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin):
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfoView) -> Status | None:
         return run_filter(check, state, pod, node)
+
+    def events_to_register(self) -> list[object]:
+        """QueueingHints (v1.34): nodes and the pod's PVCs added, placed pods sharing a
+        volume with it deleted (``_queueing``)."""
+        from ._queueing import volume_restrictions_events
+
+        return list(volume_restrictions_events())

@@ -151,9 +151,9 @@ class VolumeZone(PreFilterPlugin, FilterPlugin):
         return run_filter(check, state, pod, node)
 
     def events_to_register(self) -> list[object]:
-        """QueueingHints (v1.34): a node added or relabelled (its zone); volume kinds
-        wake every pod anyway."""
-        from ..events import ActionType
-        from ._queueing import NODE, on
+        """QueueingHints (v1.34): a node added or relabelled; the pod's PVCs
+        added or changed, volumes added or rezoned, WaitForFirstConsumer classes added
+        (``_queueing``)."""
+        from ._queueing import volume_zone_events
 
-        return [on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)]
+        return list(volume_zone_events())
