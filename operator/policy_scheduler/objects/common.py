@@ -235,7 +235,7 @@ _COMPACT_JSON: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=Fals
 
 
 def body_of(raw: Mapping[str, Any]) -> bytes:
-    """The object as compact JSON, without ``metadata.managedFields`` (module docstring)."""
+    """The object as compact JSON, without ``metadata.managedFields`` (the package docstring)."""
     meta = raw.get("metadata")
     if isinstance(meta, Mapping) and "managedFields" in meta:
         raw = {**raw, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
@@ -253,7 +253,7 @@ _DEFER_BODIES: ContextVar[bool] = ContextVar("defer_bodies", default=False)
 def bodies_deferred() -> Iterator[None]:
     """Objects parsed inside keep their API dict and encode ``body`` on first read.
 
-    Only for callers that hold the dicts in memory anyway (module docstring); the dicts
+    Only for callers that hold the dicts in memory anyway (the package docstring); the dicts
     must not be changed afterwards.
     """
     token = _DEFER_BODIES.set(True)

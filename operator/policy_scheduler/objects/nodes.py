@@ -57,7 +57,7 @@ class Node:
     images: tuple[ImageState, ...]
     avoid_pods: tuple[tuple[str, str], ...]  # (controller kind, controller uid)
     resource_version: str = ""
-    #: What :attr:`body` is read from (module docstring).
+    #: What :attr:`body` is read from (the package docstring).
     body_source: BodySource = field(default=b"", compare=False, repr=False)
     #: ``metadata.annotations``, for plugins, without kubectl's
     #: ``last-applied-configuration`` (a copy of the whole object, kilobytes a pod, that

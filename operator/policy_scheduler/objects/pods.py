@@ -261,7 +261,7 @@ class Pod:
     #: Extended resources any container or init container requests or limits (even at
     #: 0): what an extender's ``managedResources`` are matched against.
     resource_names: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
-    #: What :attr:`body` is read from (module docstring).
+    #: What :attr:`body` is read from (the package docstring).
     body_source: BodySource = field(default=b"", compare=False, repr=False)
     #: ``metadata.annotations``, for plugins, without kubectl's
     #: ``last-applied-configuration`` (a copy of the whole object, kilobytes a pod, that
@@ -284,7 +284,7 @@ class Pod:
     @property
     def body(self) -> bytes:
         """The API object as compact JSON for extenders, only while the pod is pending
-        (no ``spec.nodeName``); b"" otherwise (module docstring)."""
+        (no ``spec.nodeName``); b"" otherwise (the package docstring)."""
         return _read_body(self)
 
     @property
