@@ -15,7 +15,7 @@ types (``pkg/scheduler/api/v1/types.go``); ``omitempty`` fields left out when un
 * filter and prioritize, ``ExtenderArgs``: ``{"pod": <the pod>, "nodes": {"metadata":
   {}, "items": [<node>, ...]}}``, or for a ``nodeCacheCapable`` extender ``{"pod": ...,
   "nodenames": ["n1", ...]}``. Pods and nodes are the API objects as the watch
-  delivered them (``metadata.managedFields`` left out; see ``objects.py``);
+  delivered them (``metadata.managedFields`` left out; see ``objects/common.py``);
 * bind, ``ExtenderBindingArgs`` (a type without tags, so Go's field names):
   ``{"PodName", "PodNamespace", "PodUID", "Node"}``;
 * preempt, ``ExtenderPreemptionArgs``: ``{"pod", "nodeToVictims": {node: {"pods":

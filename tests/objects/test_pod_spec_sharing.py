@@ -117,7 +117,7 @@ def test_a_templates_pods_parse_their_containers_once(monkeypatch: pytest.Monkey
         calls.append(args[2])
         return real(*args)
 
-    monkeypatch.setattr(objects, "_container_resources", counting)
+    monkeypatch.setattr(objects.pods, "_container_resources", counting)
     replica = template()
     for i in range(5):
         parse_pod(replica(f"web-{i}"))

@@ -9,7 +9,7 @@ pods' requests counted the same way, its ``NonZeroRequested`` the same with 100m
 ``NodeInfo.requested_*`` / ``nonzero_*`` plus ``NodeInfo.init_excess`` (what init
 containers add; None on most nodes). A pod with pod-level ``spec.resources`` (v1.34)
 has the amounts v1.34 counts for it in both its legacy fields and ``Pod.init``, no
-excess: the same code reads them (objects.py says how they are computed).
+excess: the same code reads them (the objects package says how they are computed).
 
 **NodeResourcesFit** — PreFilter computes the request (here: lazily, per attempt);
 Filter (``fitsRequest``) refuses a node with ``Too many pods`` when its pod count is
