@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from ..objects import Pod
 from .cluster import NodeJournal
 from .compiler import CompiledPolicy, MapPlan
-from .fitting import first_pass, run_predicates
+from .fitting import first_pass
 from .functions import (
     NO_HINTS,
     CycleState,
@@ -47,7 +47,7 @@ from .functions import (
 )
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
-from .pipeline import weighted_row, weighted_sum
+from .pipeline import run_filter, weighted_row, weighted_sum
 
 #: What builds each priority's raw scores, in node order (one list per priority).
 Columns = Callable[[], list[list[int]]]
@@ -179,14 +179,7 @@ def _run_group(
     """What running the group's predicates in order gives, as the plain loop would."""
     if len(group) == 1:
         return tuple(group[0](pod, info, cycle))
-    out: list[str] = []
-    for fn in group:
-        result = fn(pod, info, cycle)
-        if result:
-            out.extend(result)
-            if not check_all:
-                break
-    return tuple(out)
+    return tuple(run_filter(pod, info, cycle, group, check_all))
 
 
 def _cached_group(
@@ -263,7 +256,7 @@ class PlainEvaluator:
         failed: dict[str, list[str]],
     ) -> tuple[list[NodeInfo], int]:
         all_nodes = len(nodes)
-        predicates = policy.predicates
+        fns = policy.filter_fns
         check_all = policy.always_check_all_predicates
         feasible: list[NodeInfo] = []
         processed = 0
@@ -279,7 +272,7 @@ class PlainEvaluator:
                         pod, info, cycle.cluster, policy, others, check_all=check_all
                     )
                 if not reasons:
-                    reasons = run_predicates(pod, info, cycle, predicates, check_all)
+                    reasons = run_filter(pod, info, cycle, fns, check_all)
                 processed = i + 1
                 if reasons:
                     failed[info.name] = reasons

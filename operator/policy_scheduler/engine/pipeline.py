@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from operator import add
 from typing import Any, Final
 
-from ..names import MAX_NODE_SCORE
+from ..names import MAX_NODE_SCORE, MAX_PRIORITY
 from ..objects import Pod
 from .functions import FITS, CycleState, Predicate, Priority, Reasons, Unresolvable
 from .interface import (
@@ -466,6 +466,27 @@ def _as_error(point: str, status: Status) -> Status:
     return Status(Code.ERROR, (f'running {point} plugin "{status.plugin}": {text}',), status.plugin)
 
 
+# -- Filter: one node's Filter functions, the first-failure rule -----------------------
+
+
+def run_filter(
+    pod: Pod, info: NodeInfo, cycle: CycleState, fns: Iterable[Predicate], check_all: bool
+) -> list[str]:
+    """The Filter point on one node: each function in order; the first rejection stops
+    the node's checks unless ``check_all`` (alwaysCheckAllPredicates), then every
+    rejection's reasons in order. [] fits. Both node evaluators run it (the fast one
+    for its cached groups; its screened and planned forms give the same, held equal by
+    ``tests/engine/test_fast_path.py``)."""
+    reasons: list[str] = []
+    for fn in fns:
+        result = fn(pod, info, cycle)
+        if result:
+            reasons.extend(result)
+            if not check_all:
+                break
+    return reasons
+
+
 # -- Filter and Score as engine functions ----------------------------------------------
 
 
@@ -573,6 +594,17 @@ def score_priority(entry: Enabled) -> Priority:
 
 
 # -- Score: the weights, applied here and nowhere else ----------------------------------
+
+
+def legacy_score_scale(score_plugins: int) -> int:
+    """What a legacy priority's (and an extender's) 0..10 counts beside Score plugins:
+    x10 when some Score plugin scores 0..100 (v1.17+), else x1."""
+    return MAX_NODE_SCORE // MAX_PRIORITY if score_plugins else 1
+
+
+def scaled_weight(weight: int, scale: int, is_plugin: bool) -> int:
+    """A priority's weight with the legacy scale folded in (a Score plugin's unchanged)."""
+    return weight if is_plugin else weight * scale
 
 
 def weighted_sum(totals: list[int], weight: int, scores: list[int]) -> list[int]:
