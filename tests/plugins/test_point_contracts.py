@@ -240,6 +240,26 @@ def test_a_score_outside_0_to_100_fails_the_attempt(
     assert "ScriptA" in decision["error"]
 
 
+def test_scores_of_0_and_100_are_in_range(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = scripts({"ScriptA": {"scores": {"n1": 0, "n2": 100}}})
+    decision = decide(capsys, tmp_path, spec, THREE_NODES[:2])
+    assert decision["node"] == "n2"
+    assert decision["scores"]["n2"]["priorities"]["ScriptA"] == 100
+
+
+def test_a_normalize_score_failure_fails_the_attempt_naming_the_plugin(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = scripts({"ScriptA": {"scores": {"n1": 10}, "normalize": "error"}})
+    decision = decide(capsys, tmp_path, spec, THREE_NODES[:2])
+    assert decision["node"] is None
+    assert decision["error"] == (
+        'running ScoreExtensionNormalize plugin "ScriptA": ScriptA cannot normalize'
+    )
+
+
 def test_a_prescore_skip_spares_that_plugins_score(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
