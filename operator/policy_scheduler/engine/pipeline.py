@@ -10,7 +10,13 @@ engine predicate and every Score plugin an engine priority (:func:`filter_predic
 :func:`score_priority`, or the plugin's own engine functions for a built-in one), so
 that the algorithm's fast path (plans, equivalence cache, screens, journaled filter)
 serves the built-ins whatever else a policy enables; a plugin without fast-path hints
-runs node by node for its own part only.
+runs node by node for its own part only. The two points' rules are nonetheless defined
+here, once, and run by both node evaluators (``evaluator.py``): :func:`run_filter` (one
+node's functions in order, the first rejection stopping them unless
+alwaysCheckAllPredicates), :func:`filter_predicate` (PreFilter's Skip, a Filter status
+as reasons), :func:`score_priority` (PreScore's Skip, NormalizeScore, the 0..100
+check), :func:`weighted_sum` / :func:`weighted_row` (the weights) and
+:func:`legacy_score_scale` (a legacy 0..10 score x10 beside Score plugins).
 
 What each point's statuses mean (the runners below):
 
