@@ -413,3 +413,14 @@ def test_what_the_fake_client_is_given_are_nodes() -> None:
     )
     assert [n.name for n in seen[0]] == ["n1"]
     assert b'"name":"n1"' in seen[0][0].body
+
+
+def test_beside_a_score_plugin_an_extenders_score_counts_x10() -> None:
+    # TaintToleration (a Score plugin, 0..100) scores both untainted nodes alike; the
+    # extender's 0..10 then counts x10 (as kube-scheduler v1.17+ scales it), times its weight.
+    fake = FakeExtenders({("prioritize", A): scores(n1=1, n2=5)})
+    spec = with_extenders(ext(A, prioritizeVerb="p", weight=2), priorities=[("TaintToleration", 1)])
+    decision = run(pod("p"), ["n1", "n2"], spec, fake)
+    assert decision.node == "n2"
+    totals = {name: s.total for name, s in decision.scores.items()}
+    assert totals == {"n1": 100 + 2 * 10 * 1, "n2": 100 + 2 * 10 * 5}

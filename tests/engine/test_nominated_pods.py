@@ -69,6 +69,31 @@ def test_nominated_pods_of_equal_or_higher_priority_count_as_running(
         assert decision.node is not None
 
 
+@pytest.mark.parametrize(
+    ("check_all", "reasons"),
+    [
+        pytest.param(False, INSUFFICIENT_CPU, id="first-rejection-stops"),
+        pytest.param(
+            True, [*INSUFFICIENT_CPU, "node(s) didn't match node selector"], id="check-all"
+        ),
+    ],
+)
+def test_a_nodes_checks_stop_at_its_first_rejection_unless_all_are_asked_for(
+    check_all: bool, reasons: list[str]
+) -> None:
+    # n1 holds a nominated pod (the first of the two passes), n2 does not (the ordinary
+    # check): on both, too little cpu and no matching label; Filter's rule on both paths.
+    state = cluster([node("n1", cpu="1"), node("n2", cpu="500m"), node("n3", labels={"d": "s"})])
+    nominate(state, "n1", "waiting", 1000, requests={"cpu": "600m"})
+    decision = both_ways(
+        pod("p", priority=0, requests={"cpu": "600m"}, node_selector={"d": "s"}),
+        state,
+        policy(["PodFitsResources", "MatchNodeSelector"], [], alwaysCheckAllPredicates=check_all),
+    )
+    assert decision.node == "n3"
+    assert decision.failed == {"n1": reasons, "n2": reasons}
+
+
 def test_the_pods_own_nomination_does_not_stand_in_its_way() -> None:
     state = cluster([node("n1", cpu="1")])
     raw = pod("p", priority=1000, requests={"cpu": "600m"})

@@ -240,6 +240,26 @@ def test_a_score_outside_0_to_100_fails_the_attempt(
     assert "ScriptA" in decision["error"]
 
 
+def test_scores_of_0_and_100_are_in_range(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = scripts({"ScriptA": {"scores": {"n1": 0, "n2": 100}}})
+    decision = decide(capsys, tmp_path, spec, THREE_NODES[:2])
+    assert decision["node"] == "n2"
+    assert decision["scores"]["n2"]["priorities"]["ScriptA"] == 100
+
+
+def test_a_normalize_score_failure_fails_the_attempt_naming_the_plugin(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = scripts({"ScriptA": {"scores": {"n1": 10}, "normalize": "error"}})
+    decision = decide(capsys, tmp_path, spec, THREE_NODES[:2])
+    assert decision["node"] is None
+    assert decision["error"] == (
+        'running ScoreExtensionNormalize plugin "ScriptA": ScriptA cannot normalize'
+    )
+
+
 def test_a_prescore_skip_spares_that_plugins_score(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -248,6 +268,16 @@ def test_a_prescore_skip_spares_that_plugins_score(
     assert "ScriptA" not in calls("Score")
     assert "ScriptB" in calls("Score")
     assert decision["scores"]["n2"]["total"] == decision["scores"]["n1"]["total"]
+
+
+def test_a_prescore_failure_fails_the_attempt_naming_the_plugin(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = scripts({"ScriptA": {"preScore": "error"}, "ScriptB": {}})
+    decision = decide(capsys, tmp_path, spec, THREE_NODES[:2])
+    assert decision["node"] is None
+    assert decision["error"] == 'running PreScore plugin "ScriptA": ScriptA cannot score'
+    assert calls("Score") == []
 
 
 # -- PostFilter --------------------------------------------------------------------------
@@ -267,6 +297,21 @@ def test_postfilter_stops_at_the_first_success(
     assert decision["node"] is None
     assert decision["preemption"]["node"] == "n2"
     assert calls("PostFilter") == ["ScriptA", "ScriptB"]
+
+
+def test_a_postfilter_unresolvable_stops_the_point(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = scripts(
+        {
+            "ScriptA": {"postFilter": "unresolvable", "filterRejects": ["n1", "n2", "n3"]},
+            "ScriptB": {"postFilter": "success", "postFilterNode": "n2"},
+        },
+    )
+    decision = decide(capsys, tmp_path, spec)
+    assert decision["node"] is None
+    assert not decision.get("preemption")
+    assert calls("PostFilter") == ["ScriptA"]
 
 
 async def test_postfilter_names_the_first_plugin_that_could_not_help() -> None:

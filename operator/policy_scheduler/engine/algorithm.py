@@ -108,7 +108,7 @@ from .evaluator import (
     PlainEvaluator,
 )
 from .extenders import ExtenderClient, ExtenderError, filter_nodes, prioritize_nodes
-from .fitting import first_pass, fits_on_node, nominated_for, run_predicates
+from .fitting import first_pass, fits_on_node, nominated_for
 from .functions import (
     CycleState,
     Unresolvable,
@@ -120,6 +120,7 @@ from .pipeline import (
     POST_FILTER,
     Observer,
     PluginFailure,
+    run_filter,
     run_post_filter,
     run_pre_filter,
     run_pre_score,
@@ -552,7 +553,7 @@ class Scheduler:
                 else []
             )
             if not reasons:
-                reasons = run_predicates(pod, info, cycle, policy.predicates, check_all)
+                reasons = run_filter(pod, info, cycle, policy.filter_fns, check_all)
             if reasons:
                 decision.failed[info.name] = reasons
             else:
@@ -778,7 +779,7 @@ class Scheduler:
         if others:
             reasons = first_pass(pod, info, cluster, policy, others, check_all=check_all)
         if not reasons:
-            reasons = run_predicates(pod, info, cycle, policy.predicates, check_all)
+            reasons = run_filter(pod, info, cycle, policy.filter_fns, check_all)
         if reasons:
             return info.name, reasons
         if not (policy.extenders and self.extenders is not None):

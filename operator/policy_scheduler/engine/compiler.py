@@ -20,7 +20,7 @@ fast path makes directly included.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from time import perf_counter
 from typing import Any
 
@@ -65,7 +65,9 @@ from .pipeline import (
     Pipeline,
     PreFilterReplay,
     filter_predicate,
+    legacy_score_scale,
     run_pre_filter,
+    scaled_weight,
     score_priority,
 )
 from .plugins import WRONG_EXTENSION_POINT, PluginProblem, check_args, make_plugin, plugin_class
@@ -157,6 +159,12 @@ class CompiledPolicy:
     #: The Filter plugins (their predicates are among ``predicates``), for the events
     #: they register (:mod:`.events`).
     filter_plugins: tuple[Enabled, ...] = ()
+    #: ``predicates``' functions, in order: what the Filter point runs on a node
+    #: (:func:`~.pipeline.run_filter`). Derived, kept in step by ``__post_init__``.
+    filter_fns: tuple[Predicate, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "filter_fns", tuple(entry.fn for entry in self.predicates))
 
     def new_cycle(
         self, pod: Pod, cluster: ClusterState, replay: PreFilterReplay | None = None
@@ -229,18 +237,56 @@ def _argument(argument: PredicateArgument | PriorityArgument | None) -> tuple[st
 def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> CompiledPolicy:
     """Bind a valid policy to the functions and plugins one decision runs.
 
+    Three steps: translate the legacy lists (``spec.predicates``, ``spec.priorities``,
+    the plugins they name, with their ``pluginConfig``) into engine functions
+    (:func:`_translate`); merge every point's plugin set, defaults and ``spec.plugins``,
+    by the one merge of :mod:`.pluginsets` (:func:`_pipeline`); make the
+    :class:`CompiledPolicy` (:func:`_make`).
+
     ``handle``: what the policy's plugins are given (the scheduler's); a detached one
     (no cluster, no API) when compiling only to check (``validate``). Raises
     :class:`~..policy.PolicyError` naming the field, with the Accepted reason.
     """
-    spec = policy.spec
-    errors: list[str] = []
     prefix = f'SchedulingPolicy "{policy.name}": '
     plugins = _PluginMaker(policy, handle or DetachedHandle(), prefix)
-    filter_plugins: list[Enabled] = []
-    score_plugins: list[Enabled] = []
+    translated = _translate(policy, plugins, prefix)
+    pipeline = _merge(policy.spec, plugins, translated)
+    errors = translated.errors + plugins.errors
+    if errors:
+        raise NotImplementedPolicyError(errors, reason=plugins.reason or INVALID)
+    return _make(policy, translated, pipeline)
 
-    predicates: list[CompiledPredicate] = []
+
+@dataclass(slots=True)
+class _Translated:
+    """What the legacy lists translate to: Filter and Score as engine functions, in order."""
+
+    predicates: list[CompiledPredicate] = field(default_factory=list)
+    priorities: list[CompiledPriority] = field(default_factory=list)
+    #: The Filter / Score plugins among them (named in the lists, or added by the merge).
+    filter_plugins: list[Enabled] = field(default_factory=list)
+    score_plugins: list[Enabled] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    #: The legacy CheckVolumeBinding predicate runs (its Reserve and PreBind too).
+    binds_volumes: bool = False
+
+
+def _translate(policy: SchedulingPolicy, plugins: _PluginMaker, prefix: str) -> _Translated:
+    """Step 1: ``spec.predicates`` and ``spec.priorities`` (absent: the legacy defaults)
+    as engine functions; a plugin name there is made with its ``pluginConfig``."""
+    out = _Translated()
+    _translate_predicates(policy, plugins, prefix, out)
+    _translate_priorities(policy.spec, plugins, prefix, out)
+    check = REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING)
+    out.binds_volumes = any(entry.fn is check for entry in out.predicates)
+    return out
+
+
+def _translate_predicates(
+    policy: SchedulingPolicy, plugins: _PluginMaker, prefix: str, out: _Translated
+) -> None:
+    spec = policy.spec
+    errors, predicates = out.errors, out.predicates
     ordered = policy.ordered_predicates()
     if ordered is None:
         for name in names.DEFAULT_PREDICATE_ORDER:
@@ -249,35 +295,39 @@ def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> Co
                 errors.append(f"{prefix}default predicate {name!r} is not implemented")
             else:
                 predicates.append(compiled_predicate(name, fn))
-    else:
-        index_of = {id(entry): i for i, entry in enumerate(spec.predicates or ())}
-        for entry in ordered:
-            where = f"{prefix}spec.predicates[{index_of[id(entry)]}]"
-            arg = _argument(entry.argument)
-            if arg is not None:
-                kind, value = arg
-                factory = REGISTRY.predicate_factories.get(kind)
-                if factory is None:
-                    errors.append(f"{where}.argument.{kind}: is not implemented yet")
-                    continue
-                predicates.append(compiled_predicate(entry.name, factory(value)))
+        return
+    index_of = {id(entry): i for i, entry in enumerate(spec.predicates or ())}
+    for entry in ordered:
+        where = f"{prefix}spec.predicates[{index_of[id(entry)]}]"
+        arg = _argument(entry.argument)
+        if arg is not None:
+            kind, value = arg
+            factory = REGISTRY.predicate_factories.get(kind)
+            if factory is None:
+                errors.append(f"{where}.argument.{kind}: is not implemented yet")
                 continue
-            canonical = names.canonical_predicate(entry.name)
-            fn = REGISTRY.predicates.get(canonical)
-            if fn is None and names.is_plugin_name(entry.name):
-                enabled = plugins.at(
-                    entry.name, f"spec.predicates[{index_of[id(entry)]}].name", names.FILTER
-                )
-                if enabled is not None:
-                    filter_plugins.append(enabled)
-                    predicates.append(compiled_predicate(entry.name, filter_predicate(enabled)))
-                continue
-            if fn is None:
-                errors.append(f"{where}.name: predicate {entry.name!r} is not implemented yet")
-                continue
-            predicates.append(compiled_predicate(entry.name, fn))
+            predicates.append(compiled_predicate(entry.name, factory(value)))
+            continue
+        canonical = names.canonical_predicate(entry.name)
+        fn = REGISTRY.predicates.get(canonical)
+        if fn is None and names.is_plugin_name(entry.name):
+            enabled = plugins.at(
+                entry.name, f"spec.predicates[{index_of[id(entry)]}].name", names.FILTER
+            )
+            if enabled is not None:
+                out.filter_plugins.append(enabled)
+                predicates.append(compiled_predicate(entry.name, filter_predicate(enabled)))
+            continue
+        if fn is None:
+            errors.append(f"{where}.name: predicate {entry.name!r} is not implemented yet")
+            continue
+        predicates.append(compiled_predicate(entry.name, fn))
 
-    priorities: list[CompiledPriority] = []
+
+def _translate_priorities(
+    spec: SchedulingPolicySpec, plugins: _PluginMaker, prefix: str, out: _Translated
+) -> None:
+    errors, priorities = out.errors, out.priorities
     if spec.priorities is None:
         for name, weight in names.DEFAULT_PRIORITY_WEIGHTS:
             pfn = REGISTRY.priorities.get(name)
@@ -285,72 +335,75 @@ def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> Co
                 errors.append(f"{prefix}default priority {name!r} is not implemented")
             else:
                 priorities.append(compiled_priority(name, weight, pfn))
-    else:
-        for index, pentry in enumerate(spec.priorities):
-            where = f"{prefix}spec.priorities[{index}]"
-            parg = _argument(pentry.argument)
-            if parg is not None:
-                kind, value = parg
-                pfactory = REGISTRY.priority_factories.get(kind)
-                if pfactory is None:
-                    errors.append(f"{where}.argument.{kind}: is not implemented yet")
-                    continue
-                priorities.append(compiled_priority(pentry.name, pentry.weight, pfactory(value)))
+        return
+    for index, pentry in enumerate(spec.priorities):
+        where = f"{prefix}spec.priorities[{index}]"
+        parg = _argument(pentry.argument)
+        if parg is not None:
+            kind, value = parg
+            pfactory = REGISTRY.priority_factories.get(kind)
+            if pfactory is None:
+                errors.append(f"{where}.argument.{kind}: is not implemented yet")
                 continue
-            pfn = REGISTRY.priorities.get(names.canonical_priority(pentry.name))
-            if pfn is None and names.is_plugin_name(pentry.name):
-                enabled = plugins.at(
-                    pentry.name, f"spec.priorities[{index}].name", names.SCORE, weight=pentry.weight
+            priorities.append(compiled_priority(pentry.name, pentry.weight, pfactory(value)))
+            continue
+        pfn = REGISTRY.priorities.get(names.canonical_priority(pentry.name))
+        if pfn is None and names.is_plugin_name(pentry.name):
+            enabled = plugins.at(
+                pentry.name, f"spec.priorities[{index}].name", names.SCORE, weight=pentry.weight
+            )
+            if enabled is not None:
+                out.score_plugins.append(enabled)
+                priorities.append(
+                    compiled_priority(pentry.name, pentry.weight, score_priority(enabled))
                 )
-                if enabled is not None:
-                    score_plugins.append(enabled)
-                    priorities.append(
-                        compiled_priority(pentry.name, pentry.weight, score_priority(enabled))
-                    )
-                continue
-            if pfn is None:
-                errors.append(f"{where}.name: priority {pentry.name!r} is not implemented yet")
-                continue
-            priorities.append(compiled_priority(pentry.name, pentry.weight, pfn))
+            continue
+        if pfn is None:
+            errors.append(f"{where}.name: priority {pentry.name!r} is not implemented yet")
+            continue
+        priorities.append(compiled_priority(pentry.name, pentry.weight, pfn))
 
-    legacy_volumes = any(
-        entry.fn is REGISTRY.predicates.get(names.CHECK_VOLUME_BINDING) for entry in predicates
-    )
+
+def _merge(spec: SchedulingPolicySpec, plugins: _PluginMaker, out: _Translated) -> Pipeline:
+    """Step 2: every point's plugin set merged (:func:`_pipeline`); the Filter and Score
+    plugins multiPoint adds go after the translated ones."""
     pipeline, more_filters, more_scores = _pipeline(
-        spec, plugins, filter_plugins, score_plugins, legacy_volumes
+        spec, plugins, out.filter_plugins, out.score_plugins, out.binds_volumes
     )
     for enabled in more_filters:
-        predicates.append(compiled_predicate(enabled.name, filter_predicate(enabled)))
-        filter_plugins.append(enabled)
+        out.predicates.append(compiled_predicate(enabled.name, filter_predicate(enabled)))
+        out.filter_plugins.append(enabled)
     for enabled in more_scores:
-        priorities.append(compiled_priority(enabled.name, enabled.weight, score_priority(enabled)))
-        score_plugins.append(enabled)
-    pipeline = replace(
+        out.priorities.append(
+            compiled_priority(enabled.name, enabled.weight, score_priority(enabled))
+        )
+        out.score_plugins.append(enabled)
+    return replace(
         pipeline,
-        filter_names=tuple(entry.name for entry in predicates),
-        score_names=tuple((entry.name, entry.weight) for entry in priorities),
+        filter_names=tuple(entry.name for entry in out.predicates),
+        score_names=tuple((entry.name, entry.weight) for entry in out.priorities),
     )
-    errors += plugins.errors
-    if errors:
-        raise NotImplementedPolicyError(errors, reason=plugins.reason or INVALID)
 
+
+def _make(policy: SchedulingPolicy, out: _Translated, pipeline: Pipeline) -> CompiledPolicy:
+    """Step 3: the :class:`CompiledPolicy`, with what the cycle reads off the lists."""
+    spec = policy.spec
+    predicates, filter_plugins = out.predicates, out.filter_plugins
+    score_plugins = out.score_plugins
     framework = framework_cycle(
         legacy_predicates=len(predicates) - len(filter_plugins),
-        legacy_priorities=len(priorities) - len(score_plugins),
+        legacy_priorities=len(out.priorities) - len(score_plugins),
         filter_plugins=len(filter_plugins),
         score_plugins=len(score_plugins),
     )
-    # Framework scores are 0..100: next to them a legacy 0..10 score counts x10.
-    scale = names.MAX_NODE_SCORE // names.MAX_PRIORITY if score_plugins else 1
-    if scale != 1:
-        plugin_scores = {id(enabled) for enabled in score_plugins}
-        priorities = [
-            entry
-            if entry.name in {e.name for e in score_plugins if id(e) in plugin_scores}
-            else replace(entry, weight=entry.weight * scale)
-            for entry in priorities
-        ]
-
+    scale = legacy_score_scale(len(score_plugins))
+    plugin_scores = {entry.name for entry in score_plugins}
+    priorities = [
+        replace(entry, weight=scaled_weight(entry.weight, scale, entry.name in plugin_scores))
+        if scale != 1
+        else entry
+        for entry in out.priorities
+    ]
     ignored = frozenset(
         resource.name
         for extender in spec.extenders
@@ -374,7 +427,7 @@ def compile_policy(policy: SchedulingPolicy, handle: Handle | None = None) -> Co
         shadow=(spec.shadow or ShadowSettings()) if spec.mode == SHADOW else None,
         # The legacy predicate or v1.30's VolumeBinding: the decision says how the claims
         # bind on the chosen node (what simulate shows, what the stale check compares).
-        binds_volumes=legacy_volumes
+        binds_volumes=out.binds_volumes
         or any(entry.name == VOLUME_BINDING for entry in filter_plugins),
         pipeline=pipeline,
         legacy_score_scale=scale,

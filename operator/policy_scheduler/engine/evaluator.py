@@ -28,13 +28,13 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..objects import Pod
 from .cluster import NodeJournal
-from .compiler import CompiledPolicy, MapPlan
-from .fitting import first_pass, run_predicates
+from .compiler import CompiledPolicy, CompiledPriority, MapPlan
+from .fitting import first_pass
 from .functions import (
     NO_HINTS,
     CycleState,
@@ -47,7 +47,7 @@ from .functions import (
 )
 from .nodeinfo import NodeInfo
 from .parallel import parallelize_until
-from .pipeline import weighted_row, weighted_sum
+from .pipeline import run_filter, weighted_row, weighted_sum
 
 #: What builds each priority's raw scores, in node order (one list per priority).
 Columns = Callable[[], list[list[int]]]
@@ -179,14 +179,7 @@ def _run_group(
     """What running the group's predicates in order gives, as the plain loop would."""
     if len(group) == 1:
         return tuple(group[0](pod, info, cycle))
-    out: list[str] = []
-    for fn in group:
-        result = fn(pod, info, cycle)
-        if result:
-            out.extend(result)
-            if not check_all:
-                break
-    return tuple(out)
+    return tuple(run_filter(pod, info, cycle, group, check_all))
 
 
 def _cached_group(
@@ -215,6 +208,64 @@ def _may_fail(hints: Hints, pod: Pod, cycle: CycleState) -> bool:
         return False
     fits_everywhere = hints.fits_everywhere
     return fits_everywhere is None or not fits_everywhere(pod, cycle)
+
+
+@dataclass(slots=True)
+class _ScorePlan:
+    """How the fast path computes one pod's priorities (:meth:`FastEvaluator._sorted`)."""
+
+    #: What constant priorities add to every total.
+    offset: int = 0
+    #: Per priority, what explains it: its score list, a constant, or its place in the
+    #: cached rows.
+    sources: list[list[int] | int | tuple[int]] = field(default_factory=list)
+    #: (weight, scores) still to add.
+    columns: list[tuple[int, list[int]]] = field(default_factory=list)
+    #: The node-local maps the equivalence cache serves, their weights (0 for a map
+    #: whose reduce must run first) and, for those, (priority, place, plan).
+    cached_maps: list[MapFunction] = field(default_factory=list)
+    cached_weights: list[int] = field(default_factory=list)
+    cached_reduced: list[tuple[int, int, MapPlan]] = field(default_factory=list)
+    contexts: list[Hashable] = field(default_factory=list)
+    #: Priorities computed now, and the node-local ones, by index.
+    called: list[int] = field(default_factory=list)
+    local: list[int] = field(default_factory=list)
+
+
+def _summed(
+    totals: list[int], columns: list[tuple[int, list[int]]], offset: int, count: int
+) -> list[int]:
+    """The totals with every column added (weight x score) and the offset."""
+    for weight, scores in columns:
+        if scores and scores.count(scores[0]) == count:
+            # The same score everywhere (a priority with nothing to tell the nodes
+            # apart): one addition to the offset instead of a pass.
+            offset += weighted_row((weight,), (scores[0],))
+        else:
+            totals = weighted_sum(totals, weight, scores)
+    if offset:
+        totals = [total + offset for total in totals]
+    return totals
+
+
+def _explainer(
+    sources: list[list[int] | int | tuple[int]], rows: list[tuple[int, ...]], count: int
+) -> Columns:
+    """What builds each priority's raw scores in node order, from where each came."""
+
+    def explained() -> list[list[int]]:
+        out: list[list[int]] = []
+        for source in sources:
+            if isinstance(source, int):
+                out.append([source] * count)
+            elif isinstance(source, tuple):
+                place = source[0]
+                out.append([row[place] for row in rows])
+            else:
+                out.append(source)
+        return out
+
+    return explained
 
 
 class NodeEvaluator(Protocol):
@@ -263,7 +314,7 @@ class PlainEvaluator:
         failed: dict[str, list[str]],
     ) -> tuple[list[NodeInfo], int]:
         all_nodes = len(nodes)
-        predicates = policy.predicates
+        fns = policy.filter_fns
         check_all = policy.always_check_all_predicates
         feasible: list[NodeInfo] = []
         processed = 0
@@ -279,7 +330,7 @@ class PlainEvaluator:
                         pod, info, cycle.cluster, policy, others, check_all=check_all
                     )
                 if not reasons:
-                    reasons = run_predicates(pod, info, cycle, predicates, check_all)
+                    reasons = run_filter(pod, info, cycle, fns, check_all)
                 processed = i + 1
                 if reasons:
                     failed[info.name] = reasons
@@ -382,129 +433,136 @@ class FastEvaluator:
         cached beside their scores; otherwise each map's column is computed in one pass
         (its ``batch`` hint) and reduced. The other priorities (and node-local maps with
         a reduce) are added column by column, as the plain path adds all of them.
+        Four steps: sort the priorities by how they are computed (:meth:`_sorted`), the
+        cached rows (:meth:`_cached_rows`), the columns computed now
+        (:meth:`_computed_columns`), the sum (:func:`_summed`).
         """
         priorities = policy.priorities
+        plan = self._sorted(pod, feasible, cycle, priorities)
+        totals, rows = self._cached_rows(plan, pod, feasible, cycle, priorities)
+        await self._computed_columns(plan, pod, feasible, cycle, priorities)
+        totals = _summed(totals, plan.columns, plan.offset, len(feasible))
+        return totals, _explainer(plan.sources, rows, len(feasible))
+
+    @staticmethod
+    def _sorted(
+        pod: Pod,
+        feasible: list[NodeInfo],
+        cycle: CycleState,
+        priorities: Sequence[CompiledPriority],
+    ) -> _ScorePlan:
+        """Each priority by how it is computed: a constant (an offset, or a column when a
+        reduce must see it), a node-local map for the cache, or computed now."""
+        plan = _ScorePlan()
         count = len(feasible)
-        big = count > self.chunk_size
         fingerprint = pod.fingerprint
-        offset = 0
-        #: Per priority, what explains it: its score list, a constant, or its place in
-        #: the cached rows.
-        sources: list[list[int] | int | tuple[int]] = []
-        columns: list[tuple[int, list[int]]] = []  # (weight, scores) still to add
-        cached_maps: list[MapFunction] = []
-        cached_weights: list[int] = []  # 0 for a map whose reduce must run first
-        cached_reduced: list[tuple[int, int, MapPlan]] = []  # (priority, place, plan)
-        contexts: list[Hashable] = []
-        called: list[int] = []
-        local: list[int] = []  # node-local maps, by priority index
         for index, entry in enumerate(priorities):
-            weight, plan = entry.weight, entry.plan
-            hints = plan.hints if plan is not None else NO_HINTS
-            if plan is not None and hints.constant is not None:
+            weight, mapped = entry.weight, entry.plan
+            hints = mapped.hints if mapped is not None else NO_HINTS
+            if mapped is not None and hints.constant is not None:
                 constant = hints.constant(pod)
                 if constant is not None:
-                    if plan.reduce is None:
-                        offset += weighted_row((weight,), (constant,))
-                        sources.append(constant)
+                    if mapped.reduce is None:
+                        plan.offset += weighted_row((weight,), (constant,))
+                        plan.sources.append(constant)
                     else:
                         scores = [constant] * count
-                        plan.reduce(pod, feasible, cycle, scores)
-                        columns.append((weight, scores))
-                        sources.append(scores)
+                        mapped.reduce(pod, feasible, cycle, scores)
+                        plan.columns.append((weight, scores))
+                        plan.sources.append(scores)
                     continue
-            if plan is not None and hints.node_local and fingerprint:
-                place = len(cached_maps)
-                cached_maps.append(plan.map)
-                if plan.reduce is None:
-                    cached_weights.append(weight)
+            if mapped is not None and hints.node_local and fingerprint:
+                place = len(plan.cached_maps)
+                plan.cached_maps.append(mapped.map)
+                if mapped.reduce is None:
+                    plan.cached_weights.append(weight)
                 else:
-                    cached_weights.append(0)
-                    cached_reduced.append((index, place, plan))
+                    plan.cached_weights.append(0)
+                    plan.cached_reduced.append((index, place, mapped))
                 if hints.context is not None:
-                    contexts.append(hints.context(cycle))
-                local.append(index)
-                sources.append((place,))
+                    plan.contexts.append(hints.context(cycle))
+                plan.local.append(index)
+                plan.sources.append((place,))
                 continue
-            called.append(index)
-            sources.append([])  # filled below
+            plan.called.append(index)
+            plan.sources.append([])  # filled by _computed_columns
+        return plan
 
+    def _cached_rows(
+        self,
+        plan: _ScorePlan,
+        pod: Pod,
+        feasible: list[NodeInfo],
+        cycle: CycleState,
+        priorities: Sequence[CompiledPriority],
+    ) -> tuple[list[int], list[tuple[int, ...]]]:
+        """The node-local maps' rows from the equivalence cache, and their weighted sums
+        as the starting totals; the maps with a reduce become columns. When the cache does
+        not admit the pod, its maps are computed now as columns instead (zero totals)."""
+        count = len(feasible)
         rows: list[tuple[int, ...]] = []
-        table: _Table | None = None
-        if cached_maps:
-            fns = tuple(cached_maps)
-            weights = tuple(cached_weights)
-            key = ("score", fingerprint, fns, weights, cycle.settings, tuple(contexts))
-            table = self.cache.admit(key, len(cycle.cluster.nodes))
-            if table is None:
-                # Not a pod the cache would serve again: the maps as columns.
-                called = sorted(called + local)
-                for index in local:
-                    sources[index] = []
-        if table is not None:
-            totals: list[int] = []
-            add_total = totals.append
-            add_row = rows.append
-            for info in feasible:
-                cached = table.get(info.name)
-                generation = info.generation
-                if cached is None or cached[0] != generation:
-                    row = self.cache.shared_row(tuple([fn(pod, info, cycle) for fn in fns]))
-                    partial = weighted_row(weights, row)
-                    cached = table[info.name] = (generation, row, partial)
-                add_row(cached[1])
-                add_total(cached[2])
-            for index, place, plan in cached_reduced:
-                scores = [row[place] for row in rows]
-                assert plan.reduce is not None
-                plan.reduce(pod, feasible, cycle, scores)
-                columns.append((priorities[index].weight, scores))
-                sources[index] = scores
-        else:
-            totals = [0] * count
+        if not plan.cached_maps:
+            return [0] * count, rows
+        fns = tuple(plan.cached_maps)
+        weights = tuple(plan.cached_weights)
+        key = ("score", pod.fingerprint, fns, weights, cycle.settings, tuple(plan.contexts))
+        table = self.cache.admit(key, len(cycle.cluster.nodes))
+        if table is None:
+            # Not a pod the cache would serve again: the maps as columns.
+            plan.called = sorted(plan.called + plan.local)
+            for index in plan.local:
+                plan.sources[index] = []
+            return [0] * count, rows
+        totals: list[int] = []
+        add_total = totals.append
+        add_row = rows.append
+        for info in feasible:
+            cached = table.get(info.name)
+            generation = info.generation
+            if cached is None or cached[0] != generation:
+                row = self.cache.shared_row(tuple([fn(pod, info, cycle) for fn in fns]))
+                partial = weighted_row(weights, row)
+                cached = table[info.name] = (generation, row, partial)
+            add_row(cached[1])
+            add_total(cached[2])
+        for index, place, mapped in plan.cached_reduced:
+            scores = [row[place] for row in rows]
+            assert mapped.reduce is not None
+            mapped.reduce(pod, feasible, cycle, scores)
+            plan.columns.append((priorities[index].weight, scores))
+            plan.sources[index] = scores
+        return totals, rows
 
-        for index in called:
+    async def _computed_columns(
+        self,
+        plan: _ScorePlan,
+        pod: Pod,
+        feasible: list[NodeInfo],
+        cycle: CycleState,
+        priorities: Sequence[CompiledPriority],
+    ) -> None:
+        """The other priorities' columns, computed now: a map in one pass (its batch
+        hint, else node by node) then its reduce, or the priority's own function."""
+        big = len(feasible) > self.chunk_size
+        for index in plan.called:
             entry = priorities[index]
-            plan = entry.plan
-            if plan is not None:
-                batch = plan.hints.batch
+            mapped = entry.plan
+            if mapped is not None:
+                batch = mapped.hints.batch
                 if batch is not None:
                     scores = batch(pod, feasible, cycle)
                 else:
-                    fn = plan.map
+                    fn = mapped.map
                     scores = [fn(pod, info, cycle) for info in feasible]
-                if plan.reduce is not None:
-                    plan.reduce(pod, feasible, cycle, scores)
+                if mapped.reduce is not None:
+                    mapped.reduce(pod, feasible, cycle, scores)
             else:
                 scores = entry.fn(pod, feasible, cycle)
-            columns.append((entry.weight, scores))
-            sources[index] = scores
+            plan.columns.append((entry.weight, scores))
+            plan.sources[index] = scores
             # A big cluster is scored over several turns of the loop, not in one block.
             if big:
                 await asyncio.sleep(0)
-        for weight, scores in columns:
-            if scores and scores.count(scores[0]) == count:
-                # The same score everywhere (a priority with nothing to tell the nodes
-                # apart): one addition to the offset instead of a pass.
-                offset += weighted_row((weight,), (scores[0],))
-            else:
-                totals = weighted_sum(totals, weight, scores)
-        if offset:
-            totals = [total + offset for total in totals]
-
-        def explained() -> list[list[int]]:
-            out: list[list[int]] = []
-            for source in sources:
-                if isinstance(source, int):
-                    out.append([source] * count)
-                elif isinstance(source, tuple):
-                    place = source[0]
-                    out.append([row[place] for row in rows])
-                else:
-                    out.append(source)
-            return out
-
-        return totals, explained
 
     # -- the fast path's filter --------------------------------------------------------
 

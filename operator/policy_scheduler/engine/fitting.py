@@ -31,7 +31,7 @@ from .cluster import ClusterState
 from .compiler import CompiledPolicy, CompiledPredicate
 from .functions import CycleState
 from .nodeinfo import NodeInfo
-from .pipeline import PreFilterReplay
+from .pipeline import PreFilterReplay, run_filter
 
 
 def run_predicates(
@@ -41,15 +41,9 @@ def run_predicates(
     predicates: Iterable[CompiledPredicate],
     check_all: bool,
 ) -> list[str]:
-    """The predicates in order on one node: [] fits, else the reasons (the plain path)."""
-    reasons: list[str] = []
-    for entry in predicates:
-        result = entry.fn(pod, info, cycle)
-        if result:
-            reasons.extend(result)
-            if not check_all:
-                break
-    return reasons
+    """The predicates in order on one node: [] fits, else the reasons
+    (:func:`.pipeline.run_filter`, the Filter point's rule, on the records' functions)."""
+    return run_filter(pod, info, cycle, [entry.fn for entry in predicates], check_all)
 
 
 def nominated_for(pod: Pod, cluster: ClusterState) -> dict[str, list[Pod]]:
@@ -82,9 +76,7 @@ def first_pass(
     with cluster.trial(info.name) as trial:
         for other in nominated:
             trial.add(other)
-        return run_predicates(
-            pod, info, policy.new_cycle(pod, cluster), policy.predicates, check_all
-        )
+        return run_filter(pod, info, policy.new_cycle(pod, cluster), policy.filter_fns, check_all)
 
 
 def fits_on_node(
@@ -112,4 +104,4 @@ def fits_on_node(
         if reasons:
             return reasons
     cycle = policy.new_cycle(pod, cluster, replay)
-    return run_predicates(pod, info, cycle, policy.predicates, check_all)
+    return run_filter(pod, info, cycle, policy.filter_fns, check_all)

@@ -10,7 +10,13 @@ engine predicate and every Score plugin an engine priority (:func:`filter_predic
 :func:`score_priority`, or the plugin's own engine functions for a built-in one), so
 that the algorithm's fast path (plans, equivalence cache, screens, journaled filter)
 serves the built-ins whatever else a policy enables; a plugin without fast-path hints
-runs node by node for its own part only.
+runs node by node for its own part only. The two points' rules are nonetheless defined
+here, once, and run by both node evaluators (``evaluator.py``): :func:`run_filter` (one
+node's functions in order, the first rejection stopping them unless
+alwaysCheckAllPredicates), :func:`filter_predicate` (PreFilter's Skip, a Filter status
+as reasons), :func:`score_priority` (PreScore's Skip, NormalizeScore, the 0..100
+check), :func:`weighted_sum` / :func:`weighted_row` (the weights) and
+:func:`legacy_score_scale` (a legacy 0..10 score x10 beside Score plugins).
 
 What each point's statuses mean (the runners below):
 
@@ -54,7 +60,7 @@ from dataclasses import dataclass, field
 from operator import add
 from typing import Any, Final
 
-from ..names import MAX_NODE_SCORE
+from ..names import MAX_NODE_SCORE, MAX_PRIORITY
 from ..objects import Pod
 from .functions import FITS, CycleState, Predicate, Priority, Reasons, Unresolvable
 from .interface import (
@@ -473,6 +479,27 @@ def _as_error(point: str, status: Status) -> Status:
     return Status(Code.ERROR, (f'running {point} plugin "{status.plugin}": {text}',), status.plugin)
 
 
+# -- Filter: one node's Filter functions, the first-failure rule -----------------------
+
+
+def run_filter(
+    pod: Pod, info: NodeInfo, cycle: CycleState, fns: Iterable[Predicate], check_all: bool
+) -> list[str]:
+    """The Filter point on one node: each function in order; the first rejection stops
+    the node's checks unless ``check_all`` (alwaysCheckAllPredicates), then every
+    rejection's reasons in order. [] fits. Both node evaluators run it (the fast one
+    for its cached groups; its screened and planned forms give the same, held equal by
+    ``tests/engine/test_fast_path.py``)."""
+    reasons: list[str] = []
+    for fn in fns:
+        result = fn(pod, info, cycle)
+        if result:
+            reasons.extend(result)
+            if not check_all:
+                break
+    return reasons
+
+
 # -- Filter and Score as engine functions ----------------------------------------------
 
 
@@ -580,6 +607,17 @@ def score_priority(entry: Enabled) -> Priority:
 
 
 # -- Score: the weights, applied here and nowhere else ----------------------------------
+
+
+def legacy_score_scale(score_plugins: int) -> int:
+    """What a legacy priority's (and an extender's) 0..10 counts beside Score plugins:
+    x10 when some Score plugin scores 0..100 (v1.17+), else x1."""
+    return MAX_NODE_SCORE // MAX_PRIORITY if score_plugins else 1
+
+
+def scaled_weight(weight: int, scale: int, is_plugin: bool) -> int:
+    """A priority's weight with the legacy scale folded in (a Score plugin's unchanged)."""
+    return weight if is_plugin else weight * scale
 
 
 def weighted_sum(totals: list[int], weight: int, scores: list[int]) -> list[int]:

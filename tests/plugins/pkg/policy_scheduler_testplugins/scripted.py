@@ -89,7 +89,7 @@ class ScriptArgs(BaseModel):
     postFilterNode: str = ""
     preScore: str = Field(default="", description="skip / error")
     scores: dict[str, int] = Field(default={}, description="Score per node (absent: 0)")
-    normalize: str = Field(default="", description="'' (none), invert (100 - s), or zero")
+    normalize: str = Field(default="", description="'' (none), invert (100 - s), zero, or error")
     reserve: str = Field(default="", description="unschedulable / error")
     permit: str = Field(default="", description="unschedulable, or wait")
     permitWaitSeconds: float = 30.0
@@ -179,6 +179,8 @@ class Script(
         elif self.args.normalize == "zero":
             for entry in scores:
                 entry.score = 0
+        elif self.args.normalize == "error":
+            return Status.error(f"{self.name} cannot normalize")
         return None
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
