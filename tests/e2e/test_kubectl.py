@@ -11,6 +11,7 @@ set; the ones that apply the CRD, or start ``tests/e2e/serve.py``, need the emul
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -220,18 +222,7 @@ def test_the_serve_command_starts_an_emulator_kubectl_can_use(tmp_path: Path) ->
     against the emulator is tested in test_faults.py and test_chart_install.py)."""
     config = tmp_path / "emulator.kubeconfig"
     kubectl = Kubectl(config, tmp_path / "kube-cache")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_SERVICE")}
-    command = [sys.executable, "tests/e2e/serve.py", "--kubeconfig", str(config)]
-    command += ["--load", "examples/cluster.yaml"]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        deadline = time.monotonic() + 30
-        banner: list[str] = []
-        while not any(line.startswith("export KUBECONFIG=") for line in banner):
-            line = server.stdout.readline()
-            assert line and time.monotonic() < deadline, f"no banner: {banner}"
-            banner.append(line.strip())
+    with served(config, "examples/cluster.yaml") as banner:
         assert banner[-1] == f"export KUBECONFIG={config}"
 
         listed = rows(kubectl("get", "nodes,pods", "-A").stdout)
@@ -247,6 +238,24 @@ def test_the_serve_command_starts_an_emulator_kubectl_can_use(tmp_path: Path) ->
 
         described = kubectl("describe", "pod", "-n", "shop", "web-7d9f-x2").stdout
         assert rows(described)[:2] == [["Name:", "web-7d9f-x2"], ["Namespace:", "shop"]]
+
+
+@contextlib.contextmanager
+def served(config: Path, load: str) -> Iterator[list[str]]:
+    """``tests/e2e/serve.py --kubeconfig CONFIG --load FILE`` running, as the docs start it;
+    yields its banner once it says where its kubeconfig is; stopped with SIGTERM after."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_SERVICE")}
+    command = [sys.executable, "tests/e2e/serve.py", "--kubeconfig", str(config), "--load", load]
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        deadline = time.monotonic() + 30
+        banner: list[str] = []
+        while not any(line.startswith("export KUBECONFIG=") for line in banner):
+            line = server.stdout.readline()
+            assert line and time.monotonic() < deadline, f"no banner: {banner}"
+            banner.append(line.strip())
+        yield banner
     finally:
         server.send_signal(signal.SIGTERM)
         assert server.wait(15) == 0
@@ -274,18 +283,7 @@ async def test_the_dra_walkthrough_serve_kubectl_and_the_operator(
     monkeypatch.setenv("KUBECONFIG", str(config))
     monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(config))
     kubectl = Kubectl(config, tmp_path / "kube-cache")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_SERVICE")}
-    command = [sys.executable, "tests/e2e/serve.py", "--kubeconfig", str(config)]
-    command += ["--load", "examples/dra.yaml"]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        deadline = time.monotonic() + 30
-        banner: list[str] = []
-        while not any(line.startswith("export KUBECONFIG=") for line in banner):
-            line = await asyncio.to_thread(server.stdout.readline)
-            assert line and time.monotonic() < deadline, f"no banner: {banner}"
-            banner.append(line.strip())
+    with served(config, "examples/dra.yaml"):
         listed = rows((await kubectl.run("get", "deviceclasses,resourceslices", "-A")).stdout)
         names = [r[0] for r in listed]
         assert "deviceclass.resource.k8s.io/gpu.example.com" in names
@@ -312,6 +310,3 @@ async def test_the_dra_walkthrough_serve_kubectl_and_the_operator(
         assert [r["name"] for r in claim["status"]["reservedFor"]] == ["infer"]
         described = (await kubectl.run("describe", "pod", "-n", "ml", "infer-2")).stdout
         assert "0/3 nodes are available: 3 cannot allocate all claims." in described
-    finally:
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(15) == 0
