@@ -9,10 +9,14 @@ use, and the errors no node can fix.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from policy_scheduler import cli
 from policy_scheduler.devices import (
     ObjectError,
     parse_device_class,
@@ -127,218 +131,260 @@ def allocate(
 GPUS = [device("gpu-0", model="a100"), device("gpu-1", model="h100")]
 
 
-@pytest.mark.parametrize(
-    ("claims", "slices", "expected"),
-    [
-        pytest.param(
-            [claim("c", exactly())], [slice_("s", GPUS)], [[("req", "gpu-0")]], id="one-device"
-        ),
-        pytest.param([claim("c", exactly())], [], None, id="no-slices"),
-        pytest.param(
-            [claim("c", exactly(count=2))],
-            [slice_("s", GPUS)],
-            [[("req", "gpu-0"), ("req", "gpu-1")]],
-            id="count-2",
-        ),
-        pytest.param([claim("c", exactly(count=3))], [slice_("s", GPUS)], None, id="count-3-of-2"),
-        pytest.param(
-            [claim("a", exactly()), claim("b", exactly())],
-            [slice_("s", GPUS)],
-            [[("req", "gpu-0")], [("req", "gpu-1")]],
-            id="two-claims-two-devices",
-        ),
-        pytest.param(
-            [claim("a", exactly(count=2)), claim("b", exactly())],
-            [slice_("s", GPUS)],
-            None,
-            id="never-one-device-twice",
-        ),
-        pytest.param(
-            [
-                claim(
-                    "c", exactly(selectors=['device.attributes["gpu.example.com"].model == "h100"'])
-                )
-            ],
-            [slice_("s", GPUS)],
-            [[("req", "gpu-1")]],
-            id="request-selector",
-        ),
-        pytest.param(
-            [claim("c", exactly(allocationMode="All"))],
-            [slice_("s", GPUS)],
-            [[("req", "gpu-0"), ("req", "gpu-1")]],
-            id="all",
-        ),
-        pytest.param(
-            [claim("c", exactly(allocationMode="All"))], [slice_("s", [])], None, id="all-needs-one"
-        ),
-        pytest.param(
-            [claim("c", exactly())],
-            [slice_("s", GPUS, node="n2")],
-            None,
-            id="slice-of-another-node",
-        ),
-        pytest.param(
-            [claim("c", exactly())],
-            [slice_("s", GPUS, node=None, allNodes=True)],
-            [[("req", "gpu-0")]],
-            id="all-nodes",
-        ),
-        pytest.param(
-            [claim("c", exactly())],
-            [
-                slice_(
-                    "s",
-                    GPUS,
-                    node=None,
-                    nodeSelector={
-                        "nodeSelectorTerms": [
-                            {
-                                "matchExpressions": [
-                                    {"key": "rack", "operator": "In", "values": ["r2"]}
-                                ]
-                            }
-                        ]
-                    },
-                )
-            ],
-            None,
-            id="node-selector-not-matching",
-        ),
-        pytest.param(
-            [claim("c", exactly())],
-            [
-                slice_("old", [device("old-0")], generation=1),
-                slice_("new", [device("new-0")], generation=2),
-            ],
-            [[("req", "new-0")]],
-            id="newest-generation-only",
-        ),
-        pytest.param(
-            [claim("c", exactly())],
-            [slice_("s", GPUS, count=2)],
-            None,
-            id="incomplete-pool-gives-nothing",
-        ),
-        pytest.param(
-            [claim("c", exactly())],
-            [slice_("s", [device("gpu-0")]), slice_("t", [device("gpu-0")])],
-            None,
-            id="invalid-pool-duplicate-device",
-        ),
-        pytest.param(
-            [
-                claim(
-                    "c",
-                    exactly(
-                        selectors=[
-                            'device.capacity["gpu.example.com"].memory'
-                            '.compareTo(quantity("40Gi")) >= 0'
-                        ]
-                    ),
-                )
-            ],
-            [slice_("s", [device("small", memory="16Gi"), device("big", memory="80Gi")])],
-            [[("req", "big")]],
-            id="capacity-quantity",
-        ),
-        pytest.param(
-            [
-                claim(
-                    "c",
-                    exactly(
-                        selectors=[
-                            'device.attributes["gpu.example.com"].driverVersion'
-                            '.isGreaterThan(semver("1.10.0"))'
-                        ]
-                    ),
-                )
-            ],
-            [
-                slice_(
-                    "s",
-                    [device("old", driverVersion="1.9.0"), device("new", driverVersion="1.10.1")],
-                )
-            ],
-            [[("req", "new")]],
-            id="version-semver",
-        ),
-        pytest.param(
-            [
-                claim(
-                    "c",
-                    {
-                        "name": "req",
-                        "firstAvailable": [
-                            {
-                                "name": "large",
-                                "deviceClassName": "gpu",
-                                "selectors": [
-                                    {
-                                        "cel": {
-                                            "expression": 'device.attributes["gpu.example.com"]'
-                                            '.model == "b200"'
-                                        }
+ALLOCATION_CASES = [
+    pytest.param(
+        [claim("c", exactly())], [slice_("s", GPUS)], [[("req", "gpu-0")]], id="one-device"
+    ),
+    pytest.param([claim("c", exactly())], [], None, id="no-slices"),
+    pytest.param(
+        [claim("c", exactly(count=2))],
+        [slice_("s", GPUS)],
+        [[("req", "gpu-0"), ("req", "gpu-1")]],
+        id="count-2",
+    ),
+    pytest.param([claim("c", exactly(count=3))], [slice_("s", GPUS)], None, id="count-3-of-2"),
+    pytest.param(
+        [claim("a", exactly()), claim("b", exactly())],
+        [slice_("s", GPUS)],
+        [[("req", "gpu-0")], [("req", "gpu-1")]],
+        id="two-claims-two-devices",
+    ),
+    pytest.param(
+        [claim("a", exactly(count=2)), claim("b", exactly())],
+        [slice_("s", GPUS)],
+        None,
+        id="never-one-device-twice",
+    ),
+    pytest.param(
+        [claim("c", exactly(selectors=['device.attributes["gpu.example.com"].model == "h100"']))],
+        [slice_("s", GPUS)],
+        [[("req", "gpu-1")]],
+        id="request-selector",
+    ),
+    pytest.param(
+        [claim("c", exactly(allocationMode="All"))],
+        [slice_("s", GPUS)],
+        [[("req", "gpu-0"), ("req", "gpu-1")]],
+        id="all",
+    ),
+    pytest.param(
+        [claim("c", exactly(allocationMode="All"))], [slice_("s", [])], None, id="all-needs-one"
+    ),
+    pytest.param(
+        [claim("c", exactly())],
+        [slice_("s", GPUS, node="n2")],
+        None,
+        id="slice-of-another-node",
+    ),
+    pytest.param(
+        [claim("c", exactly())],
+        [slice_("s", GPUS, node=None, allNodes=True)],
+        [[("req", "gpu-0")]],
+        id="all-nodes",
+    ),
+    pytest.param(
+        [claim("c", exactly())],
+        [
+            slice_(
+                "s",
+                GPUS,
+                node=None,
+                nodeSelector={
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r2"]}]}
+                    ]
+                },
+            )
+        ],
+        None,
+        id="node-selector-not-matching",
+    ),
+    pytest.param(
+        [claim("c", exactly())],
+        [
+            slice_("old", [device("old-0")], generation=1),
+            slice_("new", [device("new-0")], generation=2),
+        ],
+        [[("req", "new-0")]],
+        id="newest-generation-only",
+    ),
+    pytest.param(
+        [claim("c", exactly())],
+        [slice_("s", GPUS, count=2)],
+        None,
+        id="incomplete-pool-gives-nothing",
+    ),
+    pytest.param(
+        [claim("c", exactly())],
+        [slice_("s", [device("gpu-0")]), slice_("t", [device("gpu-0")])],
+        None,
+        id="invalid-pool-duplicate-device",
+    ),
+    pytest.param(
+        [
+            claim(
+                "c",
+                exactly(
+                    selectors=[
+                        'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0'
+                    ]
+                ),
+            )
+        ],
+        [slice_("s", [device("small", memory="16Gi"), device("big", memory="80Gi")])],
+        [[("req", "big")]],
+        id="capacity-quantity",
+    ),
+    pytest.param(
+        [
+            claim(
+                "c",
+                exactly(
+                    selectors=[
+                        'device.attributes["gpu.example.com"].driverVersion'
+                        '.isGreaterThan(semver("1.10.0"))'
+                    ]
+                ),
+            )
+        ],
+        [
+            slice_(
+                "s",
+                [device("old", driverVersion="1.9.0"), device("new", driverVersion="1.10.1")],
+            )
+        ],
+        [[("req", "new")]],
+        id="version-semver",
+    ),
+    pytest.param(
+        [
+            claim(
+                "c",
+                {
+                    "name": "req",
+                    "firstAvailable": [
+                        {
+                            "name": "large",
+                            "deviceClassName": "gpu",
+                            "selectors": [
+                                {
+                                    "cel": {
+                                        "expression": 'device.attributes["gpu.example.com"]'
+                                        '.model == "b200"'
                                     }
-                                ],
-                            },
-                            {"name": "small", "deviceClassName": "gpu", "count": 2},
-                        ],
-                    },
-                )
-            ],
-            [slice_("s", GPUS)],
-            [[("req/small", "gpu-0"), ("req/small", "gpu-1")]],
-            id="first-available-falls-back",
-        ),
-        pytest.param(
-            # gpu-0 (numa 0) first, but the second device must share its numa node: the
-            # search backtracks to gpu-1 and gpu-2 (numa 1).
-            [
-                claim(
-                    "c",
-                    exactly("a"),
-                    exactly("b"),
-                    constraints=[
-                        {"requests": ["a", "b"], "matchAttribute": "gpu.example.com/numa"}
+                                }
+                            ],
+                        },
+                        {"name": "small", "deviceClassName": "gpu", "count": 2},
                     ],
-                )
-            ],
-            [
-                slice_(
-                    "s", [device("gpu-0", numa=0), device("gpu-1", numa=1), device("gpu-2", numa=1)]
-                )
-            ],
-            [[("a", "gpu-1"), ("b", "gpu-2")]],
-            id="match-attribute-backtracks",
-        ),
-        pytest.param(
-            [
-                claim(
-                    "c",
-                    exactly("a"),
-                    exactly("b"),
-                    constraints=[{"matchAttribute": "gpu.example.com/numa"}],
-                )
-            ],
-            [slice_("s", [device("gpu-0", numa=0), device("gpu-1", numa=1)])],
-            None,
-            id="match-attribute-unsatisfiable",
-        ),
-        pytest.param(
-            [claim("c", exactly(), constraints=[{"matchAttribute": "other.com/numa"}])],
-            [slice_("s", [device("gpu-0", numa=0)])],
-            None,
-            id="match-attribute-of-another-domain-missing",
-        ),
-    ],
-)
+                },
+            )
+        ],
+        [slice_("s", GPUS)],
+        [[("req/small", "gpu-0"), ("req/small", "gpu-1")]],
+        id="first-available-falls-back",
+    ),
+    pytest.param(
+        # gpu-0 (numa 0) first, but the second device must share its numa node: the
+        # search backtracks to gpu-1 and gpu-2 (numa 1).
+        [
+            claim(
+                "c",
+                exactly("a"),
+                exactly("b"),
+                constraints=[{"requests": ["a", "b"], "matchAttribute": "gpu.example.com/numa"}],
+            )
+        ],
+        [slice_("s", [device("gpu-0", numa=0), device("gpu-1", numa=1), device("gpu-2", numa=1)])],
+        [[("a", "gpu-1"), ("b", "gpu-2")]],
+        id="match-attribute-backtracks",
+    ),
+    pytest.param(
+        [
+            claim(
+                "c",
+                exactly("a"),
+                exactly("b"),
+                constraints=[{"matchAttribute": "gpu.example.com/numa"}],
+            )
+        ],
+        [slice_("s", [device("gpu-0", numa=0), device("gpu-1", numa=1)])],
+        None,
+        id="match-attribute-unsatisfiable",
+    ),
+    pytest.param(
+        [claim("c", exactly(), constraints=[{"matchAttribute": "other.com/numa"}])],
+        [slice_("s", [device("gpu-0", numa=0)])],
+        None,
+        id="match-attribute-of-another-domain-missing",
+    ),
+]
+
+
+@pytest.mark.parametrize(("claims", "slices", "expected"), ALLOCATION_CASES)
 def test_allocation(
     claims: list[dict[str, Any]],
     slices: list[dict[str, Any]],
     expected: list[list[tuple[str, str]]] | None,
 ) -> None:
     assert allocate(claims, slices) == expected
+
+
+@pytest.mark.parametrize(("claims", "slices", "expected"), ALLOCATION_CASES)
+def test_allocation_through_simulate(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    claims: list[dict[str, Any]],
+    slices: list[dict[str, Any]],
+    expected: list[list[tuple[str, str]]] | None,
+) -> None:
+    """The same table as a user runs it: node n1, the class, the slices, the claims and
+    a pod naming them, through ``simulate -o json``: the pod lands on n1 with those
+    devices (``claims``), or is refused with ``cannot allocate all claims``."""
+    policy = {
+        "apiVersion": "policyscheduler.io/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {"name": "dra"},
+        "spec": {
+            "schedulerName": "policy-scheduler",
+            "plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}},
+        },
+    }
+    n1 = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns", "uid": "uid-p"},
+        "spec": {
+            "schedulerName": "policy-scheduler",
+            "containers": [{"name": "c", "image": "i"}],
+            "resourceClaims": [
+                {"name": f"e{i}", "resourceClaimName": c["metadata"]["name"]}
+                for i, c in enumerate(claims)
+            ],
+        },
+    }
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump_all([n1, klass(), *slices, *claims, pod]))
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(policy))
+    capsys.readouterr()
+    args = ["simulate", "-f", str(tmp_path / "c.yaml"), "--policy", str(tmp_path / "p.yaml")]
+    assert cli.main([*args, "-o", "json"]) == 0
+    (decision,) = json.loads(capsys.readouterr().out)["decisions"]
+    if expected is None:
+        assert decision["node"] is None
+        assert decision["message"] == "0/1 nodes are available: 1 cannot allocate all claims."
+        return
+    assert decision["node"] == "n1"
+    got = {
+        name: [(req, path.rsplit("/", 1)[1]) for req, paths in per.items() for path in paths]
+        for name, per in decision["claims"].items()
+    }
+    assert got == {c["metadata"]["name"]: e for c, e in zip(claims, expected, strict=True)}
 
 
 def test_devices_in_use_are_not_given_again() -> None:
