@@ -293,11 +293,13 @@ async def allocations(kube: KubeClient, namespace: str) -> dict[str, list[tuple[
 
 async def never_twice(kube: KubeClient, namespace: str) -> dict[str, list[tuple[str, str]]]:
     """No device in two claims' allocations, and every bound pod's claim allocated on
-    its node and reserved for it."""
+    its node and reserved for it. The pods are read first: a pod bound then had its claim
+    written before, so the claims read after show it."""
+    pods = await kube.list("v1", "Pod", namespace)
     held = await allocations(kube, namespace)
     devices = [d for ds in held.values() for d in ds]
     assert len(devices) == len(set(devices)), held
-    for p in await kube.list("v1", "Pod", namespace):
+    for p in pods:
         where = p["spec"].get("nodeName")
         if not where:
             continue
