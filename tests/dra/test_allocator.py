@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dra.test_simulate_dra import POLICY
 from policy_scheduler import cli
 from policy_scheduler.devices import (
     ObjectError,
@@ -341,15 +342,6 @@ def test_allocation_through_simulate(
     """The same table as a user runs it: node n1, the class, the slices, the claims and
     a pod naming them, through ``simulate -o json``: the pod lands on n1 with those
     devices (``claims``), or is refused with ``cannot allocate all claims``."""
-    policy = {
-        "apiVersion": "policyscheduler.io/v1alpha1",
-        "kind": "SchedulingPolicy",
-        "metadata": {"name": "dra"},
-        "spec": {
-            "schedulerName": "policy-scheduler",
-            "plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}},
-        },
-    }
     n1 = {
         "apiVersion": "v1",
         "kind": "Node",
@@ -370,7 +362,7 @@ def test_allocation_through_simulate(
         },
     }
     (tmp_path / "c.yaml").write_text(yaml.safe_dump_all([n1, klass(), *slices, *claims, pod]))
-    (tmp_path / "p.yaml").write_text(yaml.safe_dump(policy))
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(POLICY))
     capsys.readouterr()
     args = ["simulate", "-f", str(tmp_path / "c.yaml"), "--policy", str(tmp_path / "p.yaml")]
     assert cli.main([*args, "-o", "json"]) == 0

@@ -608,3 +608,29 @@ def test_a_claim_allocated_where_the_pod_no_longer_fits_is_deallocated_by_post_f
     assert last["node"] == then
     if then is not None:
         assert last["claims"] == {"train": {"gpu": [f"{DRIVER}/n2/gpu-0"]}}
+
+
+def test_a_shared_claim_allocated_in_flight_for_another_pod_is_not_deallocated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``first`` got the shared claim's GPU on n1 (this scheduler's allocation, not
+    written yet); ``second`` shares the claim but n1 has no cpu left for it. The claim
+    is another pod's in flight: PostFilter leaves it, ``still not schedulable``."""
+    small = node("n1")
+    small["status"]["allocatable"]["cpu"] = "150m"
+    objects = [
+        small,
+        node("n2"),
+        gpu_class(),
+        gpus("n1", 1),
+        claim("shared"),
+        pod("first", 1, uses("shared")),
+        pod("second", 2, uses("shared")),
+    ]
+    decisions = simulate_v134(tmp_path, capsys, objects)
+    assert decisions["first"]["node"] == "n1"
+    assert decisions["second"]["node"] is None
+    assert decisions["second"]["message"].startswith(
+        "0/2 nodes are available: 1 Insufficient cpu, 1 resourceclaim not available on the "
+        "node. still not schedulable, preemption:"
+    )

@@ -10,17 +10,13 @@ and one that can (it wakes).
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from typing import Any
 
 from builders import claim_volume, node, pod, pv, pvc, storage_class
-from fakes import FakeClock
-from policy_scheduler.engine.algorithm import Scheduler
-from policy_scheduler.engine.rejections import refused_by, rejecting_plugins
-from policy_scheduler.state.cache import SchedulerCache
-from policy_scheduler.state.queueing import SchedulingQueue
+from policy_scheduler.engine.rejections import refused_by
 from policy_scheduler.state.world import DELETED, World
+from state.test_queueing_plugin_hints import asleep as asleep_under
 
 NAME = "hinted"
 ZONE = "topology.kubernetes.io/zone"
@@ -42,27 +38,9 @@ def policy(*plugins: str) -> dict[str, Any]:
 def asleep(
     plugins: tuple[str, ...], cluster: list[dict[str, Any]], waiting: dict[str, Any]
 ) -> tuple[World, str, frozenset[str] | None]:
-    """A world where ``waiting`` was decided, found no node, and sleeps unschedulable."""
-    clock = FakeClock()
-    world = World(cache=SchedulerCache(clock=clock), queue=SchedulingQueue(clock=clock))
-    world.observe("ADDED", policy(*plugins))
-    for raw in cluster:
-        world.observe("ADDED", copy.deepcopy(raw))
-    waiting = copy.deepcopy(waiting)
-    waiting["spec"]["schedulerName"] = NAME
-    world.observe("ADDED", waiting)
-    queued = world.queue.pop_nowait()
-    assert queued is not None
-    compiled = world.book.policy_for(NAME)
-    assert compiled is not None
-    decision = asyncio.run(Scheduler().schedule(queued.pod, world.cache.cluster, compiled))
-    assert decision.node is None, decision
-    rejected = rejecting_plugins(compiled, decision, world.cache.cluster.nodes)
-    world.queue.unschedulable(queued, rejected)
-    clock.now += 5  # the attempt is over; well before the 60 s flush
-    uid = queued.pod.uid
-    assert world.queue.where(uid) == "unschedulable"
-    return world, uid, rejected
+    """A world where ``waiting`` was decided by a policy running ``plugins``, found no
+    node, and sleeps unschedulable."""
+    return asleep_under(policy(*plugins), cluster, waiting)
 
 
 def where(world: World, uid: str) -> str | None:

@@ -782,13 +782,15 @@ class ClusterState:
         if self.allocations_in_flight.pop(claim_key, None) is not None:
             self.generation += 1
 
-    def deallocate_claim(self, key: str) -> None:
-        """The claim without allocation nor reservation (its devices free again)."""
+    def deallocate_claim(self, key: str) -> bool:
+        """The claim without allocation nor reservation (its devices free again); False
+        when there was nothing to clear."""
         claim = self.resource_claims.get(key)
         if claim is None or (claim.allocation is None and not claim.reserved_for):
-            return
+            return False
         self.resource_claims[key] = dataclasses.replace(claim, allocation=None, reserved_for=())
         self.generation += 1
+        return True
 
     def allocation_of(self, claim: ResourceClaim) -> Allocation | None:
         """The claim's allocation: the API's, else the one in flight, else None."""

@@ -423,10 +423,12 @@ class SchedulerCache:
         DynamicResources' PostFilter writes; ``simulate``'s cluster is its API)."""
 
         def clear() -> None:
-            self._cluster.deallocate_claim(key)
+            if self._cluster.deallocate_claim(key):
+                # Counted only when something was freed: simulate decides the pod again
+                # on it, and a retry that frees nothing would never end.
+                self.claims_deallocated += 1
 
         self._write(clear)
-        self.claims_deallocated += 1
 
     def finish_volumes(self, uid: str) -> None:
         """The pod's volumes are bound: its assumptions stay until the API overtakes them."""
