@@ -12,8 +12,10 @@ steps, on a snapshot of the cache (``state/cache.py``):
 3. the attempt failed (an extender's or a plugin's error) -> ``ERROR``;
 4. no node fits -> ``UNSCHEDULABLE``, after PostFilter (preemption) on a fresh snapshot:
    the pod is nominated in the cache at once (so that the next decisions leave the room
-   to it) and the nominations it overrides are cleared; evicting the victims and writing
-   the nominations is the caller's (the operator does it off the scheduling loop);
+   to it) and the nominations it overrides are cleared; once the attempt's outcome
+   stands (a gang's member's preemption is given up with its group), the scheduler's
+   ports carry it out (``Ports.preempt``: offline the victims leave the cache; the
+   operator nominates, evicts and clears through the API, off the scheduling loop);
 5. the chosen node changed while the pod was being decided (writes held during the
    decision are applied now) and no longer fits, or the volumes matched changed ->
    ``STALE`` (tried again with backoff);
@@ -208,8 +210,32 @@ class Decider:
             return [Attempt(queued, Outcome.PARKED)]
         found = policy.pipeline.gang_of(pod) if policy.pipeline.gangs else None
         if found is None:
-            return [await self._cycle(queued, policy)]
-        return await self._plan(queued, policy, *found)
+            attempts = [await self._cycle(queued, policy)]
+        else:
+            attempts = await self._plan(queued, policy, *found)
+        self._carry_out_preemptions(attempts)
+        return attempts
+
+    def _carry_out_preemptions(self, attempts: list[Attempt]) -> None:
+        """PostFilter's writes, through the scheduler's ports, once each attempt's
+        outcome stands (not from PostFilter itself: a gang's member's preemption is
+        given up with its group). Offline the victims leave the cache; the operator
+        evicts them through the API, in the background."""
+        ports = self.world.handle.ports
+        for attempt in attempts:
+            found = attempt.preemption
+            if found is None or attempt.policy is None:
+                continue
+            if found.node is None and not found.clear:
+                continue
+            ports.preempt(
+                attempt.queued.pod,
+                found.node,
+                found.victims,
+                found.clear,
+                marks_victims=found.marks_victims,
+                profile=attempt.policy.scheduler_name,
+            )
 
     async def _plan(
         self, first: QueuedPod, policy: CompiledPolicy, planner: Enabled, gang: Gang

@@ -517,8 +517,7 @@ async def simulate(
             decided_now.append(decision)
             preemption = attempt.preemption
             if preemption is not None and preemption.node is not None and preemption.victims:
-                for victim in preemption.victims:
-                    cache.remove_pod(victim.uid)
+                # The victims left the cache (the ports carried the preemption out).
                 queue.retry(queued)  # decided again at its place in the queue
                 total += 1
             elif decision.node is None and cache.claims_deallocated > deallocated:

@@ -6,6 +6,7 @@ one's own always does."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import yaml
 
 from builders import cluster, node, pod
+from policy_scheduler.engine.algorithm import Scheduler
 from policy_scheduler.engine.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.objects import parse_pod
 from policy_scheduler.policy import parse_policy
@@ -81,3 +83,34 @@ def test_a_plugin_of_ones_own_runs_again_in_every_trial() -> None:
     found = replayed(compile_policy(parse_policy(doc)), pod("p"))
     assert "Sample" not in found
     assert found >= POD_LOCAL
+
+
+def test_a_nominated_pods_anti_affinity_still_keeps_the_preemptor_off_its_node() -> None:
+    """The trials replay InterPodAffinity's Skip, recorded with no pod against the
+    preemptor in the cluster; the nominated pods' pass adds one, and must still see it:
+    a higher-priority pod nominated to n1 refuses the preemptor's label there, so
+    preemption evicts on n2, although n1's victim is the cheaper one."""
+    policy = v134()
+    state = cluster(
+        [node("n1", cpu="2"), node("n2", cpu="2")],
+        [
+            pod("cheap", node_name="n1", requests={"cpu": "2"}, priority=0),
+            pod("dear", node_name="n2", requests={"cpu": "2"}, priority=500),
+        ],
+    )
+    preemptor = parse_pod(pod("p", labels={"app": "web"}, requests={"cpu": "1"}, priority=1000))
+    assert "InterPodAffinity" in set(policy.pre_filter_replay(preemptor, state).answers)  # type: ignore[union-attr]
+    scheduler = Scheduler()
+
+    async def preempted() -> tuple[str | None, list[str]]:
+        decision = await scheduler.schedule(preemptor, state, policy)
+        assert decision.node is None
+        found = await scheduler.preempt(decision, state, policy)
+        assert found is not None
+        return found.node, [victim.name for victim in found.victims]
+
+    # Without the nomination n1 wins: its victim has the lower priority.
+    assert asyncio.run(preempted()) == ("n1", ["cheap"])
+    guard = parse_pod(pod("guard", priority=2000, affinity=anti_affinity(app="web")))
+    state.set_nominated(guard, "n1")
+    assert asyncio.run(preempted()) == ("n2", ["dear"])

@@ -191,11 +191,13 @@ async def test_an_expired_binding_wakes_the_pod_that_waited_for_the_room() -> No
     uid = holder["metadata"]["uid"]
     loop = asyncio.get_running_loop()
     async with scheduling(runtime):
-        await until(lambda: uid in runtime._unconfirmed, "the holder's binding to be unconfirmed")
+        await until(
+            lambda: uid in runtime.binding.unconfirmed, "the holder's binding to be unconfirmed"
+        )
         runtime.handle("ADDED", waiter)
         await until(unschedulable(runtime, waiter), "the waiter to find no room")
         finished = loop.time()
-        await until(lambda: uid not in runtime._unconfirmed, "the assumption to expire")
+        await until(lambda: uid not in runtime.binding.unconfirmed, "the assumption to expire")
         expired = loop.time()
         assert expired - finished >= runtime.cache.ttl - 1
         placed = await until(lambda: "waiter" in bound(api), "the waiter to be bound")

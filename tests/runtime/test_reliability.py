@@ -306,7 +306,7 @@ async def test_an_error_in_a_binding_cycle_undoes_and_retries(
     async def broken(*args: Any) -> int:
         raise KeyError("a bug")
 
-    runtime._bind_call = broken  # type: ignore[method-assign]
+    runtime.binding._bind_call = broken  # type: ignore[method-assign]
     await attempt(runtime)
     assert not runtime.cache.is_placed(uid(web))
     assert runtime.queue.where(uid(web)) == "backoff"

@@ -8,8 +8,9 @@ an empty cluster, no API, events dropped.
 
 Built-in plugins reach what their stage does in the scheduler through :class:`Ports`,
 the handle's internal side: the binding call (DefaultBinder), the volume binder
-(CheckVolumeBinding's PreBind, and its Reserve in the cache). Offline (``simulate``)
-they do nothing: a decision assumed is as good as bound.
+(CheckVolumeBinding's PreBind, and its Reserve in the cache), DynamicResources' claim
+writes, preemption's evictions. Offline (``simulate``) they act on the cache alone: a
+decision assumed is as good as bound, a victim evicted is gone at once.
 """
 
 from __future__ import annotations
@@ -69,6 +70,22 @@ class Ports:
     async def bind_pod(self, state: Any, pod: Pod, node: str) -> Status | None:
         """Bind: the pods/binding call (DefaultBinder)."""
         return None
+
+    def preempt(
+        self,
+        pod: Pod,
+        node: str | None,
+        victims: Sequence[Pod],
+        clear: Sequence[Pod],
+        *,
+        marks_victims: bool,
+        profile: str,
+    ) -> None:
+        """PostFilter's writes, once the attempt's outcome stands: ``pod`` nominated to
+        ``node`` (None: no node), ``victims`` evicted (``marks_victims``: each first
+        gets ``DisruptionTarget``, as v1.26+), the nominations of ``clear`` removed. The
+        cache already holds the nominations; the operator writes them in the background,
+        with the events of ``profile``."""
 
 
 class _DroppedEvents:

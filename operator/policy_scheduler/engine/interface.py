@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
@@ -108,6 +108,10 @@ class Status:
     plugin: str = ""
     #: Permit's Wait: how long to hold the pod, in seconds (capped at 15 minutes).
     timeout: float | None = None
+    #: What went wrong, as an object (kube-scheduler's ``Status.Err()``): the scheduler's
+    #: own plugins tell the binding cycle what happened through it (an HTTP answer, a
+    #: volume binder's error); it never changes what the status means.
+    cause: BaseException | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def success(cls) -> Status:
@@ -155,7 +159,9 @@ class Status:
 
     def with_plugin(self, plugin: str) -> Status:
         return (
-            self if self.plugin == plugin else Status(self.code, self.reasons, plugin, self.timeout)
+            self
+            if self.plugin == plugin
+            else Status(self.code, self.reasons, plugin, self.timeout, self.cause)
         )
 
 

@@ -476,7 +476,8 @@ def run_pre_filter(
 
 def _as_error(point: str, status: Status) -> Status:
     text = status.message or f"returned {code_name(status)}"
-    return Status(Code.ERROR, (f'running {point} plugin "{status.plugin}": {text}',), status.plugin)
+    message = f'running {point} plugin "{status.plugin}": {text}'
+    return Status(Code.ERROR, (message,), status.plugin, cause=status.cause)
 
 
 # -- Filter: one node's Filter functions, the first-failure rule -----------------------

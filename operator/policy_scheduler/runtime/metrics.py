@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -102,6 +102,59 @@ def _check(value: str, allowed: tuple[str, ...], what: str) -> str:
     if value not in allowed:
         raise ValueError(f"metrics: {what} must be one of {', '.join(allowed)}, got {value!r}")
     return value
+
+
+class MetricsSink(Protocol):
+    """What the runtime reports to metrics (see :class:`.metrics.Metrics`).
+
+    The bodies do nothing, so :class:`NullMetrics` is this Protocol as a class.
+    """
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        return None
+
+    def e2e(self, result: str, profile: str, seconds: float) -> None:
+        return None
+
+    def pending(self, lengths: Mapping[str, int]) -> None:
+        return None
+
+    def phases(self, filter_s: float, score_s: float) -> None:
+        return None
+
+    def per_plugin(self, predicates: Mapping[str, float], priorities: Mapping[str, float]) -> None:
+        return None
+
+    def binding(self, result: str, seconds: float) -> None:
+        return None
+
+    def attempts_until_scheduled(self, attempts: int) -> None:
+        return None
+
+    def cache(self, nodes: int, pods: int, assumed: int) -> None:
+        return None
+
+    def preemption_attempt(self) -> None:
+        return None
+
+    def preemption_victims(self, victims: int) -> None:
+        return None
+
+    def shadow(self, policy: str, result: str) -> None:
+        return None
+
+    def plugin(self, point: str, plugin: str, status: str, seconds: float) -> None:
+        return None
+
+    def permit_wait(self, result: str, seconds: float) -> None:
+        return None
+
+    def slow_cycle(self, policy: str) -> None:
+        return None
+
+
+class NullMetrics(MetricsSink):
+    """Metrics off: every report is dropped."""
 
 
 class Metrics:

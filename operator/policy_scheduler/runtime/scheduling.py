@@ -1,37 +1,33 @@
 """The running scheduler: watch events in, decisions and bindings out.
 
 :class:`SchedulerRuntime` owns a :class:`~..state.world.World` (the cache, the queue, the
-policy book and the plugins' handle) and is driven from two sides:
+policy book and the plugins' handle) and puts together the parts that work on it:
 
-* **Watch side**: the Kopf handlers and the LISTs (the first one, and every resync)
-  call :meth:`SchedulerRuntime.handle` / :meth:`SchedulerRuntime.resync` with each
-  object; the world parses it once and files it (see ``state/world.py``); the runtime
-  then tells people what they should know: a malformed pod gets a Warning event, a pod
-  whose policy went away a condition, a policy its status. Synchronous and cheap; writes
-  to the API go to background tasks.
-* **Scheduling side** (:meth:`run`, only while leader): one loop pops one pod at a time
-  and runs its scheduling cycle (``deciding.py``, the same as ``simulate``'s): the
-  decision on a snapshot of the cache, PostFilter when nothing fits, then assume,
-  Reserve and Permit. The loop itself awaits nothing but the engine (which yields to the
-  event loop between node chunks): every API call and HTTP peer is awaited elsewhere.
+* the **watch side** (``observing.py``): the Kopf handlers and the LISTs call
+  :meth:`SchedulerRuntime.handle` / :meth:`SchedulerRuntime.resync` with each object; the
+  world files it, and the observers registered once hear of it (a malformed pod's
+  Warning event, a pod whose policy went away, a policy's status, the volume binder).
+  Synchronous and cheap; writes to the API go to background tasks.
+* the **scheduling side** (:meth:`SchedulerRuntime.run`, only while leader; this
+  module): one loop pops one pod at a time and runs its scheduling cycle
+  (``deciding.py``, the same as ``simulate``'s): the decision on a snapshot of the
+  cache, PostFilter when nothing fits, then assume, Reserve and Permit. The loop itself
+  awaits nothing but the engine (which yields to the event loop between node chunks):
+  every API call and HTTP peer is awaited elsewhere.
 
-  * no node fits: ``PodScheduled=False`` and a ``FailedScheduling`` event, and the pod
-    may preempt: it is nominated at once in the cache, and the nomination's PATCH, the
-    victims' DELETEs (each preceded, under v1.30's preemption, by its ``DisruptionTarget``
-    condition: :meth:`SchedulerRuntime._mark_victim`) and the other nominations'
-    clearing run in a task of their own;
+  * no node fits: ``PodScheduled=False`` and a ``FailedScheduling`` event; if the pod
+    may preempt, it is nominated at once in the cache, and the scheduler's ports carry
+    the preemption out in a task of its own (``preempting.py``: the nomination's PATCH,
+    the victims' ``DisruptionTarget`` and DELETEs, the overridden nominations cleared);
   * the attempt itself failed (an extender's or a plugin's error), or a Reserve/Permit
     plugin rejected the pod: the same report, naming the extender or plugin, and the
     pod is retried (backoff for errors: a pod that failed on a timeout waits, behind
     newer pods, rather than trying the same hung peer back to back);
-  * the pod is assumed: its **binding cycle** runs in a task of its own, as
-    kube-scheduler's per-pod binding goroutine, so a hung call costs its own pod only:
-    wait on Permit if a plugin holds it (a Normal ``WaitingOnPermit`` event names the
-    plugin and the deadline), then PreBind (the volumes: the claimRef / selected-node
-    writes, then the wait for the PV controller, see ``volumebinding.py``), then Bind
-    (the first interested extender with a ``bindVerb``, else the Bind plugins:
-    DefaultBinder's ``pods/binding``), then PostBind. The cycle state the scheduling
-    cycle filled travels with it.
+  * the pod is assumed: its **binding cycle** (``binding.py``) runs in a task of its
+    own, as kube-scheduler's per-pod binding goroutine, so a hung call costs its own pod
+    only: Permit's wait, PreBind, Bind, PostBind, and the failure handling that
+    unreserves, forgets and re-queues. The cycle state the scheduling cycle filled
+    travels with it.
 
   **Extenders**: a pod of a policy whose extenders are interested in it is decided in
   that policy's *lane*, beside the loop, at most ``extender_concurrency`` pods of one
@@ -49,16 +45,6 @@ policy book and the plugins' handle) and is driven from two sides:
   other policies' pods are decided in between, so such a policy takes at most about
   half of the loop, and costs its own pods first.
 
-  A binding refused for sure unreserves (every Reserve plugin's Unreserve, in reverse
-  order), forgets the assumption and sends the pod back to the queue with backoff, and
-  the room it held wakes the pods unschedulable for want of it (as an assigned pod's
-  deletion does; so do a Permit refusal or timeout and an expired assumption); a
-  409 (someone bound it) and a 404 (deleted) are answers, handled quietly. A binding
-  with no clear answer (no reply within the deadline, a 5xx after which the write may
-  have happened) is verified: the watch, or a GET of the pod, says whether it happened;
-  until someone can tell, the assumption stays (the node is not offered twice) and
-  expires later (the pod is then decided again).
-
 * **Shadow policies** (``spec.mode: Shadow``, ``state/shadows.py``): in the same
   snapshot as the active decision, each sampled shadow of the pod's schedulerName decides
   the pod too (Filter and Score plugins only: never Reserve, Permit nor binding), with a
@@ -69,7 +55,8 @@ policy book and the plugins' handle) and is driven from two sides:
 
 A pod is never bound twice by us: the cache marks it placed from the moment it is
 assumed, the world drops pods the cache holds placed, and bindings are sent only while
-leader. A binding that raced with another scheduler gets 409 from the API server.
+leader, in the leadership term the decision was taken in. A binding that raced with
+another scheduler gets 409 from the API server.
 """
 
 from __future__ import annotations
@@ -77,54 +64,59 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
-from dataclasses import replace
-from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from ..deciding import Attempt, Decider, Outcome
 from ..devices import Allocation, ResourceClaim
 from ..engine.algorithm import Decision
 from ..engine.compiler import CompiledPolicy, instrument
-from ..engine.extenders import CompiledExtender, ExtenderClient, ExtenderError
-from ..engine.functions import CycleState
+from ..engine.extenders import ExtenderClient
 from ..engine.interface import Code, Status
-from ..engine.intree.defaultpreemption import NAME as PREEMPTION_PLUGIN
-from ..engine.pipeline import run_bind, run_post_bind, run_pre_bind, run_unreserve
 from ..engine.predicates.volumes import PodVolumes
 from ..engine.preemption import Preemption
-from ..engine.rejections import refused_by, rejecting_plugins
-from ..kinds import POD, SCHEDULING_POLICY, Kind, PolicyObject
+from ..engine.rejections import rejecting_plugins
 from ..objects import Pod
-from ..state.cache import VOLUME_KINDS, PodState, SchedulerCache
+from ..state.cache import PodState, SchedulerCache
 from ..state.handles import CachePorts
 from ..state.policies import PolicyBook
 from ..state.queueing import INITIAL_BACKOFF, MAX_BACKOFF, QueuedPod, SchedulingQueue
 from ..state.shadows import ShadowAttempt, ShadowRunner
-from ..state.world import DELETED, World
-from ..state.world import Outcome as WorldOutcome
+from ..state.world import World
+from .binding import (
+    AMBIGUOUS,
+    GANG_BIND_TRIES,
+    SCHEDULER_ERROR_REASON,
+    VERIFY_ATTEMPTS,
+    WAITING_ON_PERMIT,
+    BindingCycles,
+)
 from .claims import deallocate_claim, release_claims, reserve_claims
 from .health import Health
-from .kubeapi import Api, backoff
+from .kubeapi import Api
+from .metrics import MetricsSink, NullMetrics
+from .observing import NO_POLICY_REASON, WatchSide
 from .podgroups import PodGroupStatusWriter
 from .policies import PolicyStats, PolicyStatusWriter
-from .reporting import Reporter, build_disruption_patch, now_rfc3339, pod_reference
+from .preempting import PreemptionWrites, nomination_patch
+from .reporting import Reporter, now_rfc3339, pod_reference
 from .volumebinding import DEFAULT_TIMEOUT, VolumeBinder, VolumeBindingError
+
+__all__ = [
+    "AMBIGUOUS",
+    "GANG_BIND_TRIES",
+    "NO_POLICY_REASON",
+    "SCHEDULER_ERROR_REASON",
+    "VERIFY_ATTEMPTS",
+    "WAITING_ON_PERMIT",
+    "MetricsSink",
+    "NullMetrics",
+    "SchedulerRuntime",
+    "nomination_patch",
+]
 
 logger = logging.getLogger(__name__)
 
-NO_POLICY_REASON = "NoSchedulingPolicy"
-#: How often an ambiguous binding is checked by reading the pod before giving up.
-VERIFY_ATTEMPTS = 5
-#: The outcome of a binding nobody could confirm or deny (not an HTTP status).
-AMBIGUOUS = -1
-#: Binding calls a gang's member gets on its reserved node (with backoff: about 6 s in
-#: all) before its binding fails as any other pod's.
-GANG_BIND_TRIES = 6
-#: PodScheduled reason of a failed binding (upstream's v1.PodReasonSchedulerError).
-SCHEDULER_ERROR_REASON = "SchedulerError"
-#: The Normal event of a pod a Permit plugin holds.
-WAITING_ON_PERMIT = "WaitingOnPermit"
 #: The Warning event on a pod whose policy's cycle ran past the slow-cycle budget.
 SLOW_CYCLE = "SlowSchedulingCycle"
 #: A scheduling cycle longer than this (seconds) holds its policy's pods back.
@@ -138,73 +130,12 @@ PLUGIN_METRICS_SAMPLE = 10
 CHUNK_SIZE = 512
 #: Pods of one policy with extenders decided at once beside the loop (its lane).
 EXTENDER_CONCURRENCY = 4
-#: CycleState keys the binding cycle reads: DefaultBinder's HTTP answer, the volume
-#: binder's error.
-BIND_RESULT_KEY = "policy-scheduler/bind-result"
-VOLUME_ERROR_KEY = "policy-scheduler/volume-error"
-
-
-def nomination_patch(node: str | None) -> dict[str, Any]:
-    """The pods/status patch setting (or, with None, removing) ``nominatedNodeName``."""
-    return {"status": {"nominatedNodeName": node}}
-
-
-class MetricsSink(Protocol):
-    """What the runtime reports to metrics (see :class:`.metrics.Metrics`).
-
-    The bodies do nothing, so :class:`NullMetrics` is this Protocol as a class.
-    """
-
-    def attempt(self, result: str, profile: str, seconds: float) -> None:
-        return None
-
-    def e2e(self, result: str, profile: str, seconds: float) -> None:
-        return None
-
-    def pending(self, lengths: Mapping[str, int]) -> None:
-        return None
-
-    def phases(self, filter_s: float, score_s: float) -> None:
-        return None
-
-    def per_plugin(self, predicates: Mapping[str, float], priorities: Mapping[str, float]) -> None:
-        return None
-
-    def binding(self, result: str, seconds: float) -> None:
-        return None
-
-    def attempts_until_scheduled(self, attempts: int) -> None:
-        return None
-
-    def cache(self, nodes: int, pods: int, assumed: int) -> None:
-        return None
-
-    def preemption_attempt(self) -> None:
-        return None
-
-    def preemption_victims(self, victims: int) -> None:
-        return None
-
-    def shadow(self, policy: str, result: str) -> None:
-        return None
-
-    def plugin(self, point: str, plugin: str, status: str, seconds: float) -> None:
-        return None
-
-    def permit_wait(self, result: str, seconds: float) -> None:
-        return None
-
-    def slow_cycle(self, policy: str) -> None:
-        return None
-
-
-class NullMetrics(MetricsSink):
-    """Metrics off: every report is dropped."""
 
 
 class RuntimePorts(CachePorts):
     """The built-in plugins' ports in the operator: the cache's, plus the API's
-    binding call (DefaultBinder) and the volume binder (CheckVolumeBinding's PreBind)."""
+    binding call (DefaultBinder), the volume binder (CheckVolumeBinding's PreBind), the
+    claims' writes (DynamicResources) and preemption's writes."""
 
     def __init__(self, runtime: SchedulerRuntime) -> None:
         super().__init__(runtime.cache)
@@ -217,9 +148,8 @@ class RuntimePorts(CachePorts):
         try:
             written = await binder.write(volumes)
             await binder.wait(pod, volumes, written, timeout=timeout)
-        except VolumeBindingError as exc:
-            state.write(VOLUME_ERROR_KEY, exc)
-            return Status.unschedulable(f"binding volumes: {exc}")
+        except VolumeBindingError as exc:  # the binding cycle tells it by its cause
+            return Status(Code.UNSCHEDULABLE, (f"binding volumes: {exc}",), cause=exc)
         # Bound: the assumptions stay until the watch reports the bound objects.
         self.cache.finish_volumes(pod.uid)
         return None
@@ -236,15 +166,20 @@ class RuntimePorts(CachePorts):
         return await deallocate_claim(self.runtime.api, pod, claim)
 
     async def bind_pod(self, state: Any, pod: Pod, node: str) -> Status | None:
-        runtime = self.runtime
-        status = await runtime._bind_call(pod, node)
-        if status == 0 or status >= 500:
-            # No answer, or a server error: the binding may have been written anyway.
-            status = await runtime._verify_binding(pod, node, status)
-        state.write(BIND_RESULT_KEY, status)
-        if 200 <= status < 300:
-            return None
-        return Status(Code.ERROR, (f"HTTP {status}" if status > 0 else "no answer",))
+        return await self.runtime.binding.bind_pod(pod, node)
+
+    def preempt(
+        self,
+        pod: Pod,
+        node: str | None,
+        victims: Sequence[Pod],
+        clear: Sequence[Pod],
+        *,
+        marks_victims: bool,
+        profile: str,
+    ) -> None:
+        found = Preemption(node, tuple(victims), tuple(clear), marks_victims=marks_victims)
+        self.runtime.preemptions.carry_out(pod, found, profile)
 
 
 class RuntimeEvents:
@@ -373,8 +308,6 @@ class SchedulerRuntime:
             sample_every=PLUGIN_METRICS_SAMPLE,
         )
         self.bind_workers = bind_workers
-        #: Binding calls in flight at once; the scheduling loop never waits for one.
-        self._bind_calls = asyncio.Semaphore(bind_workers)
         self.extender_concurrency = extender_concurrency
         self._lanes: dict[str, asyncio.Semaphore] = {}
         #: Cycles decided beside the loop (cancelled when it stops: see run).
@@ -382,27 +315,55 @@ class SchedulerRuntime:
         #: Background tasks: binding cycles, preemptions' writes.
         self._bindings: set[asyncio.Task[None]] = set()
         self._reports: set[asyncio.Task[None]] = set()
-        #: Pods whose binding cycle is under way: their assumption belongs to it.
-        self._binding_uids: set[str] = set()
-        #: Pods whose binding's outcome nobody could tell (AMBIGUOUS): the cycle state
-        #: their Reserve plugins wrote, for Unreserve if the assumption expires.
-        self._unconfirmed: dict[str, tuple[CycleState, CompiledPolicy, str]] = {}
-        #: Pods whose preemption's writes are under way (one at a time per pod).
-        self._preempting: set[str] = set()
-        #: Pods whose nominatedNodeName is being cleared (see _clear_nomination).
-        self._clearing: set[str] = set()
-        #: The first LIST went through (events of type None now mean a re-list).
-        self.primed = False
         #: Policy -> until when its pods are held back (its last cycle was slow).
         self._slow_until: dict[str, float] = {}
-        #: Called when a watch started over with a LIST (deletions may have been missed).
-        self.on_relist: Callable[[], None] | None = None
         self.volume_binder = VolumeBinder(
             api,
             self.world.cache,
             feed=lambda raw, kind: self.handle("MODIFIED", raw, kind),
             timeout=volume_binding_timeout,
         )
+        #: Assumed pods to bound ones (binding.py).
+        self.binding = BindingCycles(
+            api,
+            self.world,
+            self.decider,
+            reporter=self.reporter,
+            report=self._report,
+            spawn=self._spawn,
+            metrics=self.metrics,
+            stats=self.stats,
+            clock=clock,
+            is_leader=lambda: self.is_leader(),
+            leader_term=lambda: self.leader_term(),
+            extenders=extenders,
+            bind_workers=bind_workers,
+        )
+        #: Preemption's nominations, evictions and clearings (preempting.py).
+        self.preemptions = PreemptionWrites(
+            api,
+            self.world,
+            reporter=self.reporter,
+            report=self._report,
+            spawn=self._spawn,
+            metrics=self.metrics,
+            is_leader=lambda: self.is_leader(),
+        )
+        #: Watched and listed objects in (observing.py).
+        self.watch = WatchSide(
+            self.world,
+            reporter=self.reporter,
+            report=self._report,
+            pod_groups=self.pod_groups,
+            volume_binder=self.volume_binder,
+            policy_status=self.policy_status,
+            shadows=self.shadows,
+            clear_nomination=self.preemptions.clear_nomination,
+        )
+        self.handle = self.watch.handle
+        self.resync = self.watch.resync
+        self.file_listed = self.watch.file_listed
+        self.forget_unlisted = self.watch.forget_unlisted
         handle = self.world.handle
         handle.ports = RuntimePorts(self)
         handle.recorder = RuntimeEvents(self)
@@ -420,78 +381,27 @@ class SchedulerRuntime:
     def book(self) -> PolicyBook:
         return self.world.book
 
-    # -- watch side ------------------------------------------------------------------------
+    @property
+    def primed(self) -> bool:
+        """The first LIST went through (events of type None now mean a re-list)."""
+        return self.watch.primed
 
-    def handle(
-        self, event_type: str | None, raw: Mapping[str, Any], kind: Kind | None = None
-    ) -> WorldOutcome:
-        """One object from a watch event or a LIST: file it, then tell whom it concerns.
+    @primed.setter
+    def primed(self, value: bool) -> None:
+        self.watch.primed = value
 
-        Kopf delivers the items of its own LISTs as events of type None; after the first
-        LIST of ours, such an event means a watch started over, and may have missed
-        deletions: ``on_relist`` is told (the operator then reconciles).
-        """
-        outcome = self.world.observe(event_type, raw, kind)
-        self._tell(outcome, event_type, raw)
-        if event_type is None and self.primed and self.on_relist is not None:
-            self.on_relist()
-        return outcome
+    @property
+    def on_relist(self) -> Callable[[], None] | None:
+        """Called when a watch started over with a LIST (deletions may be missed)."""
+        return self.watch.on_relist
 
-    def resync(self, kind: Kind, listed: Sequence[Mapping[str, Any]], since: float) -> int:
-        """A LIST of ``kind`` begun at ``since``: file its objects (unless a watch event
-        about one came since), then delete what it shows is gone. Returns how many."""
-        return self.forget_unlisted(kind, self.file_listed(kind, listed, since), since)
+    @on_relist.setter
+    def on_relist(self, value: Callable[[], None] | None) -> None:
+        self.watch.on_relist = value
 
-    def file_listed(
-        self, kind: Kind, listed: Sequence[Mapping[str, Any]], since: float
-    ) -> set[str]:
-        """File objects of a LIST of ``kind`` begun at ``since`` (all of it, or a page),
-        unless a watch event about one came since; returns their identities."""
-        for raw in listed:
-            self._tell(self.world.observe(None, raw, kind, listed_since=since), None, raw)
-        return {kind.identity(raw) for raw in listed}
-
-    def forget_unlisted(self, kind: Kind, present: Collection[str], since: float) -> int:
-        """Delete what a LIST of ``kind`` begun at ``since``, whose objects had the
-        identities ``present``, shows is gone. Returns how many."""
-        gone = self.world.reconcile(kind, present, since)
-        for outcome in gone:
-            self._tell(outcome, DELETED, None)
-        return len(gone)
-
-    def _tell(
-        self, outcome: WorldOutcome, event_type: str | None, raw: Mapping[str, Any] | None
-    ) -> None:
-        """Report what an observed object changed to whom it concerns."""
-        self.pod_groups.observe(outcome, event_type)
-        if outcome.kind in VOLUME_KINDS and outcome.error is None:
-            # The volume binder waits on PVs and PVCs, and writes from their last copy.
-            if event_type == DELETED:
-                self.volume_binder.deleted(outcome.kind, outcome.key)
-            elif raw is not None:
-                self.volume_binder.observe(event_type, raw, outcome.kind)
-        if outcome.error is not None and raw is not None:
-            if outcome.kind is POD:
-                # A pod we cannot read is reported, never dropped silently nor fatal.
-                self._report_malformed_pod(raw, outcome.error)
-            else:
-                logger.warning("ignoring an object the scheduler cannot read: %s", outcome.error)
-        for pod in outcome.parked:
-            self._report(self._no_policy(pod))
-        if outcome.stale_nomination is not None:
-            self._clear_nomination(outcome.stale_nomination)
-        if outcome.kind is SCHEDULING_POLICY:
-            if isinstance(outcome.obj, PolicyObject):
-                self.policy_status.observe(outcome.obj)
-            if outcome.verdicts:
-                self._report(self.policy_status.write(outcome.verdicts))
-            if event_type == DELETED:
-                self.shadows.forget(outcome.key)
-        elif outcome.kind is POD and event_type == DELETED and outcome.key:
-            self.reporter.forget_pod(outcome.key)
-            self.volume_binder.pod_deleted(outcome.key)
-            # A pod a Permit plugin holds is let go (kube-scheduler rejects it).
-            self.world.handle.waiting.reject(outcome.key, "", "the pod was deleted")
+    def requeue_expired(self) -> None:
+        """Assumptions whose binding never showed up: decide those pods again."""
+        self.binding.requeue_expired()
 
     # -- scheduling side -----------------------------------------------------------------
 
@@ -627,7 +537,7 @@ class SchedulerRuntime:
         """A cycle that broke off: unless a binding cycle has the pod, undo its
         assumption (Unreserve when the attempt got that far) and retry it."""
         uid = queued.pod.uid
-        if uid in self._binding_uids:
+        if uid in self.binding.under_way:
             return
         if attempt is not None and attempt.outcome is Outcome.ASSUMED:
             self.decider.unassume(attempt)
@@ -691,15 +601,13 @@ class SchedulerRuntime:
             self.queue.error(queued)
         elif outcome is Outcome.REJECTED:
             assert attempt.status is not None
-            self._rejected(queued, attempt.status, profile, attempt.elapsed)
-            if attempt.preemption is not None:  # a gang given up: nominations it overrode
-                self._preempt(pod, attempt.preemption, policy)
+            # (A gang given up: the nominations it overrode are cleared by the ports.)
+            self.binding.rejected(queued, attempt.status, profile, attempt.elapsed)
         else:
             self._compare_shadows(attempt.shadows, decision)
             # Counted as scheduled once bound (the binding cycle), not as decided.
             self.queue.done(pod.uid)
-            self._binding_uids.add(pod.uid)
-            self._spawn(self._binding_cycle(attempt, term))
+            self.binding.start(attempt, term)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coroutine)
@@ -715,7 +623,8 @@ class SchedulerRuntime:
                 self.policy_status.touch(attempt.policy)
 
     def _unschedulable(self, attempt: Attempt, policy: CompiledPolicy) -> None:
-        """No node fits: say so; if PostFilter made room, carry it out off the loop.
+        """No node fits: say so (PostFilter's writes, if it made room, are under way:
+        the ports carry them out off the loop, ``preempting.py``).
 
         The pod waits in the queue either way: deleting the victims moves it back (a
         pod deletion may help), and it is decided again when its turn comes.
@@ -728,102 +637,8 @@ class SchedulerRuntime:
         rejected = rejecting_plugins(policy, decision, self.cache.cluster.nodes)
         self.queue.unschedulable(queued, rejected)
         self._report(self.reporter.unschedulable(pod, decision.message, profile))
-        result = attempt.preemption
-        if result is None:
-            return
-        self.metrics.preemption_attempt()
-        self._preempt(pod, result, policy)
-
-    def _preempt(self, pod: Pod, result: Preemption, policy: CompiledPolicy) -> None:
-        """PostFilter's writes (module docstring of deciding.py, step 4), off the loop."""
-        if result.node is None and not result.clear:
-            return
-        if pod.uid in self._preempting:
-            return  # the previous attempt's writes are still on their way
-        self._preempting.add(pod.uid)
-        self._spawn(self._carry_out(pod, result, policy))
-
-    async def _carry_out(self, pod: Pod, result: Preemption, policy: CompiledPolicy) -> None:
-        """A preemption's writes, in a task of their own: the nomination (if it fails,
-        nothing else is done and the nomination is taken back), each victim's deletion
-        (only if its uid is still the one chosen) with a Normal ``Preempted`` event, and
-        the nominations it overrides cleared."""
-        try:
-            if result.node is not None and not await self._evict(pod, result, policy):
-                return
-            for other in result.clear:
-                self._clear_nomination(other)
-        finally:
-            self._preempting.discard(pod.uid)
-
-    async def _evict(self, pod: Pod, result: Preemption, policy: CompiledPolicy) -> bool:
-        """Nominate ``pod`` and delete the victims; False when upstream would stop there."""
-        node = result.node
-        assert node is not None
-        if self.cache.was_deleted(pod.uid) or self.cache.is_placed(pod.uid):
-            return False  # gone, or placed by someone, since it was decided
-        status = await self._api_call(
-            self.api.patch_pod_status(pod.namespace, pod.name, nomination_patch(node)),
-            f"nominating {pod.key} to {node}",
-        )
-        if not 200 <= status < 300:
-            logger.warning("could not nominate %s to %s: HTTP %s", pod.key, node, status)
-            if self.cache.nominated_node(pod.uid) == node:
-                self.cache.unnominate(pod.uid)
-            return False
-        for victim in result.victims:
-            waiting = self.world.handle.waiting.get(victim.uid)
-            if result.marks_victims and waiting is not None and not waiting.done:
-                # v1.30's prepareCandidate: a victim held at Permit (assumed, not bound)
-                # is rejected, back to the queue, not deleted (v1.17 deleted it too).
-                waiting.reject(PREEMPTION_PLUGIN, "preempted")
-                logger.info("preempted %s (waiting on permit) for %s", victim.key, pod.key)
-                self._report(self.reporter.preempted(victim, pod, node, policy.scheduler_name))
-                continue
-            if result.marks_victims and not await self._mark_victim(victim, pod):
-                return False
-            status = await self._api_call(
-                self.api.delete_pod(victim.namespace, victim.name, victim.uid),
-                f"deleting {victim.key}, preempted by {pod.key}",
-            )
-            if status in (404, 409):
-                continue  # gone already, or a new pod of the same name: not our victim
-            if not 200 <= status < 300:
-                logger.warning("could not preempt %s: HTTP %s", victim.key, status)
-                return False
-            logger.info("preempted %s on %s for %s", victim.key, node, pod.key)
-            self._report(self.reporter.preempted(victim, pod, node, policy.scheduler_name))
-        self.metrics.preemption_victims(len(result.victims))
-        return True
-
-    async def _mark_victim(self, victim: Pod, pod: Pod) -> bool:
-        """v1.26+'s preemption: ``DisruptionTarget=True`` (``PreemptionByScheduler``) on
-        the victim's status before its deletion, so that a Job's ``podFailurePolicy``
-        can tell the preemption from a failure and ``pod`` waits for this victim rather
-        than preempting again (``defaultpreemption.eligible``). False when the
-        preemption stops here, as upstream's does when the patch fails; a victim gone
-        (404), or replaced by a pod of the same name (the uid precondition: 409 or
-        422), is left to its delete, which says the same with its own precondition."""
-        if victim.disrupted_by_scheduler:
-            return True  # marked and terminating already: the condition says so
-        patch = build_disruption_patch(victim, pod.scheduler_name, now=now_rfc3339())
-        status = await self._api_call(
-            self.api.patch_pod_status(victim.namespace, victim.name, patch),
-            f"marking {victim.key} preempted by {pod.key}",
-        )
-        if 200 <= status < 300 or status in (404, 409, 422):
-            return True
-        logger.warning("could not mark %s as preempted: HTTP %s", victim.key, status)
-        return False
-
-    @staticmethod
-    async def _api_call(call: Coroutine[Any, Any, int], what: str) -> int:
-        """An API write's status; 0 when it raised (no answer, timeout)."""
-        try:
-            return await call
-        except Exception as exc:
-            logger.warning("%s failed: %r", what, exc)
-            return 0
+        if attempt.preemption is not None:
+            self.metrics.preemption_attempt()
 
     def _failed(self, queued: QueuedPod, error: str, profile: str, elapsed: float) -> None:
         """The attempt itself failed (an extender's or a plugin's error): say so, retry
@@ -834,360 +649,6 @@ class SchedulerRuntime:
         self.queue.error(queued)
         # kube-scheduler reported any failed attempt as Unschedulable with the error.
         self._report(self.reporter.unschedulable(pod, error, profile))
-
-    def _rejected(self, queued: QueuedPod, status: Status, profile: str, elapsed: float) -> None:
-        """A Reserve or Permit plugin (or a wait at Permit) refused the pod: it was
-        unreserved; FailedScheduling with the plugin's message, and the pod waits."""
-        pod = queued.pod
-        message = _plugin_message(status)
-        if status.is_rejected:
-            logger.info("%s was not scheduled: %s", pod.key, message)
-            self.metrics.attempt("unschedulable", profile, elapsed)
-            self.queue.unschedulable(queued, refused_by(status.plugin))
-        else:
-            logger.warning("scheduling %s failed: %s", pod.key, message)
-            self.metrics.attempt("error", profile, elapsed)
-            self.queue.error(queued)
-        self._report(self.reporter.unschedulable(pod, message, profile))
-
-    # -- the binding cycle ---------------------------------------------------------------
-
-    async def _binding_cycle(self, attempt: Attempt, term: int = 1) -> None:
-        """Wait on Permit, PreBind, Bind, PostBind: asynchronously, one task per pod;
-        only while the leadership term the decision was taken in lasts."""
-        queued, policy, node, state = attempt.queued, attempt.policy, attempt.node, attempt.state
-        assert policy is not None and node is not None and state is not None
-        try:
-            await self._bind_assumed(attempt, queued, policy, node, state, term)
-        except Exception:
-            # A bug must not lose the pod: undo and decide it again.
-            logger.exception("binding %s to %s failed", queued.pod.key, node)
-            forgot = self.decider.unreserve(queued.pod.uid, state, policy, node)
-            self.queue.error(queued)
-            self._room_freed(queued.pod, forgot)
-        finally:
-            self._binding_uids.discard(queued.pod.uid)
-
-    async def _bind_assumed(
-        self,
-        attempt: Attempt,
-        queued: QueuedPod,
-        policy: CompiledPolicy,
-        node: str,
-        state: CycleState,
-        term: int = 1,
-    ) -> None:
-        pod, profile = queued.pod, policy.scheduler_name
-        if attempt.waiting is not None:
-            allowed = await self._wait_on_permit(attempt)
-            if not allowed.is_success:
-                forgot = self.decider.unreserve(pod.uid, state, policy, node)
-                if not self.cache.was_deleted(pod.uid):
-                    self._rejected(queued, allowed, profile, 0.0)
-                self._room_freed(pod, forgot)
-                return
-            if node not in self.cache.cluster.nodes:  # deleted while the pod waited
-                message = f'node "{node}" was deleted while the pod waited at Permit'
-                self._bind_failed(queued, state, policy, node, message)
-                return
-        if not self._leading(term):
-            # Lost leadership after deciding (even if led again since: the decision is
-            # the old term's, from a cache another leader may have changed meanwhile):
-            # decided again by whoever leads now.
-            self._stale_term(queued, state, policy, node)
-            return
-        status = await run_pre_bind(policy.pipeline, state, pod, node)
-        if status is not None:
-            error = state.read(VOLUME_ERROR_KEY) if VOLUME_ERROR_KEY in state else None
-            if isinstance(error, VolumeBindingError):
-                self._volume_binding_failed(queued, state, policy, node, error)
-            else:
-                self._bind_failed(queued, state, policy, node, _plugin_message(status))
-            return
-        if not self._leading(term):  # lost while the volumes were being bound
-            self._stale_term(queued, state, policy, node)
-            return
-        started = self.clock()
-        code, problem = await self._bind(pod, node, policy, state)
-        tries = 1
-        while (
-            attempt.gang is not None
-            and tries < GANG_BIND_TRIES
-            and self._bind_again(pod, node, code)
-        ):
-            # A gang's member is not given up half-way on a failure that may pass (a
-            # webhook, a quota, a server error): its group bound (or binds) beside it,
-            # so it is bound again onto its reserved place, a few times with backoff,
-            # unless the pod or the node is gone. Past that, its binding failed as any
-            # other pod's (unreserved, FailedScheduling, decided again).
-            logger.warning(
-                "binding %s (gang %s) to %s failed (%s); binding it there again",
-                pod.key,
-                attempt.gang.key,
-                node,
-                problem or f"HTTP {code}",
-            )
-            await asyncio.sleep(backoff(tries))
-            tries += 1
-            state.delete(BIND_RESULT_KEY)
-            code, problem = await self._bind(pod, node, policy, state)
-        result = "success" if 200 <= code < 300 else "conflict" if code == 409 else "error"
-        self.metrics.binding(result, self.clock() - started)
-        if code == AMBIGUOUS:
-            # Nobody could tell: the assumption stays until the watch says where the
-            # pod is, or expires and the pod is tried again (``requeue_expired``).
-            self.cache.finish_binding(pod.uid)
-            self._unconfirmed[pod.uid] = (state, policy, node)
-            return
-        if 200 <= code < 300:
-            self.cache.finish_binding(pod.uid)
-            self.stats.setdefault(policy.name, PolicyStats()).scheduled += 1
-            self.metrics.attempt("scheduled", profile, attempt.elapsed)
-            self.metrics.e2e("scheduled", profile, self.clock() - queued.enqueued)
-            self.metrics.attempts_until_scheduled(queued.attempts)
-            self._binding_uids.discard(pod.uid)
-            await self.reporter.scheduled(pod, node, profile)
-            if policy.pipeline.post_bind:
-                await run_post_bind(policy.pipeline, state, pod, node)
-            return
-        forgot = self.decider.unreserve(pod.uid, state, policy, node)
-        self.metrics.attempt("error", profile, attempt.elapsed)  # as upstream: a failed binding
-        if code == 404 or self.cache.was_deleted(pod.uid):
-            self._room_freed(pod, forgot)
-            return  # the pod is gone
-        if code == 409:
-            # Already bound (by another scheduler, or by us before a restart): the
-            # watch will show where. Requeued with backoff in case it is not.
-            logger.info("binding %s to %s: conflict, the pod is bound elsewhere", pod.key, node)
-            self.queue.error(queued)
-            self._room_freed(pod, forgot)
-            return
-        self.queue.error(queued)
-        self._room_freed(pod, forgot)
-        if not problem:
-            problem = f"HTTP {code}" if code else "HTTP connection error"
-        self._report_bind_failure(pod, f"Binding rejected: {problem}", profile)
-
-    def _stale_term(
-        self, queued: QueuedPod, state: CycleState, policy: CompiledPolicy, node: str
-    ) -> None:
-        """A decision outlived its leadership term: undone; decided again by this replica
-        if it leads again now (else by the new leader, from its own list)."""
-        forgot = self.decider.unreserve(queued.pod.uid, state, policy, node)
-        if self.is_leader():
-            self.queue.error(queued)
-            self._room_freed(queued.pod, forgot)
-
-    def _leading(self, term: int) -> bool:
-        """Still leading, in the term a decision was taken in."""
-        return self.is_leader() and self.leader_term() == term
-
-    def _bind_again(self, pod: Pod, node: str, code: int) -> bool:
-        """A failed binding worth sending again to the same node (a gang's member)."""
-        if 200 <= code < 300 or code in (404, 409, AMBIGUOUS):
-            return False
-        return (
-            self.is_leader()
-            and not self.cache.was_deleted(pod.uid)
-            and node in self.cache.cluster.nodes
-        )
-
-    async def _bind(
-        self, pod: Pod, node: str, policy: CompiledPolicy, state: CycleState
-    ) -> tuple[int, str]:
-        """The Bind point: the first interested binding extender, else the Bind plugins.
-        As an HTTP status (201 bound, 409 bound elsewhere, 404 gone, AMBIGUOUS) and what
-        went wrong."""
-        binder = self._binder(pod, policy)
-        if binder is not None:
-            async with self._bind_calls:
-                return await self._extender_bind_call(binder, pod, node)
-        async with self._bind_calls:
-            status = await run_bind(policy.pipeline.bind, state, pod, node)
-        if BIND_RESULT_KEY in state:  # DefaultBinder spoke: its HTTP answer
-            code: int = state.read(BIND_RESULT_KEY)
-            return code, ""
-        if status.is_success:
-            return 201, ""
-        if status.is_skip:
-            return 0, "no Bind plugin bound the pod"
-        return 0, _plugin_message(status)
-
-    async def _wait_on_permit(self, attempt: Attempt) -> Status:
-        """Hold the pod until its Permit plugins allow it (or one rejects, or time out);
-        a Normal ``WaitingOnPermit`` event names the plugins and the deadline."""
-        waiting = attempt.waiting
-        assert waiting is not None
-        if waiting.done:  # allowed (or refused) already: a gang planned whole, say
-            return waiting.outcome.result()
-        pod = waiting.pod
-        deadline = datetime.now(UTC) + timedelta(seconds=max(waiting.timeouts.values()))
-        plugins = ", ".join(sorted(waiting.timeouts))
-        self.world.handle.recorder.event(
-            pod,
-            type="Normal",
-            reason=WAITING_ON_PERMIT,
-            message=(
-                f"waiting on permit of {plugins} until "
-                f"{deadline.strftime('%Y-%m-%dT%H:%M:%SZ')}, assumed on node {waiting.node_name}"
-            ),
-            action="Permit",
-        )
-        started = self.clock()
-        status = await waiting.outcome
-        self.metrics.permit_wait(
-            "allowed" if status.is_success else "rejected", self.clock() - started
-        )
-        return status
-
-    def _bind_failed(
-        self,
-        queued: QueuedPod,
-        state: CycleState,
-        policy: CompiledPolicy,
-        node: str,
-        message: str,
-    ) -> None:
-        pod = queued.pod
-        forgot = self.decider.unreserve(pod.uid, state, policy, node)
-        self.metrics.attempt("error", policy.scheduler_name, 0.0)
-        if self.cache.was_deleted(pod.uid):
-            self._room_freed(pod, forgot)
-            return
-        logger.warning("binding %s to %s failed: %s", pod.key, node, message)
-        self.queue.error(queued)
-        self._room_freed(pod, forgot)
-        self._report_bind_failure(pod, message, policy.scheduler_name)
-
-    def _room_freed(self, pod: Pod, forgotten: bool) -> None:
-        """The binding cycle forgot ``pod``'s assumption: the pods that were
-        unschedulable for want of its room are tried again (the queue's
-        :meth:`~..state.queueing.SchedulingQueue.forgotten`), after the pod itself went
-        back, as kube-scheduler's handleBindingCycleError does."""
-        if forgotten:
-            self.queue.forgotten({pod.uid})
-
-    def _report_bind_failure(self, pod: Pod, message: str, profile: str) -> None:
-        # As upstream's recordSchedulingFailure: the condition says it too.
-        self._report(
-            self.reporter.unschedulable(
-                pod, message, profile, reason=SCHEDULER_ERROR_REASON, action="Binding"
-            )
-        )
-
-    def _volume_binding_failed(
-        self,
-        queued: QueuedPod,
-        state: CycleState,
-        policy: CompiledPolicy,
-        node: str,
-        error: VolumeBindingError,
-    ) -> None:
-        """Undo everything the decision assumed; tell why, and retry with backoff."""
-        pod = queued.pod
-        forgot = self.decider.unreserve(pod.uid, state, policy, node)
-        self.metrics.attempt("error", policy.scheduler_name, 0.0)
-        if error.quiet or self.cache.was_deleted(pod.uid):
-            logger.info("binding volumes of %s stopped: %s", pod.key, error)
-            self._room_freed(pod, forgot)
-            return
-        logger.warning("binding volumes of %s failed: %s", pod.key, error)
-        self.queue.error(queued)
-        self._room_freed(pod, forgot)
-        self._report(
-            self.reporter.volume_binding_failed(
-                pod, f"binding volumes: {error}", policy.scheduler_name
-            )
-        )
-
-    async def _verify_binding(self, pod: Pod, node: str, status: int) -> int:
-        """Where did an ambiguous binding leave the pod? As a status: 201 bound to
-        ``node``, 409 bound elsewhere, 404 gone, ``status`` still unbound (it failed), or
-        :data:`AMBIGUOUS` when neither the watch nor the API would tell.
-
-        The watch is trusted first (it may already have shown the pod bound); else the
-        pod is read from the API, a few times with backoff.
-        """
-        for attempt in range(1, VERIFY_ATTEMPTS + 1):
-            if self.cache.state_of(pod.uid) is PodState.ADDED:
-                return 201 if self.cache.node_of(pod.uid) == node else 409
-            if self.cache.was_deleted(pod.uid):
-                return 404
-            code, obj = await self.api.get_pod(pod.namespace, pod.name)
-            if code == 404:
-                return 404
-            if code == 200 and obj is not None:
-                meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-                if meta.get("uid") not in (None, pod.uid):
-                    return 404  # another pod of the same name: ours is gone
-                bound_to = spec.get("nodeName")
-                if not bound_to:
-                    return status  # the binding did not happen
-                return 201 if bound_to == node else 409
-            await asyncio.sleep(backoff(attempt))
-        logger.warning(
-            "binding %s to %s: the answer was %s and the pod could not be read since; "
-            "keeping it assumed until the watch tells",
-            pod.key,
-            node,
-            status or "no answer",
-        )
-        return AMBIGUOUS
-
-    def requeue_expired(self) -> None:
-        """Assumptions whose binding never showed up in a watch: decide those pods again.
-
-        If one was bound after all, the watch (or the next resync) says so and the API
-        answers 409 to a second binding; if it was deleted, the queue forgets it.
-        """
-        expired = self.cache.expire()
-        for pod in expired:
-            held = self._unconfirmed.pop(pod.uid, None)
-            if held is not None:  # its Reserve plugins let go of it too
-                state, policy, node = held
-                run_unreserve(policy.pipeline, state, pod, node)
-            if not self.cache.was_deleted(pod.uid):
-                served = self.book.serves(pod.scheduler_name)
-                self.queue.add(replace(pod, node_name=""), served=served)
-        if expired:  # the room they held is free
-            self.queue.forgotten({pod.uid for pod in expired})
-        # The others the watch confirmed (or that were deleted): nothing to undo.
-        for uid in [u for u in self._unconfirmed if not self._awaits_watch(u)]:
-            del self._unconfirmed[uid]
-
-    def _awaits_watch(self, uid: str) -> bool:
-        return self.cache.state_of(uid) is PodState.BINDING_FINISHED
-
-    async def _bind_call(self, pod: Pod, node: str) -> int:
-        """The binding itself: its HTTP status, 0 when it could not be sent."""
-        try:
-            return await self.api.bind(pod.namespace, pod.name, pod.uid, node)
-        except Exception as exc:  # network trouble: retry with backoff
-            logger.warning("binding %s to %s failed: %s", pod.key, node, exc)
-            return 0
-
-    def _binder(self, pod: Pod, policy: CompiledPolicy) -> CompiledExtender | None:
-        """The extender that binds ``pod`` instead of pods/binding, if any.
-
-        As upstream's binder choice: the first extender with a bindVerb, if it is
-        interested in the pod (managedResources); otherwise the API binds.
-        """
-        if self.extenders is None:
-            return None
-        binder = next((e for e in policy.extenders if e.bind_verb), None)
-        return binder if binder is not None and binder.is_interested(pod) else None
-
-    async def _extender_bind_call(
-        self, binder: CompiledExtender, pod: Pod, node: str
-    ) -> tuple[int, str]:
-        """Bind through the extender: (200, "") when it did, else (0, why)."""
-        assert self.extenders is not None
-        try:
-            await self.extenders.bind(binder, pod, node)
-        except ExtenderError as exc:
-            logger.warning("binding %s to %s failed: %s", pod.key, node, exc)
-            return 0, str(exc)
-        return 200, ""
 
     async def drain(self) -> None:
         """Wait for bindings and reports in flight (at shutdown or leadership loss)."""
@@ -1202,68 +663,3 @@ class SchedulerRuntime:
         task = asyncio.ensure_future(coroutine)
         self._reports.add(task)
         task.add_done_callback(self._reports.discard)
-
-    def _clear_nomination(self, pod: Pod) -> None:
-        """Write ``nominatedNodeName: null`` on a pod whose nomination is over (the world
-        says when), through the pod-critical API lane; once at a time per pod."""
-        if not self.is_leader() or pod.uid in self._clearing:
-            return
-        self._clearing.add(pod.uid)
-
-        async def clear() -> None:
-            try:
-                status = await self._api_call(
-                    self.api.patch_pod_status(pod.namespace, pod.name, nomination_patch(None)),
-                    f"clearing the nominated node of {pod.key}",
-                )
-                if not 200 <= status < 300 and status != 404:
-                    logger.warning(
-                        "could not clear the nominated node of %s: HTTP %s", pod.key, status
-                    )
-            finally:
-                self._clearing.discard(pod.uid)
-
-        self._report(clear())
-
-    async def _no_policy(self, pod: Pod) -> None:
-        message = (
-            f'no accepted SchedulingPolicy serves schedulerName "{pod.scheduler_name}"; '
-            "the pod waits until one does"
-        )
-        await self.reporter.pod_condition(pod, message, reason=NO_POLICY_REASON)
-
-    def _report_malformed_pod(self, raw: Mapping[str, Any], message: str) -> None:
-        logger.warning("cannot schedule a malformed pod: %s", message)
-        meta = raw.get("metadata") or {}
-        spec = raw.get("spec") or {}
-        if not isinstance(meta, Mapping) or not isinstance(spec, Mapping):
-            return
-        scheduler_name = spec.get("schedulerName") or "default-scheduler"
-        if spec.get("nodeName") or not self.book.serves(str(scheduler_name)):
-            return
-        namespace, name = meta.get("namespace"), meta.get("name")
-        if not namespace or not name:
-            return
-        self._report(
-            self.reporter.event(
-                namespace=str(namespace),
-                involved={
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "namespace": namespace,
-                    "name": name,
-                    "uid": meta.get("uid", ""),
-                },
-                event_type="Warning",
-                reason="FailedScheduling",
-                message=f"the scheduler cannot read this pod: {message}",
-                action="Scheduling",
-                component=str(scheduler_name),
-            )
-        )
-
-
-def _plugin_message(status: Status) -> str:
-    """A plugin's refusal as people read it: the plugin, then its reasons."""
-    text = status.message or ("rejected" if status.is_rejected else "failed")
-    return f"{status.plugin}: {text}" if status.plugin and not text.startswith("running ") else text

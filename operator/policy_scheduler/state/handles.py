@@ -11,15 +11,16 @@ compiled (plugins are made with it). It implements the public
 * the waiting pods (``engine/waiting.py``), on the event loop's timers, or on none
   offline (``simulate`` settles what still waits when it ends).
 
-Its ``ports`` (:class:`CachePorts`) reserve a decision's volumes in the cache
-(CheckVolumeBinding's Reserve/Unreserve); the operator replaces them with ports that
-also bind the volumes and the pod through the API.
+Its ``ports`` (:class:`CachePorts`) reserve a decision's volumes and devices in the
+cache (Reserve/Unreserve), deallocate claims and evict preemption's victims in it; the
+operator replaces them with ports that also bind the volumes, the claims and the pod,
+and carry out preemptions, through the API.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..devices import Allocation, ResourceClaim
 from ..engine.handles import DROPPED_EVENTS, Ports
@@ -60,6 +61,22 @@ class CachePorts(Ports):
         # Offline (simulate) the cache is the API: the claim is deallocated in it.
         self.cache.deallocate_claim(claim.key)
         return None
+
+    def preempt(
+        self,
+        pod: Pod,
+        node: str | None,
+        victims: Sequence[Pod],
+        clear: Sequence[Pod],
+        *,
+        marks_victims: bool,
+        profile: str,
+    ) -> None:
+        # Offline the victims leave the cluster at once (the nominations are in the
+        # cache already); the operator's ports delete them through the API instead.
+        if node is not None:
+            for victim in victims:
+                self.cache.remove_pod(victim.uid)
 
 
 class SchedulerHandle:
