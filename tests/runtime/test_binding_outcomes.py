@@ -122,6 +122,13 @@ def test_a_cause_never_changes_what_a_status_means() -> None:
     assert Status(Code.ERROR, ("x",), cause=Refused()) == Status(Code.ERROR, ("x",))
 
 
+def test_an_error_made_of_an_exception_keeps_it_as_its_cause() -> None:
+    problem = Refused("inventory down")
+    status = Status.error(problem)
+    assert (status.message, status.cause) == ("Refused: inventory down", problem)
+    assert Status.error("inventory down").cause is None
+
+
 class RecordingPorts(CachePorts):
     """The cache's ports, recording each preemption carried out."""
 

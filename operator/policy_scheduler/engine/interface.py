@@ -119,8 +119,9 @@ class Status:
 
     @classmethod
     def error(cls, message: str | BaseException) -> Status:
-        text = message if isinstance(message, str) else f"{type(message).__name__}: {message}"
-        return cls(Code.ERROR, (text,))
+        if isinstance(message, str):
+            return cls(Code.ERROR, (message,))
+        return cls(Code.ERROR, (f"{type(message).__name__}: {message}",), cause=message)
 
     @classmethod
     def unschedulable(cls, *reasons: str) -> Status:

@@ -238,7 +238,8 @@ def plugin_raised(point: str, plugin: str, exc: BaseException) -> Status:
         logged.suppressed = 0
     else:
         logged.suppressed += 1
-    return Status.error(exc).with_plugin(plugin)
+    # The words only: a status kept with a decision must not hold the exception's frames.
+    return Status.error(f"{type(exc).__name__}: {exc}").with_plugin(plugin)
 
 
 def _observe(
