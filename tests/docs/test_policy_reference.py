@@ -30,7 +30,7 @@ import pytest
 
 from policy_scheduler import names, objects
 from policy_scheduler.engine import catalogue
-from policy_scheduler.runtime import scheduling
+from policy_scheduler.runtime import binding, observing
 from policy_scheduler.state import policies as policy_book
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,8 +170,8 @@ def test_the_numbers_the_page_quotes(page: str) -> None:
 def test_the_reasons_the_operator_writes_are_in_the_troubleshooting_guide() -> None:
     text = TROUBLESHOOTING.read_text()
     for reason in (
-        scheduling.NO_POLICY_REASON,
-        scheduling.SCHEDULER_ERROR_REASON,
+        observing.NO_POLICY_REASON,
+        binding.SCHEDULER_ERROR_REASON,
         policy_book.ACCEPTED,
         policy_book.INVALID,
         policy_book.CONFLICT,

@@ -25,7 +25,8 @@ from policy_scheduler.engine.functions import CycleState
 from policy_scheduler.engine.interface import Gang, GangPlugin, PermitPlugin, Status
 from policy_scheduler.objects import Pod
 from policy_scheduler.policy import parse_policy
-from policy_scheduler.runtime.scheduling import GANG_BIND_TRIES, SchedulerRuntime
+from policy_scheduler.runtime.binding import GANG_BIND_TRIES
+from policy_scheduler.runtime.scheduling import SchedulerRuntime
 from policy_scheduler.simulation import inputs_from_objects, simulate
 
 GROUP = "example.com/group"

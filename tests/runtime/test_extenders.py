@@ -10,7 +10,8 @@ from typing import Any
 from builders import node, pod
 from fakes import FakeApi, FakeClock, FakeExtenders
 from policy_scheduler.engine.extenders import ExtenderError, FilterReply
-from policy_scheduler.runtime.scheduling import MetricsSink, SchedulerRuntime
+from policy_scheduler.runtime.metrics import MetricsSink
+from policy_scheduler.runtime.scheduling import SchedulerRuntime
 from runtime.test_scheduling import attempt, make_runtime, uid
 
 URL = "http://gpu-extender:8888/scheduler"

@@ -19,8 +19,9 @@ import pytest
 from builders import node, pod
 from fakes import FakeApi, FakeClock
 from policy_scheduler.kinds import NODE, POD
+from policy_scheduler.runtime.binding import VERIFY_ATTEMPTS
 from policy_scheduler.runtime.health import Health
-from policy_scheduler.runtime.scheduling import VERIFY_ATTEMPTS, SchedulerRuntime
+from policy_scheduler.runtime.scheduling import SchedulerRuntime
 from policy_scheduler.state.cache import PodState
 from runtime.test_scheduling import attempt, bound, make_runtime, spod, uid, warnings
 

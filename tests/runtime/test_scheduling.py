@@ -20,8 +20,9 @@ from builders import node, pod
 from fakes import FakeApi, FakeClock
 from policy_scheduler.engine.compiler import compile_policy
 from policy_scheduler.policy import parse_policy
+from policy_scheduler.runtime.observing import NO_POLICY_REASON
 from policy_scheduler.runtime.reporting import Reporter
-from policy_scheduler.runtime.scheduling import NO_POLICY_REASON, SchedulerRuntime
+from policy_scheduler.runtime.scheduling import SchedulerRuntime
 from policy_scheduler.state.cache import PodState
 from waiting import until
 

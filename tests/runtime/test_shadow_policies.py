@@ -14,8 +14,9 @@ import pytest
 from builders import node
 from fakes import FakeApi, FakeClock, FakeExtenders
 from policy_scheduler.engine.extenders import ExtenderError, FilterReply
+from policy_scheduler.runtime.metrics import MetricsSink
 from policy_scheduler.runtime.policies import SHADOW_STATUS_INTERVAL
-from policy_scheduler.runtime.scheduling import MetricsSink, SchedulerRuntime
+from policy_scheduler.runtime.scheduling import SchedulerRuntime
 from runtime.test_scheduling import attempt, make_runtime, spod, uid
 
 NAME = "policy-scheduler"

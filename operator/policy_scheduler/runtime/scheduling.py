@@ -83,37 +83,17 @@ from ..state.policies import PolicyBook
 from ..state.queueing import INITIAL_BACKOFF, MAX_BACKOFF, QueuedPod, SchedulingQueue
 from ..state.shadows import ShadowAttempt, ShadowRunner
 from ..state.world import World
-from .binding import (
-    AMBIGUOUS,
-    GANG_BIND_TRIES,
-    SCHEDULER_ERROR_REASON,
-    VERIFY_ATTEMPTS,
-    WAITING_ON_PERMIT,
-    BindingCycles,
-)
+from .binding import BindingCycles
 from .claims import deallocate_claim, release_claims, reserve_claims
 from .health import Health
 from .kubeapi import Api
 from .metrics import MetricsSink, NullMetrics
-from .observing import NO_POLICY_REASON, WatchSide
+from .observing import WatchSide
 from .podgroups import PodGroupStatusWriter
 from .policies import PolicyStats, PolicyStatusWriter
-from .preempting import PreemptionWrites, nomination_patch
+from .preempting import PreemptionWrites
 from .reporting import Reporter, now_rfc3339, pod_reference
 from .volumebinding import DEFAULT_TIMEOUT, VolumeBinder, VolumeBindingError
-
-__all__ = [
-    "AMBIGUOUS",
-    "GANG_BIND_TRIES",
-    "NO_POLICY_REASON",
-    "SCHEDULER_ERROR_REASON",
-    "VERIFY_ATTEMPTS",
-    "WAITING_ON_PERMIT",
-    "MetricsSink",
-    "NullMetrics",
-    "SchedulerRuntime",
-    "nomination_patch",
-]
 
 logger = logging.getLogger(__name__)
 
