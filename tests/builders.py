@@ -479,3 +479,37 @@ def csi_storage_capacity(
 def claim_volume(claim: str, name: str | None = None) -> dict[str, Any]:
     """A pod volume using a PVC."""
     return {"name": name or f"v-{claim}", "persistentVolumeClaim": {"claimName": claim}}
+
+
+# -- dynamic resource allocation (resource.k8s.io/v1) -------------------------------------
+
+#: The driver of the tests' GPUs.
+GPU_DRIVER = "gpu.example.com"
+
+
+def device_class(name: str = GPU_DRIVER, *selectors: str) -> dict[str, Any]:
+    """A DeviceClass; by default the tests' GPUs: every device of ``GPU_DRIVER``."""
+    exprs = selectors or (f'device.driver == "{GPU_DRIVER}"',)
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": e}} for e in exprs]},
+    }
+
+
+def gpu_slice(node_name: str, count: int, *, model: str | None = None) -> dict[str, Any]:
+    """The ResourceSlice of ``count`` GPUs ("gpu-0"...) on ``node_name``, a pool of its
+    own; with ``model``, each device has the attribute ``model``."""
+    attributes = {"attributes": {"model": {"string": model}}} if model is not None else {}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-gpus"},
+        "spec": {
+            "driver": GPU_DRIVER,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{i}", **attributes} for i in range(count)],
+        },
+    }

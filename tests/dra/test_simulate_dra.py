@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
+from builders import GPU_DRIVER, device_class, gpu_slice
 from policy_scheduler import cli
 
-DRIVER = "gpu.example.com"
+DRIVER = GPU_DRIVER
 POLICY = {
     "apiVersion": "policyscheduler.io/v1alpha1",
     "kind": "SchedulingPolicy",
@@ -31,33 +32,6 @@ def node(name: str, **labels: str) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {"name": name, "labels": labels},
         "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
-    }
-
-
-def gpu_class(name: str = DRIVER, *selectors: str) -> dict[str, Any]:
-    exprs = selectors or (f'device.driver == "{DRIVER}"',)
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": {"selectors": [{"cel": {"expression": e}} for e in exprs]},
-    }
-
-
-def gpus(node_name: str, count: int, model: str = "a100") -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [
-                {"name": f"gpu-{i}", "attributes": {"model": {"string": model}}}
-                for i in range(count)
-            ],
-        },
     }
 
 
@@ -133,8 +107,8 @@ def test_a_pod_lands_where_its_claim_gets_devices_and_says_which(
     objects = [
         node("cpu-1"),
         node("gpu-1"),
-        gpu_class(),
-        gpus("gpu-1", 2),
+        device_class(),
+        gpu_slice("gpu-1", 2, model="a100"),
         claim("train"),
         pod("trainer", 0, uses("train")),
     ]
@@ -150,9 +124,9 @@ def test_no_device_is_given_twice(tmp_path: Path, capsys: pytest.CaptureFixture[
     objects: list[dict[str, Any]] = [
         node("gpu-1"),
         node("gpu-2"),
-        gpu_class(),
-        gpus("gpu-1", 2),
-        gpus("gpu-2", 1),
+        device_class(),
+        gpu_slice("gpu-1", 2, model="a100"),
+        gpu_slice("gpu-2", 1, model="a100"),
     ]
     for i in range(5):
         objects += [claim(f"c{i}"), pod(f"p{i}", i, uses(f"c{i}"))]
@@ -195,9 +169,9 @@ def test_an_allocated_claim_keeps_its_pod_on_its_node_and_its_devices_taken(
     objects = [
         node("gpu-1"),
         node("gpu-2"),
-        gpu_class(),
-        gpus("gpu-1", 1),
-        gpus("gpu-2", 1),
+        device_class(),
+        gpu_slice("gpu-1", 1, model="a100"),
+        gpu_slice("gpu-2", 1, model="a100"),
         shared,
         claim("other"),
         pod("user", 0, uses("shared")),
@@ -216,14 +190,14 @@ def test_an_allocated_claim_keeps_its_pod_on_its_node_and_its_devices_taken(
 def test_class_and_request_selectors_choose_the_devices(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    h100 = gpu_class("h100", 'device.attributes["gpu.example.com"].model == "h100"')
+    h100 = device_class("h100", 'device.attributes["gpu.example.com"].model == "h100"')
     objects = [
         node("a"),
         node("h"),
-        gpu_class(),
+        device_class(),
         h100,
-        gpus("a", 2, "a100"),
-        gpus("h", 1, "h100"),
+        gpu_slice("a", 2, model="a100"),
+        gpu_slice("h", 1, model="h100"),
         claim("fast", device_class="h100"),
         pod("fast", 0, uses("fast")),
     ]
@@ -239,8 +213,8 @@ def test_a_selector_that_fails_is_the_pods_error_not_a_crash(
     )
     objects = [
         node("gpu-1"),
-        gpu_class(),
-        gpus("gpu-1", 1),
+        device_class(),
+        gpu_slice("gpu-1", 1, model="a100"),
         broken,
         pod("broken", 0, uses("broken")),
         claim("fine"),
@@ -279,7 +253,13 @@ def test_a_pod_whose_claims_are_missing_waits_and_says_why(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    objects = [node("gpu-1"), gpu_class(), gpus("gpu-1", 1), *extra, pod("waiter", 0, *pod_claims)]
+    objects = [
+        node("gpu-1"),
+        device_class(),
+        gpu_slice("gpu-1", 1, model="a100"),
+        *extra,
+        pod("waiter", 0, *pod_claims),
+    ]
     decisions, err = simulate(tmp_path, capsys, objects)
     assert "waiter" not in decisions
     assert f"note: not scheduling pod ml/waiter: {note}" in err.splitlines()
@@ -303,7 +283,9 @@ def test_a_claim_made_from_a_template_for_the_pod_is_allocated(
         "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "waiter-gpu-x7k2"}]
     }
     decisions, _ = simulate(
-        tmp_path, capsys, [node("gpu-1"), gpu_class(), gpus("gpu-1", 1), made, waiter]
+        tmp_path,
+        capsys,
+        [node("gpu-1"), device_class(), gpu_slice("gpu-1", 1, model="a100"), made, waiter],
     )
     assert decisions["waiter"]["claims"] == {"waiter-gpu-x7k2": {"gpu": [f"{DRIVER}/gpu-1/gpu-0"]}}
 
@@ -313,8 +295,8 @@ def test_a_request_for_an_unknown_class_is_refused_by_name(
 ) -> None:
     objects = [
         node("gpu-1"),
-        gpu_class(),
-        gpus("gpu-1", 1),
+        device_class(),
+        gpu_slice("gpu-1", 1, model="a100"),
         claim("tpu", device_class="tpu.example.com"),
         pod("p", 0, uses("tpu")),
     ]
@@ -327,7 +309,7 @@ def test_a_request_for_an_unknown_class_is_refused_by_name(
 def test_a_malformed_slice_is_one_line_naming_the_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = gpus("gpu-1", 1)
+    bad = gpu_slice("gpu-1", 1, model="a100")
     bad["spec"]["devices"][0]["attributes"]["model"] = {"string": "a", "int": 1}
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all([node("gpu-1"), bad]))
     capsys.readouterr()
@@ -367,7 +349,13 @@ def test_a_claim_reserved_for_256_other_pods_is_in_use(
             {"resource": "pods", "name": f"o{i}", "uid": f"o{i}"} for i in range(reserved)
         ],
     }
-    objects = [node("gpu-1"), gpu_class(), gpus("gpu-1", 1), shared, pod("p", 0, uses("shared"))]
+    objects = [
+        node("gpu-1"),
+        device_class(),
+        gpu_slice("gpu-1", 1, model="a100"),
+        shared,
+        pod("p", 0, uses("shared")),
+    ]
     decisions, _ = simulate(tmp_path, capsys, objects)
     if placed:
         assert decisions["p"]["node"] == "gpu-1"
@@ -458,8 +446,8 @@ def test_a_victims_devices_are_not_freed_by_preemption_as_in_v134(
     same victim is preempted for CPU (its removal does free that)."""
     objects = [
         {**node("gpu-1"), "status": {"allocatable": {"cpu": "1", "memory": "8Gi", "pods": "9"}}},
-        gpu_class(),
-        gpus("gpu-1", 1),
+        device_class(),
+        gpu_slice("gpu-1", 1, model="a100"),
         held_by("held", "holder", "gpu-1"),
         claim("wanted"),
         running("holder", "gpu-1", 0, uses("held")),
@@ -517,9 +505,9 @@ def test_a_node_search_past_filter_timeout_refuses_the_node(
     objects = [
         node("n1"),
         node("n2"),
-        gpu_class(),
-        gpus("n1", 4),
-        gpus("n2", 4),
+        device_class(),
+        gpu_slice("n1", 4, model="a100"),
+        gpu_slice("n2", 4, model="a100"),
         claim("train", 2),
         pod("trainer", 1, uses("train")),
     ]
@@ -586,9 +574,9 @@ def test_a_claim_allocated_where_the_pod_no_longer_fits_is_deallocated_by_post_f
     objects = [
         full,
         node("n2"),
-        gpu_class(),
-        gpus("n1", 1),
-        gpus("n2", 1),
+        device_class(),
+        gpu_slice("n1", 1, model="a100"),
+        gpu_slice("n2", 1, model="a100"),
         allocated_on(claim("train"), "n1", "gpu-0", *reserved),
         pod("trainer", 1, uses("train")),
     ]
@@ -621,8 +609,8 @@ def test_a_shared_claim_allocated_in_flight_for_another_pod_is_not_deallocated(
     objects = [
         small,
         node("n2"),
-        gpu_class(),
-        gpus("n1", 1),
+        device_class(),
+        gpu_slice("n1", 1, model="a100"),
         claim("shared"),
         pod("first", 1, uses("shared")),
         pod("second", 2, uses("shared")),

@@ -14,13 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from builders import node, pod
+from builders import GPU_DRIVER, device_class, gpu_slice, node, pod
 from e2e.emulator import EmulatorServer, Fault
 from e2e.harness import KubeClient, wait_until
 from e2e.operator_harness import OperatorThread
 
 SCHEDULER = "policy-scheduler"
-DRIVER = "gpu.example.com"
+DRIVER = GPU_DRIVER
 RESOURCE = "resource.k8s.io/v1"
 
 
@@ -32,29 +32,6 @@ def policy() -> dict[str, Any]:
         "spec": {
             "schedulerName": SCHEDULER,
             "plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}},
-        },
-    }
-
-
-def device_class() -> dict[str, Any]:
-    return {
-        "apiVersion": RESOURCE,
-        "kind": "DeviceClass",
-        "metadata": {"name": DRIVER},
-        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-    }
-
-
-def gpu_slice(node_name: str, count: int) -> dict[str, Any]:
-    return {
-        "apiVersion": RESOURCE,
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": f"gpu-{i}"} for i in range(count)],
         },
     }
 

@@ -13,7 +13,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from builders import claim_volume, node, pod, pv, pvc, storage_class
+from builders import (
+    GPU_DRIVER,
+    claim_volume,
+    device_class,
+    gpu_slice,
+    node,
+    pod,
+    pv,
+    pvc,
+    storage_class,
+)
 from policy_scheduler.engine.rejections import refused_by
 from policy_scheduler.state.world import DELETED, World
 from state.test_queueing_plugin_hints import asleep as asleep_under
@@ -221,30 +231,7 @@ def test_a_pod_rejected_by_another_plugin_sleeps_through_storage_events() -> Non
 
 # -- DynamicResources ------------------------------------------------------------------
 
-DRIVER = "gpu.example.com"
-
-
-def gpu_class() -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": DRIVER},
-        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-    }
-
-
-def gpus(node_name: str, count: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": f"gpu-{i}"} for i in range(count)],
-        },
-    }
+DRIVER = GPU_DRIVER
 
 
 def claim(name: str, count: int = 1) -> dict[str, Any]:
@@ -269,12 +256,12 @@ def with_claim(name: str, claim_name: str) -> dict[str, Any]:
 
 
 def test_dynamic_resources_wakes_on_a_slice_not_on_another_pods_claim() -> None:
-    cluster = [node("n1"), gpu_class(), gpus("n1", 1), claim("big", 2)]
+    cluster = [node("n1"), device_class(), gpu_slice("n1", 1), claim("big", 2)]
     world, uid, rejected = asleep(("DynamicResources",), cluster, with_claim("train", "big"))
     assert rejected == {"DynamicResources"}
     world.observe("ADDED", claim("someone-elses"))
     assert where(world, uid) == "unschedulable"
-    world.observe("ADDED", gpus("n2", 2))
+    world.observe("ADDED", gpu_slice("n2", 2))
     assert where(world, uid) == "active"
 
 
@@ -293,7 +280,7 @@ def test_dynamic_resources_wakes_when_its_claim_changes_or_any_claim_is_dealloca
         },
         "reservedFor": [{"resource": "pods", "name": "holder", "uid": "uid-holder"}],
     }
-    cluster = [node("n1"), gpu_class(), gpus("n1", 1), allocated, claim("mine")]
+    cluster = [node("n1"), device_class(), gpu_slice("n1", 1), allocated, claim("mine")]
     world, uid, rejected = asleep(("DynamicResources",), cluster, with_claim("train", "mine"))
     assert rejected == {"DynamicResources"}
     relabelled = copy.deepcopy(allocated)
@@ -309,13 +296,13 @@ def test_a_prefilter_rejection_names_its_plugin_and_wakes_only_on_its_events() -
     v1.34 adds the plugin to UnschedulablePlugins, so a node's taint (not one of its
     events) or a PVC leaves the pod asleep; the class's creation wakes it."""
     plugins = ("DynamicResources", "NodeAffinity", "TaintToleration")
-    cluster = [node("n1"), gpus("n1", 1), claim("mine")]
+    cluster = [node("n1"), gpu_slice("n1", 1), claim("mine")]
     world, uid, rejected = asleep(plugins, cluster, with_claim("train", "mine"))
     assert rejected == {"DynamicResources"}
     world.observe("MODIFIED", node("n1", taints=[{"key": "a", "effect": "NoSchedule"}]))
     world.observe("ADDED", pvc("data", storage_class="sc"))
     assert where(world, uid) == "unschedulable"
-    world.observe("ADDED", gpu_class())
+    world.observe("ADDED", device_class())
     assert where(world, uid) == "active"
 
 
@@ -323,8 +310,8 @@ def test_a_pod_without_claims_sleeps_through_device_events() -> None:
     zoned = pod("zoned", node_selector={"zone": "a"})
     world, uid, rejected = asleep(("NodeAffinity", "DynamicResources"), [node("n1")], zoned)
     assert rejected == {"NodeAffinity"}
-    world.observe("ADDED", gpu_class())
-    world.observe("ADDED", gpus("n1", 4))
+    world.observe("ADDED", device_class())
+    world.observe("ADDED", gpu_slice("n1", 4))
     world.observe("ADDED", claim("c"))
     assert where(world, uid) == "unschedulable"
 
@@ -388,8 +375,8 @@ def test_storage_and_device_hints_table() -> None:
         (q.volume_limits_pod_hint, web, pod("p", volumes=[csi], node_name="n1"), None, QUEUE),
         (q.volume_limits_pod_hint, web, pod("p", node_name="n1"), None, QUEUE_SKIP),
         # DynamicResources: slices help pods with claims only.
-        (q.slice_hint, trainer, None, gpus("n1", 1), QUEUE),
-        (q.slice_hint, web, None, gpus("n1", 1), QUEUE_SKIP),
+        (q.slice_hint, trainer, None, gpu_slice("n1", 1), QUEUE),
+        (q.slice_hint, web, None, gpu_slice("n1", 1), QUEUE_SKIP),
         # DynamicResources: its claim created; another's not.
         (q.claim_hint, trainer, None, claim("mine"), QUEUE),
         (q.claim_hint, trainer, None, claim("theirs"), QUEUE_SKIP),
